@@ -1,0 +1,71 @@
+"""usdgrip: gripper sites and grasp slots in USD — schema, validation, sampling, planning.
+
+Importing usdgrip registers the codeless usdGrip schema with USD's plugin
+registry (idempotent) before anything here touches the schema registry, so
+import it before opening stages. Everything else loads lazily on first use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from typing import Any
+
+from usdgrip._plugin import register_schema
+
+__version__ = "0.1.0"
+
+# Without pxr the pure modules (frames, sampling maths, contracts) still work.
+with contextlib.suppress(ImportError):
+    register_schema()
+
+# Public name -> module that defines it (imported on first access).
+_EXPORTS = {
+    "GripperError": "usdgrip.errors",
+    "StageOpenError": "usdgrip.errors",
+    "PrimNotFoundError": "usdgrip.errors",
+    "GripperSite": "usdgrip.model",
+    "GripperSlot": "usdgrip.model",
+    "CurveInfo": "usdgrip.model",
+    "open_stage": "usdgrip.usd_io",
+    "find_gripper_sites": "usdgrip.usd_io",
+    "read_gripper_site": "usdgrip.usd_io",
+    "read_gripper_slots": "usdgrip.usd_io",
+    "define_gripper_site": "usdgrip.usd_io",
+    "set_gripper_site": "usdgrip.usd_io",
+    "apply_gripper_slot": "usdgrip.usd_io",
+    "write_slot_records": "usdgrip.usd_io",
+    "compute_grasp_frame": "usdgrip.frames",
+    "migrate_stage": "usdgrip.migrate",
+    "validate": "usdgrip.rules",
+    "Report": "usdgrip.rules",
+    "sample_gripper_groups": "usdgrip.sampling",
+    "SlotSamples": "usdgrip.sampling",
+    "plan_grasps": "usdgrip.planning",
+    "GraspObject": "usdgrip.contracts",
+    "GraspPlanningRequest": "usdgrip.contracts",
+    "GraspCandidate": "usdgrip.contracts",
+    "GraspPlanningMetadata": "usdgrip.contracts",
+    "GraspPlanningResult": "usdgrip.contracts",
+    "GeometryRef": "usdgrip.contracts",
+    "GripperRef": "usdgrip.contracts",
+    "AssetRef": "usdgrip.contracts",
+    "write_isaac_grasp": "usdgrip.isaac_yaml",
+    "read_isaac_grasp": "usdgrip.isaac_yaml",
+    "CollisionScene": "usdgrip.collision",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'usdgrip' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

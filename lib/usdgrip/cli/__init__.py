@@ -1,0 +1,85 @@
+"""The ``usdgrip`` command line: one entry point, one module per subcommand.
+
+Each module in this package defines ``NAME``, ``HELP``, ``ORDER`` (position
+in ``--help``), ``add_arguments(parser)`` and ``run(args) -> int``; they are
+discovered here, so adding a subcommand touches no other file.
+
+Exit codes: 0 ok, 1 findings (or nothing survived), 2 usage or unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own usage errors → exit 2, one line
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"usdgrip: error: {message}\n")
+
+
+def _subcommand_modules() -> list:
+    modules = [
+        importlib.import_module(f"{__name__}.{info.name}")
+        for info in pkgutil.iter_modules(__path__)
+        if not info.name.startswith("_")
+    ]
+    return sorted(modules, key=lambda m: (m.ORDER, m.NAME))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser with every discovered subcommand."""
+    parser = _Parser(
+        prog="usdgrip",
+        description=(
+            "Gripper sites and grasp slots in USD: inspect, validate, sample, plan.\n"
+            "Start with `usdgrip info FILE`; `usdgrip COMMAND --help` explains each command."
+        ),
+        epilog="Exit codes: 0 ok, 1 findings, 2 usage or unreadable input.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from usdgrip import __version__
+
+    parser.add_argument("--version", action="version", version=f"usdgrip {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module in _subcommand_modules():
+        sub = subparsers.add_parser(
+            module.NAME,
+            help=module.HELP,
+            description=getattr(module, "DESCRIPTION", module.HELP),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; library errors become one line on stderr and exit code 2."""
+    from usdgrip.errors import GripperError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.run(args))
+    except (GripperError, ValueError, OSError) as exc:
+        print(f"usdgrip {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"usdgrip {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""``usdgrip env``: the export lines that point usdview or Kit at usdgrip."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+
+from usdgrip._plugin import share_dir, usdview_plugin_dir
+
+NAME = "env"
+ORDER = 90
+HELP = "print the export lines (PXR_PLUGINPATH_NAME, PYTHONPATH) for usdview or Kit"
+DESCRIPTION = """Print shell `export` lines that register the usdGrip schema and the usdview
+Grippers menu in a process that does not import usdgrip first (usdview, Kit,
+a UsdValidation client). Use:  eval "$(usdgrip env)" && usdview examples/tote.usda"""
+
+
+def compute_env_lines() -> list[str]:
+    """The ``export`` lines, prepending to any existing values."""
+    import usdgrip
+
+    package_parent = os.path.dirname(os.path.dirname(usdgrip.__file__))
+    python_path = [package_parent, str(usdview_plugin_dir())]
+    lines = []
+    for var, entries in (
+        ("PXR_PLUGINPATH_NAME", [str(share_dir())]),
+        ("PYTHONPATH", python_path),
+    ):
+        value = os.pathsep.join(entries)
+        lines.append(f"export {var}={shlex.quote(value)}${{{var}:+{os.pathsep}${var}}}")
+    return lines
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    del parser
+
+
+def run(args: argparse.Namespace) -> int:
+    print("\n".join(compute_env_lines()))
+    return 0

@@ -1,0 +1,598 @@
+"""All stage access for sites and slots: open, discover, read, author.
+
+This is the only module besides ``rules``, ``views``, ``adapters`` and the
+plugins that touches ``pxr``. It reads prims into the immutable records of
+:mod:`usdgrip.model` and writes results back. Gf matrices keep the
+translation in the last row; :func:`gf_to_numpy`/:func:`numpy_to_gf` are the
+one place that transposes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike
+from pxr import Gf, Sdf, Tf, Usd, UsdGeom, Vt
+
+from usdgrip.errors import GripperError, PrimNotFoundError, StageOpenError
+from usdgrip.frames import Mat4, compute_grasp_frame, compute_unit
+from usdgrip.lambdasim import (
+    CUSTOM_DATA_PATH,
+    SlotRecord,
+    format_lambdasim_records,
+    parse_lambdasim_records,
+)
+from usdgrip.model import LR_TOKENS, CurveInfo, GripperSite, GripperSlot
+
+SITE_API = "GripperSiteAPI"
+SLOT_API = "GripperSlotAPI"
+SLOT_NAMESPACE = "gripperSlot"
+SLOT_PROPERTIES = ("center", "forward", "spanAxis", "upRange", "slotInputAngle", "lr", "groupName")
+
+SOCKET_TYPE_ATTRS = {
+    "simready:attachment:socketType": "socketType",
+    # Misspelling used by existing SimReady validators and assets.
+    "simready:attactment:socketType": "socketType(misspelt)",
+}
+MAX_OPENING_ATTRS = ("gripper:maxOpening", "gripper_maxOpening", "custom:maxOpening")
+MAX_PAYLOAD_ATTRS = ("gripper:maxPayload", "gripper_maxPayload")
+LEGACY_SITE_ATTRS = ("gripper_maxOpening", "custom:maxOpening", "gripper_maxPayload")
+FORWARD_AXIS_NAMES = ("gripper_forward_axis", "forward_axis")
+GRIP_LINE_NAMES = ("gripper_grip_line", "grip_line")
+USD_SUFFIXES = (".usd", ".usda", ".usdc", ".usdz")
+
+#: Traverse everything a user authored that is composed: overs (undefined
+#: prims under a missing payload) and instance proxies included, classes not.
+TRAVERSAL = Usd.TraverseInstanceProxies(Usd.PrimIsActive & Usd.PrimIsLoaded & ~Usd.PrimIsAbstract)
+
+
+# --- stage and prim access -------------------------------------------------
+
+
+def open_stage(path: str | Path) -> Usd.Stage:
+    """Open a USD file, turning every failure into one clear :class:`StageOpenError`.
+
+    Raises:
+        StageOpenError: the file is missing, a directory, not USD, or corrupt.
+    """
+    file = Path(path)
+    if not file.exists():
+        raise StageOpenError(f"{file}: no such file")
+    if file.is_dir():
+        raise StageOpenError(
+            f"{file}: is a directory; expected a USD file ({', '.join(USD_SUFFIXES)})"
+        )
+    if file.suffix.lower() not in USD_SUFFIXES:
+        raise StageOpenError(
+            f"{file}: not a USD file (suffix {file.suffix or 'none'!r}); expected one of "
+            f"{', '.join(USD_SUFFIXES)}"
+        )
+    try:
+        stage = Usd.Stage.Open(str(file))
+    except Tf.ErrorException as exc:
+        reason = " ".join(str(exc).split())
+        raise StageOpenError(f"{file}: cannot be opened as USD: {reason}") from None
+    if stage is None:
+        raise StageOpenError(f"{file}: cannot be opened as USD")
+    return stage
+
+
+def get_prim(stage: Usd.Stage, path: str) -> Usd.Prim:
+    """Return the prim at ``path`` or raise :class:`PrimNotFoundError` naming the file."""
+    if not Sdf.Path.IsValidPathString(path) or not Sdf.Path(path).IsAbsolutePath():
+        raise PrimNotFoundError(f"{_stage_name(stage)}: {path!r} is not an absolute prim path")
+    prim = stage.GetPrimAtPath(path)
+    if not prim:
+        roots = ", ".join(f"<{p.GetPath()}>" for p in stage.GetPseudoRoot().GetChildren()) or "none"
+        raise PrimNotFoundError(f"{_stage_name(stage)}: no prim at <{path}> (root prims: {roots})")
+    return prim
+
+
+def _stage_name(stage: Usd.Stage) -> str:
+    return stage.GetRootLayer().identifier
+
+
+def gf_to_numpy(matrix: Gf.Matrix4d) -> Mat4:
+    """Gf matrix (translation in the last row) → numpy (4, 4), translation in ``[:3, 3]``."""
+    return np.array(matrix, dtype=np.float64).T
+
+
+def numpy_to_gf(matrix: ArrayLike) -> Gf.Matrix4d:
+    """Numpy (4, 4) with translation in [:3, 3] → Gf.Matrix4d (the transpose)."""
+    return Gf.Matrix4d(np.asarray(matrix, dtype=np.float64).reshape(4, 4).T.tolist())
+
+
+def get_meters_per_unit(stage: Usd.Stage) -> float:
+    """Stage metres per unit (USD's fallback 0.01 when not authored)."""
+    return float(UsdGeom.GetStageMetersPerUnit(stage))
+
+
+def compute_world_transform(prim: Usd.Prim, time: Usd.TimeCode | None = None) -> Mat4:
+    """Local-to-world (4, 4) of ``prim`` with world lengths in metres.
+
+    Works for undefined ``over`` prims too (their xformOps still compose).
+    """
+    cache = UsdGeom.XformCache(Usd.TimeCode.Default() if time is None else time)
+    world = gf_to_numpy(cache.GetLocalToWorldTransform(prim))
+    scale = np.diag([get_meters_per_unit(prim.GetStage())] * 3 + [1.0])
+    return scale @ world
+
+
+# --- gripper sites ----------------------------------------------------------
+
+
+def compute_site_markers(prim: Usd.Prim) -> tuple[str, ...]:
+    """Return the discovery markers (SPEC §2) that make ``prim`` a gripper site; empty if none."""
+    markers: list[str] = []
+    if SITE_API in prim.GetAppliedSchemas():
+        markers.append(SITE_API)
+    for attr_name, marker in SOCKET_TYPE_ATTRS.items():
+        attr = prim.GetAttribute(attr_name)
+        if attr and attr.Get() == "Gripper":
+            markers.append(marker)
+    for attr_name in MAX_OPENING_ATTRS:
+        if prim.GetAttribute(attr_name).IsAuthored():
+            markers.append(attr_name)
+    for child_name in (FORWARD_AXIS_NAMES[0], GRIP_LINE_NAMES[0]):
+        if prim.GetChild(child_name):
+            markers.append(f"child:{child_name}")
+    return tuple(markers)
+
+
+def iter_site_prims(stage: Usd.Stage) -> Iterator[tuple[Usd.Prim, tuple[str, ...]]]:
+    """Yield ``(prim, markers)`` for every gripper site on the stage, in traversal order."""
+    for prim in stage.Traverse(TRAVERSAL):
+        markers = compute_site_markers(prim)
+        if markers:
+            yield prim, markers
+
+
+def find_gripper_sites(stage: Usd.Stage) -> list[GripperSite]:
+    """Read every gripper site on the stage (see :func:`read_gripper_site`)."""
+    return [read_gripper_site(prim, markers) for prim, markers in iter_site_prims(stage)]
+
+
+def _read_float(prim: Usd.Prim, names: Sequence[str]) -> tuple[float | None, str | None]:
+    """First authored value among ``names`` (prefixed/schema names first)."""
+    for name in names:
+        attr = prim.GetAttribute(name)
+        if attr and attr.HasAuthoredValue():
+            value = attr.Get()
+            try:
+                if attr.GetTypeName() == Sdf.ValueTypeNames.Float:
+                    # Shortest decimal that round-trips the 32-bit value: 0.085, not 0.0850000009.
+                    return float(str(np.float32(value))), name
+                return float(value), name
+            except (TypeError, ValueError):
+                return math.nan, name
+    return None, None
+
+
+def _undefined_ancestor(prim: Usd.Prim) -> Usd.Prim | None:
+    """Topmost prim at or above ``prim`` whose specifier is not a definition."""
+    found = None
+    while prim and not prim.IsPseudoRoot():
+        if not prim.HasDefiningSpecifier():
+            found = prim
+        prim = prim.GetParent()
+    return found
+
+
+def _read_curve(site: Usd.Prim, names: Sequence[str], site_world: Mat4) -> CurveInfo | None:
+    present = [n for n in names if site.GetChild(n)]
+    if not present:
+        return None
+    child = site.GetChild(present[0])
+    points_attr = child.GetAttribute("points")
+    raw = points_attr.Get() if points_attr else None
+    points = np.asarray(raw if raw is not None else [], dtype=np.float64).reshape(-1, 3)
+    if child.IsA(UsdGeom.Xformable):
+        local = gf_to_numpy(UsdGeom.Xformable(child).GetLocalTransformation())
+        points = points @ local[:3, :3].T + local[:3, 3]
+    direction, length = None, 0.0
+    if len(points) >= 2:
+        world_delta = site_world[:3, :3] @ (points[1] - points[0])
+        length = float(np.linalg.norm(world_delta))
+        direction = compute_unit(world_delta)
+    type_attr = child.GetAttribute("type")
+    counts_attr = child.GetAttribute("curveVertexCounts")
+    counts = counts_attr.Get() if counts_attr and counts_attr.HasAuthoredValue() else None
+    return CurveInfo(
+        child=present[0],
+        path=str(child.GetPath()),
+        type_name=str(child.GetTypeName()),
+        points=points,
+        direction=direction,
+        length=length,
+        curve_type=str(type_attr.Get()) if type_attr and type_attr.HasAuthoredValue() else None,
+        vertex_counts=tuple(int(c) for c in counts) if counts is not None else None,
+        shadowed=present[1] if len(present) > 1 else None,
+    )
+
+
+def read_gripper_site(prim: Usd.Prim, markers: tuple[str, ...] | None = None) -> GripperSite:
+    """Read one gripper site into an immutable :class:`GripperSite`.
+
+    Prefixed names win: ``gripper:maxOpening`` over ``gripper_maxOpening`` over
+    ``custom:maxOpening``; ``gripper_forward_axis`` over ``forward_axis``;
+    ``gripper_grip_line`` over ``grip_line``. Problems that still let the site
+    be read (degenerate axes, an undefined ``over`` above it, a grip line
+    authored with the older jaw-span meaning) become ``warnings``.
+    """
+    markers = compute_site_markers(prim) if markers is None else markers
+    world = compute_world_transform(prim)
+    warnings: list[str] = []
+    undefined = _undefined_ancestor(prim)
+    if undefined is not None:
+        warnings.append(
+            f"<{prim.GetPath()}> sits under an undefined `over` <{undefined.GetPath()}>: the "
+            "geometry it refers to is probably missing (unresolved reference or payload); "
+            "check the asset paths of its layers"
+        )
+    max_opening, opening_source = _read_float(prim, MAX_OPENING_ATTRS)
+    max_payload, payload_source = _read_float(prim, MAX_PAYLOAD_ATTRS)
+    forward = _read_curve(prim, FORWARD_AXIS_NAMES, world)
+    grip = _read_curve(prim, GRIP_LINE_NAMES, world)
+    grasp_frame = None
+    if forward is None or forward.direction is None:
+        warnings.append(
+            "no usable forward axis (gripper_forward_axis with 2 distinct finite points); "
+            "no grasp frame"
+        )
+    else:
+        grip_direction = (
+            grip.direction if grip is not None and grip.direction is not None else np.zeros(3)
+        )
+        frame = compute_grasp_frame(world[:3, 3], forward.direction, grip_direction)
+        grasp_frame = frame.matrix
+        warnings.extend(frame.warnings)
+    if (
+        grip is not None
+        and max_opening is not None
+        and math.isfinite(max_opening)
+        and max_opening > 0
+        and grip.length >= max_opening
+    ):
+        warnings.append(
+            f"grip line length {grip.length:.4g} m >= max opening {max_opening:.4g} m: probably "
+            "authored with the older meaning (jaw span); the grip line is the pad width along "
+            "the graspable tube axis"
+        )
+    legacy = tuple(n for n in LEGACY_SITE_ATTRS if prim.GetAttribute(n).IsAuthored())
+    return GripperSite(
+        path=str(prim.GetPath()),
+        type_name=str(prim.GetTypeName()),
+        markers=markers,
+        defined=undefined is None,
+        world_transform=world,
+        max_opening=max_opening,
+        max_opening_source=opening_source,
+        max_payload=max_payload,
+        max_payload_source=payload_source,
+        forward_axis=forward,
+        grip_line=grip,
+        grasp_frame=grasp_frame,
+        warnings=tuple(warnings),
+        legacy_attributes=legacy,
+    )
+
+
+def _define_axis_curve(stage: Usd.Stage, path: Sdf.Path, p0: ArrayLike, p1: ArrayLike) -> None:
+    curve = UsdGeom.BasisCurves.Define(stage, path)
+    points = [Gf.Vec3f(*map(float, p0)), Gf.Vec3f(*map(float, p1))]
+    curve.CreatePointsAttr(Vt.Vec3fArray(points))
+    curve.CreateCurveVertexCountsAttr(Vt.IntArray([2]))
+    curve.CreateTypeAttr(UsdGeom.Tokens.linear)
+    curve.CreatePurposeAttr(UsdGeom.Tokens.guide)
+    curve.CreateExtentAttr(UsdGeom.PointBased.ComputeExtent(Vt.Vec3fArray(points)))
+
+
+def define_gripper_site(
+    stage: Usd.Stage,
+    path: str,
+    max_opening: float,
+    *,
+    forward: ArrayLike = (0.0, 0.0, 1.0),
+    grip_line: ArrayLike = (0.0, 1.0, 0.0),
+    forward_length: float = 0.05,
+    pad_width: float = 0.02,
+    max_payload: float | None = None,
+    translate: ArrayLike | None = None,
+) -> Usd.Prim:
+    """Define a complete, valid gripper site in one call.
+
+    Creates (or reuses) an Xform at ``path``, applies ``GripperSiteAPI``,
+    authors ``gripper:maxOpening`` (and ``gripper:maxPayload``), and defines
+    both axis curves as linear 2-point ``guide`` BasisCurves with extents: the
+    forward axis from the origin along ``forward`` (``forward_length`` long)
+    and the grip line centred on the origin along ``grip_line``
+    (``pad_width`` long, the pad width).
+
+    Args:
+        stage: stage to author on (its edit target).
+        path: absolute prim path of the site.
+        max_opening: metres, finite > 0.
+        forward: approach direction in the site frame (any length).
+        grip_line: graspable tube axis in the site frame (any length).
+        forward_length: drawn length of the forward curve (stage units).
+        pad_width: grip pad width, length of the grip line (stage units).
+        max_payload: kilograms, optional.
+        translate: optional site position in its parent frame.
+
+    Raises:
+        ValueError: a value is out of range or the axes are degenerate.
+    """
+    if not (math.isfinite(max_opening) and max_opening > 0):
+        raise ValueError(f"max_opening is {max_opening} m; expected a finite value > 0 m")
+    if max_payload is not None and not (math.isfinite(max_payload) and max_payload > 0):
+        raise ValueError(f"max_payload is {max_payload} kg; expected a finite value > 0 kg")
+    xform = UsdGeom.Xform.Define(stage, path)
+    prim = xform.GetPrim()
+    if translate is not None:
+        xform.AddTranslateOp().Set(Gf.Vec3d(*map(float, np.asarray(translate).reshape(3))))
+    set_gripper_site(
+        prim,
+        max_opening=max_opening,
+        max_payload=max_payload,
+        forward=forward,
+        grip_line=grip_line,
+        forward_length=forward_length,
+        pad_width=pad_width,
+    )
+    return prim
+
+
+def set_gripper_site(
+    prim: Usd.Prim,
+    *,
+    max_opening: float | None = None,
+    max_payload: float | None = None,
+    forward: ArrayLike | None = None,
+    grip_line: ArrayLike | None = None,
+    forward_length: float = 0.05,
+    pad_width: float = 0.02,
+) -> None:
+    """Edit an existing site through the schema; only the given values are authored.
+
+    Applies ``GripperSiteAPI`` when missing. A given axis (re)defines its
+    prefixed curve child (``gripper_forward_axis`` / ``gripper_grip_line``);
+    legacy attributes and unprefixed curves are left alone (``usdgrip migrate``
+    handles those).
+
+    Raises:
+        ValueError: the prim is not Xformable, or an axis is zero or not finite.
+    """
+    can_apply = prim.CanApplyAPI(SITE_API)
+    if not can_apply:
+        raise ValueError(f"<{prim.GetPath()}>: cannot apply {SITE_API}: {can_apply.whyNot}")
+    prim.ApplyAPI(SITE_API)
+    if max_opening is not None:
+        prim.CreateAttribute("gripper:maxOpening", Sdf.ValueTypeNames.Float).Set(float(max_opening))
+    if max_payload is not None:
+        prim.CreateAttribute("gripper:maxPayload", Sdf.ValueTypeNames.Float).Set(float(max_payload))
+    stage, base = prim.GetStage(), prim.GetPath()
+    if forward is not None:
+        unit = compute_unit(forward)
+        if unit is None:
+            raise ValueError(f"<{base}>: forward axis {list(forward)} is zero or not finite")
+        _define_axis_curve(
+            stage, base.AppendChild(FORWARD_AXIS_NAMES[0]), np.zeros(3), unit * forward_length
+        )
+    if grip_line is not None:
+        unit = compute_unit(grip_line)
+        if unit is None:
+            raise ValueError(f"<{base}>: grip line {list(grip_line)} is zero or not finite")
+        half = unit * pad_width / 2.0
+        _define_axis_curve(stage, base.AppendChild(GRIP_LINE_NAMES[0]), -half, half)
+
+
+# --- grasp slots ------------------------------------------------------------
+
+
+def check_slot_instance_name(name: str) -> None:
+    """Raise ``ValueError`` when ``name`` cannot be a GripperSlotAPI instance name.
+
+    USD's ``ApplyAPI`` accepts such names, but attribute creation then fails.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(
+            f"slot name {name!r} is empty; expected a USD identifier such as 'left_edge'"
+        )
+    if not Tf.IsValidIdentifier(name):
+        raise ValueError(
+            f"slot name {name!r} is not a valid USD identifier (rule: ASCII letters, digits and "
+            "'_', not starting with a digit); e.g. 'left_edge'"
+        )
+    if not Usd.SchemaRegistry.IsAllowedAPISchemaInstanceName(SLOT_API, name):
+        raise ValueError(
+            f"slot name {name!r} is reserved (rule: an instance name may not equal a "
+            f"GripperSlotAPI property name: {', '.join(SLOT_PROPERTIES)})"
+        )
+
+
+def get_slot_attribute_name(name: str, prop: str) -> str:
+    """``gripperSlot:<name>:<prop>``."""
+    return f"{SLOT_NAMESPACE}:{name}:{prop}"
+
+
+def list_slot_instances(prim: Usd.Prim) -> list[str]:
+    """GripperSlotAPI instance names applied to ``prim``, in authoring order."""
+    prefix = f"{SLOT_API}:"
+    return [s[len(prefix) :] for s in prim.GetAppliedSchemas() if s.startswith(prefix)]
+
+
+def read_slot_records(prim: Usd.Prim) -> tuple[list[SlotRecord], list]:
+    """Parse the LambdaSim ``customData`` records of ``prim``: ``(records, problems)``."""
+    raw = prim.GetCustomDataByKey(CUSTOM_DATA_PATH)
+    if raw is None:
+        return [], []
+    return parse_lambdasim_records(_to_python(raw))
+
+
+def _to_python(value):
+    if isinstance(value, dict):
+        return {str(k): _to_python(v) for k, v in value.items()}
+    if isinstance(value, (Gf.Vec3d, Gf.Vec3f, Gf.Vec3h)):
+        return [float(c) for c in value]
+    if isinstance(value, str) or not hasattr(value, "__len__"):
+        return value
+    return [_to_python(v) for v in value]
+
+
+def _schema_slot(prim: Usd.Prim, name: str, world: Mat4, mpu: float) -> GripperSlot:
+    def get(prop):
+        attr = prim.GetAttribute(get_slot_attribute_name(name, prop))
+        return attr.Get() if attr else None
+
+    lr = get("lr")
+    return GripperSlot(
+        prim=str(prim.GetPath()),
+        name=name,
+        source="schema",
+        center_local=np.array(get("center") or (0, 0, 0), dtype=np.float64),
+        forward_local=np.array(get("forward") or (0, 0, 1), dtype=np.float64),
+        span_axis_local=np.array(get("spanAxis") or (1, 0, 0), dtype=np.float64),
+        up_range_local=float(get("upRange") if get("upRange") is not None else 2.0),
+        slot_input_angle=float(get("slotInputAngle") or 0.0),
+        lr=LR_TOKENS.index(lr) if lr in LR_TOKENS else -1,
+        group=str(get("groupName") or ""),
+        object_to_world=world,
+        meters_per_unit=mpu,
+    )
+
+
+def read_gripper_slots(prim: Usd.Prim) -> list[GripperSlot]:
+    """Read the grasp slots of an object prim, bound to it and snapshotted in world space.
+
+    GripperSlotAPI instances come first (authoring order), then LambdaSim
+    records; a record whose name a schema slot already uses is ignored (the
+    schema is canonical).
+
+    Raises:
+        GripperError: a LambdaSim record is malformed (names prim, record and key).
+    """
+    world = compute_world_transform(prim)
+    mpu = get_meters_per_unit(prim.GetStage())
+    slots = [_schema_slot(prim, name, world, mpu) for name in list_slot_instances(prim)]
+    records, problems = read_slot_records(prim)
+    if problems:
+        raise GripperError(f"<{prim.GetPath()}>: {problems[0].describe()}")
+    taken = {s.name for s in slots}
+    for r in records:
+        if r.name in taken:
+            continue
+        slots.append(
+            GripperSlot(
+                prim=str(prim.GetPath()),
+                name=r.name,
+                source="lambdasim",
+                center_local=np.array(r.center),
+                forward_local=np.array(r.forward),
+                span_axis_local=np.array(r.span_axis),
+                up_range_local=r.up_range,
+                slot_input_angle=r.slot_input_angle,
+                lr=r.lr,
+                group=r.group,
+                object_to_world=world,
+                meters_per_unit=mpu,
+                version=r.version,
+                record_index=r.index,
+                extra=dict(r.extra),
+            )
+        )
+    return slots
+
+
+def iter_slot_prims(stage: Usd.Stage) -> Iterator[Usd.Prim]:
+    """Yield every prim carrying GripperSlotAPI instances or LambdaSim slot records."""
+    for prim in stage.Traverse(TRAVERSAL):
+        if list_slot_instances(prim) or prim.GetCustomDataByKey(CUSTOM_DATA_PATH) is not None:
+            yield prim
+
+
+def apply_gripper_slot(
+    prim: Usd.Prim,
+    name: str,
+    *,
+    center: ArrayLike | None = None,
+    forward: ArrayLike | None = None,
+    span_axis: ArrayLike | None = None,
+    up_range: float | None = None,
+    slot_input_angle: float | None = None,
+    lr: int | str | None = None,
+    group: str | None = None,
+) -> None:
+    """Apply ``GripperSlotAPI:<name>`` and author the given fields (local frame).
+
+    Raises:
+        ValueError: a bad instance name (see :func:`check_slot_instance_name`) or ``lr``.
+    """
+    check_slot_instance_name(name)
+    prim.ApplyAPI(SLOT_API, name)
+    vector = lambda v: Gf.Vec3d(*map(float, np.asarray(v, dtype=np.float64).reshape(3)))  # noqa: E731
+    values = {
+        "center": (center, Sdf.ValueTypeNames.Point3d, vector),
+        "forward": (forward, Sdf.ValueTypeNames.Vector3d, vector),
+        "spanAxis": (span_axis, Sdf.ValueTypeNames.Vector3d, vector),
+        "upRange": (up_range, Sdf.ValueTypeNames.Double, float),
+        "slotInputAngle": (slot_input_angle, Sdf.ValueTypeNames.Double, float),
+        "groupName": (group, Sdf.ValueTypeNames.String, str),
+    }
+    for prop, (value, type_name, convert) in values.items():
+        if value is not None:
+            attr = prim.CreateAttribute(get_slot_attribute_name(name, prop), type_name)
+            attr.Set(convert(value))
+    if lr is not None:
+        token = lr if isinstance(lr, str) else (LR_TOKENS[lr] if lr in (0, 1) else None)
+        if token not in LR_TOKENS:
+            raise ValueError(
+                f"<{prim.GetPath()}> slot {name!r}: lr is {lr!r}; expected 0/1 or left/right"
+            )
+        attr = prim.CreateAttribute(
+            get_slot_attribute_name(name, "lr"),
+            Sdf.ValueTypeNames.Token,
+            variability=Sdf.VariabilityUniform,
+        )
+        attr.Set(token)
+
+
+def write_slot_records(prim: Usd.Prim, slots: Sequence[GripperSlot | SlotRecord]) -> None:
+    """Write slots as LambdaSim version-2 records (JSON list string) into ``prim``'s customData."""
+    records = [
+        s if isinstance(s, SlotRecord) else _slot_to_record(s, i) for i, s in enumerate(slots)
+    ]
+    prim.SetCustomDataByKey(CUSTOM_DATA_PATH, format_lambdasim_records(records))
+
+
+def _slot_to_record(slot: GripperSlot, index: int) -> SlotRecord:
+    return SlotRecord(
+        name=slot.name,
+        index=index,
+        center=tuple(map(float, slot.center_local)),
+        forward=tuple(map(float, slot.forward_local)),
+        span_axis=tuple(map(float, slot.span_axis_local)),
+        up_range=float(slot.up_range_local),
+        slot_input_angle=float(slot.slot_input_angle),
+        lr=int(slot.lr),
+        group=slot.group,
+        version=2,
+        extra=dict(slot.extra),
+    )
+
+
+def apply_slot_from_record(prim: Usd.Prim, slot: GripperSlot) -> None:
+    """Author ``slot`` (e.g. read from LambdaSim records) through GripperSlotAPI on ``prim``."""
+    apply_gripper_slot(
+        prim,
+        slot.name,
+        center=slot.center_local,
+        forward=slot.forward_local,
+        span_axis=slot.span_axis_local,
+        up_range=slot.up_range_local,
+        slot_input_angle=slot.slot_input_angle,
+        lr=slot.lr,
+        group=slot.group,
+    )

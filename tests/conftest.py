@@ -1,0 +1,46 @@
+"""Shared fixtures: real usd-core stages written into tmp_path."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from pxr import Usd
+
+import usdgrip  # noqa: F401  (registers the schema before any stage is opened)
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+
+USDA_HEADER = '#usda 1.0\n(\n    metersPerUnit = 1\n    upAxis = "Z"\n)\n'
+
+
+@pytest.fixture
+def write_usda(tmp_path: Path) -> Callable[..., Path]:
+    """Write a .usda body (header added unless it starts with #usda) and return its path."""
+
+    def write(body: str, name: str = "asset.usda") -> Path:
+        text = textwrap.dedent(body).strip() + "\n"
+        if not text.startswith("#usda"):
+            text = USDA_HEADER + "\n" + text
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return write
+
+
+@pytest.fixture
+def open_usda(write_usda) -> Callable[..., Usd.Stage]:
+    """Write a .usda body into tmp_path and open it as a stage."""
+
+    def open_(body: str, name: str = "asset.usda") -> Usd.Stage:
+        return Usd.Stage.Open(str(write_usda(body, name)))
+
+    return open_
