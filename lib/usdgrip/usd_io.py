@@ -10,6 +10,7 @@ one place that transposes.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -73,7 +74,10 @@ def open_stage(path: str | Path) -> Usd.Stage:
     try:
         stage = Usd.Stage.Open(str(file))
     except Tf.ErrorException as exc:
-        reason = " ".join(str(exc).split())
+        # Keep USD's own messages ('...' after each "Error in <function> at line ..."), not its
+        # source locations.
+        reasons = re.findall(r" : '(.*?)'(?=\s*Error in|\s*$)", " ".join(str(exc).split()))
+        reason = "; ".join(reasons) or " ".join(str(exc).split())
         raise StageOpenError(f"{file}: cannot be opened as USD: {reason}") from None
     if stage is None:
         raise StageOpenError(f"{file}: cannot be opened as USD")

@@ -1,0 +1,132 @@
+"""``usdgrip info FILE``: the gripper sites and grasp slots usdgrip finds, as a table or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from usdgrip.model import GripperSite, GripperSlot
+
+NAME = "info"
+ORDER = 10
+HELP = "list the gripper sites and grasp slots in a USD file"
+DESCRIPTION = """List every gripper site (with its max opening, axes and grasp frame) and every
+grasp slot (in world space) that usdgrip finds in FILE. --json prints the same data
+for scripts. Exit 0 when the file was read, 2 when it cannot be (missing, not USD,
+corrupt) or a slot record is malformed."""
+
+
+def _vector(v) -> list[float] | None:
+    return None if v is None else [round(float(c), 9) + 0.0 for c in v]
+
+
+def compute_site_json(site: GripperSite) -> dict:
+    """JSON-ready dictionary of a site (world space, unit directions)."""
+
+    def curve(info):
+        if info is None:
+            return None
+        out = {"child": info.child, "direction": _vector(info.direction)}
+        if info is site.grip_line:
+            out["length"] = round(info.length, 9)
+        return out
+
+    return {
+        "path": site.path,
+        "max_opening": site.max_opening,
+        "max_opening_source": site.max_opening_source,
+        "max_payload": site.max_payload,
+        "forward_axis": curve(site.forward_axis),
+        "grip_line": curve(site.grip_line),
+        "grasp_frame": None
+        if site.grasp_frame is None
+        else [_vector(row) for row in site.grasp_frame],
+        "markers": list(site.markers),
+        "warnings": list(site.warnings),
+    }
+
+
+def compute_slot_json(slot: GripperSlot) -> dict:
+    """JSON-ready dictionary of a slot in world space."""
+    return {
+        "prim": slot.prim,
+        "name": slot.name,
+        "source": slot.source,
+        "center": _vector(slot.center),
+        "forward": _vector(slot.forward),
+        "span_axis": _vector(slot.span_axis),
+        "up_axis": _vector(slot.up_axis),
+        "up_range": round(slot.up_range, 9),
+        "slot_input_angle": slot.slot_input_angle,
+        "lr": slot.lr_token,
+        "group": slot.group,
+    }
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    return "(" + ", ".join(f"{c + 0.0:.3g}" for c in np.asarray(v)) + ")"  # + 0.0: no "-0"
+
+
+def format_table(path: str, sites: list[GripperSite], slots: list[GripperSlot]) -> str:
+    """Human-readable summary of sites and slots."""
+    lines = [f"{path}: {len(sites)} gripper site(s), {len(slots)} grasp slot(s)"]
+    for site in sites:
+        opening = "missing" if site.max_opening is None else f"{site.max_opening:g} m"
+        lines.append(
+            f"  site <{site.path}>  max opening {opening} ({site.max_opening_source or '-'})"
+        )
+        for label, curve in (("forward", site.forward_axis), ("grip line", site.grip_line)):
+            if curve is None:
+                lines.append(f"    {label:<10} missing")
+            else:
+                lines.append(
+                    f"    {label:<10} {_fmt(curve.direction)} from {curve.child}, "
+                    f"length {curve.length:.4g} m"
+                )
+        if site.grasp_frame is not None:
+            lines.append(
+                f"    grasp G    origin {_fmt(site.grasp_frame[:3, 3])} "
+                f"X {_fmt(site.grasp_frame[:3, 0])} Z {_fmt(site.grasp_frame[:3, 2])}"
+            )
+        lines.extend(f"    warning: {w}" for w in site.warnings)
+    for slot in slots:
+        group = slot.group or "(ungrouped)"
+        lines.append(
+            f"  slot <{slot.prim}> {slot.name!r} [{slot.source}] group {group}, {slot.lr_token}"
+        )
+        lines.append(
+            f"    center {_fmt(slot.center)} forward {_fmt(slot.forward)} "
+            f"span {_fmt(slot.span_axis)} up {_fmt(slot.up_axis)}"
+        )
+        lines.append(
+            f"    up range {slot.up_range:.4g} m, input angle {slot.slot_input_angle:g} deg"
+        )
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="USD file (.usd, .usda, .usdc, .usdz)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def run(args: argparse.Namespace) -> int:
+    from usdgrip.usd_io import find_gripper_sites, iter_slot_prims, open_stage, read_gripper_slots
+
+    stage = open_stage(args.file)
+    sites = find_gripper_sites(stage)
+    slots = [slot for prim in iter_slot_prims(stage) for slot in read_gripper_slots(prim)]
+    if args.json:
+        data = {
+            "sites": [compute_site_json(s) for s in sites],
+            "slots": [compute_slot_json(s) for s in slots],
+        }
+        json.dump(data, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(format_table(args.file, sites, slots))
+    return 0
