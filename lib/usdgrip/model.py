@@ -173,10 +173,14 @@ class GripperSlot:
         """World slot frame (4, 4): X = span_axis, Y = Up, Z = forward, origin = center.
 
         Orthonormalised: when forward and span_axis are not exactly perpendicular,
-        span_axis is recomputed as ``Up x forward``.
+        span_axis is recomputed as ``Up x forward``; when a non-uniform object scale
+        leaves the world Up off-perpendicular to forward, Up is Gram-Schmidt
+        orthogonalised against forward first.
         """
         z = self.forward
         y = self.up_axis
+        y = y - np.dot(y, z) * z
+        y = y / np.linalg.norm(y)
         x = np.cross(y, z)
         m = np.eye(4)
         m[:3, 0], m[:3, 1], m[:3, 2], m[:3, 3] = x, y, z, self.center

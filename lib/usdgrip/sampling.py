@@ -1,0 +1,516 @@
+"""Seeded, grouped, vectorised sampling of grasp slots into end-effector targets (pure numpy).
+
+A :class:`~usdgrip.model.GripperSlot` describes a region an end effector may
+grasp (SPEC §3, seed 003). One *draw* for one slot is
+
+* an offset ``s ∈ [-up_range/2, +up_range/2]`` metres along the slot's Up,
+* a tilt ``θ ∈ [-a/2, +a/2]`` degrees about the span axis (``a = slot_input_angle``),
+* a flip of the span axis (a 180° turn about forward).
+
+Slots that share a non-empty ``group`` get the SAME ``(s, θ, flip)`` drawn from
+the range common to all of them (the smallest ``up_range``, the smallest
+angle), each mapped into its own slot frame; ungrouped slots are drawn
+independently. :func:`sample_gripper_groups` returns ``count`` candidates,
+each a tuple of targets (slot ``i`` → ``ee_ids[i]``) to solve jointly.
+
+Target pose (GraspGenX convention, world, metres; ``(4, 4)`` acting on column
+vectors, translation in ``[:3, 3]``). With the slot frame ``x, y, z`` (span,
+Up, forward; :attr:`GripperSlot.frame`), ``σ = -1`` when flipped else ``+1``,
+``c = cos θ`` and ``s_θ = sin θ``::
+
+    X = σ x                      closing direction (possibly flipped span axis)
+    Y = σ c y + s_θ z            = Z × X (right-handed)
+    Z = -σ s_θ y + c z           approach, forward tilted by θ about X
+    p = center + s · y           the grasp point (unflipped Up, flipped or not)
+
+i.e. ``R = [x y z] · diag(σ, σ, 1) · Rx(θ)``: flip first (180° about forward),
+then tilt about the (flipped) span axis.
+
+Flip policy: for each sampling unit (a group, or one ungrouped slot) exactly
+``⌊count/2⌋`` or ``⌈count/2⌉`` candidates are flipped (a coin decides which
+for odd ``count``), at random positions; units flip independently of each
+other. So both orientations appear whenever ``count ≥ 2``.
+
+Random stream: one ``numpy.random.Generator`` (PCG64) per call; units are
+visited in order of their first slot and each consumes, in order, ``count``
+offsets, ``count`` tilts, one coin and one permutation of ``count``. The same
+slots (same order), ``count`` and seed give bit-identical arrays.
+
+Memory: the result keeps only arrays (about ``170 · count · n_ee`` bytes);
+per-candidate Python objects are built lazily by :attr:`SlotSamples.candidates`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, overload
+
+import numpy as np
+from numpy.typing import NDArray
+
+from usdgrip.frames import Mat4, compute_quaternion_wxyz, compute_unit
+from usdgrip.model import GripperSlot
+
+#: Forward and span axes count as perpendicular when ``|cos(angle)| <= 1e-4``
+#: (within about 0.0057° of 90°). Tighter than any gizmo edit, looser than float32 noise.
+PERPENDICULAR_COS_TOLERANCE = 1e-4
+#: Allowed ``slot_input_angle`` range, degrees (inclusive).
+ANGLE_RANGE_DEG = (0.0, 360.0)
+
+Poses = NDArray[np.float64]  # (count, n_ee, 4, 4)
+Draws = NDArray[np.float64]  # (count, n_ee)
+Flags = NDArray[np.bool_]  # (count, n_ee)
+
+
+# --- checks (shared with the GS validation rules) ----------------------------
+
+
+@dataclass(frozen=True)
+class SlotProblem:
+    """One reason a slot cannot be sampled (and a GS rule finding).
+
+    ``field`` is the :class:`~usdgrip.model.GripperSlot` field at fault:
+    ``center``, ``forward``, ``span_axis``, ``up_range``, ``slot_input_angle``
+    or ``object_to_world``.
+    """
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _vector_text(v: Any) -> str:
+    return "(" + ", ".join(f"{float(c):.6g}" for c in np.asarray(v, dtype=np.float64)) + ")"
+
+
+def check_slot(slot: GripperSlot) -> list[SlotProblem]:
+    """Check the authored values of one slot against the GripperSlot contract.
+
+    This is the single home of the slot checks: :func:`sample_gripper_groups`
+    refuses a slot with any problem, and the GS validation rules report them.
+    Checks (local, as authored): ``center`` finite; ``forward`` and
+    ``span_axis`` finite and non-zero; forward ⟂ span_axis within
+    :data:`PERPENDICULAR_COS_TOLERANCE`; ``up_range`` finite and > 0 m;
+    ``slot_input_angle`` finite within :data:`ANGLE_RANGE_DEG`. World: the
+    object transform is finite and keeps both axes non-zero.
+
+    Args:
+        slot: the slot to check.
+
+    Returns:
+        The problems found, each naming the field, the value found and the
+        value expected; empty when the slot can be sampled.
+    """
+    problems: list[SlotProblem] = []
+    center = np.asarray(slot.center_local, dtype=np.float64)
+    if center.shape != (3,) or not np.all(np.isfinite(center)):
+        problems.append(
+            SlotProblem("center", f"center is {_vector_text(center)}; expected 3 finite numbers")
+        )
+    units = {}
+    for field, value in (("forward", slot.forward_local), ("span_axis", slot.span_axis_local)):
+        unit = compute_unit(value) if np.shape(value) == (3,) else None
+        units[field] = unit
+        if unit is None:
+            problems.append(
+                SlotProblem(
+                    field,
+                    f"{field} is {_vector_text(value)}; expected a finite non-zero direction",
+                )
+            )
+    if units["forward"] is not None and units["span_axis"] is not None:
+        cosine = float(np.dot(units["forward"], units["span_axis"]))
+        if abs(cosine) > PERPENDICULAR_COS_TOLERANCE:
+            angle = math.degrees(math.acos(max(-1.0, min(1.0, cosine))))
+            problems.append(
+                SlotProblem(
+                    "span_axis",
+                    f"forward {_vector_text(slot.forward_local)} and span_axis "
+                    f"{_vector_text(slot.span_axis_local)} are {angle:.4g}° apart; expected "
+                    f"perpendicular (|cos| <= {PERPENDICULAR_COS_TOLERANCE:g})",
+                )
+            )
+    up_range = slot.up_range_local
+    if not (isinstance(up_range, int | float) and math.isfinite(up_range) and up_range > 0):
+        problems.append(
+            SlotProblem("up_range", f"up_range is {up_range!r} m; expected a finite value > 0 m")
+        )
+    angle = slot.slot_input_angle
+    lo, hi = ANGLE_RANGE_DEG
+    if not (isinstance(angle, int | float) and math.isfinite(angle) and lo <= angle <= hi):
+        problems.append(
+            SlotProblem(
+                "slot_input_angle",
+                f"slot_input_angle is {angle!r}°; expected a finite value in [{lo:g}, {hi:g}]°",
+            )
+        )
+    world = np.asarray(slot.object_to_world, dtype=np.float64)
+    if world.shape != (4, 4) or not np.all(np.isfinite(world)):
+        problems.append(
+            SlotProblem("object_to_world", "object world transform is not a finite 4x4 matrix")
+        )
+    elif units["forward"] is not None and units["span_axis"] is not None:
+        for field in ("forward", "span_axis"):
+            if compute_unit(world[:3, :3] @ units[field]) is None:
+                problems.append(
+                    SlotProblem(
+                        "object_to_world",
+                        f"object world transform collapses {field} to zero (a zero scale?); "
+                        "expected a non-singular transform",
+                    )
+                )
+                break
+    return problems
+
+
+def _describe_slot(slot: GripperSlot, index: int) -> str:
+    return f"slot {index} {slot.name!r} on <{slot.prim}>"
+
+
+# --- results -----------------------------------------------------------------
+
+
+class EndEffectorTarget(NamedTuple):
+    """One end-effector target of a candidate: where ``ee_id`` should grasp ``slot``."""
+
+    ee_id: int
+    slot: str
+    """Slot name."""
+    pose: Mat4
+    """(4, 4) world pose (read-only view), X closing, Z approach, translation in [:3, 3] (m)."""
+    offset: float
+    """Drawn offset along the slot's unflipped Up (m); the point is ``center + offset·Up``."""
+    tilt_deg: float
+    """Drawn tilt about the (flipped) span axis, degrees."""
+    flipped: bool
+    """True when the span axis is reversed (frame turned 180° about forward)."""
+
+    @property
+    def position(self) -> NDArray[np.float64]:
+        """(3,) world grasp point (m)."""
+        return self.pose[:3, 3]
+
+
+class Candidates(Sequence[tuple[EndEffectorTarget, ...]]):
+    """Lazy sequence view of :class:`SlotSamples`: item ``i`` is candidate ``i``'s targets."""
+
+    def __init__(self, samples: SlotSamples) -> None:
+        self._samples = samples
+
+    def __len__(self) -> int:
+        return self._samples.count
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[EndEffectorTarget, ...]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[EndEffectorTarget, ...]]: ...
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        count = len(self)
+        i = int(index)
+        if not -count <= i < count:
+            raise IndexError(f"candidate index {index} out of range for {count} candidates")
+        s = self._samples
+        i %= count
+        return tuple(
+            EndEffectorTarget(
+                ee_id=s.ee_ids[j],
+                slot=s.slot_names[j],
+                pose=s.poses[i, j],
+                offset=float(s.offsets[i, j]),
+                tilt_deg=float(s.tilts_deg[i, j]),
+                flipped=bool(s.flipped[i, j]),
+            )
+            for j in range(len(s.ee_ids))
+        )
+
+    def __iter__(self) -> Iterator[tuple[EndEffectorTarget, ...]]:
+        for i in range(len(self)):
+            yield self[i]
+
+
+@dataclass(frozen=True, eq=False)
+class SlotSamples:
+    """All candidates of one :func:`sample_gripper_groups` call, stored as arrays.
+
+    Arrays are read-only; axis 0 is the candidate, axis 1 the target (slot
+    ``j`` → ``ee_ids[j]``).
+    """
+
+    slots: tuple[GripperSlot, ...]
+    ee_ids: tuple[int, ...]
+    seed: int | None
+    poses: Poses
+    """(count, n_ee, 4, 4) world poses, translation in [..., :3, 3] (m)."""
+    offsets: Draws
+    """(count, n_ee) offsets along unflipped Up (m)."""
+    tilts_deg: Draws
+    """(count, n_ee) tilts about the (flipped) span axis (degrees)."""
+    flipped: Flags
+    """(count, n_ee) span-axis flips."""
+
+    @property
+    def count(self) -> int:
+        """Number of candidates."""
+        return int(self.poses.shape[0])
+
+    @property
+    def slot_names(self) -> tuple[str, ...]:
+        """Slot name per target."""
+        return tuple(s.name for s in self.slots)
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """Group name per target (``""`` = sampled independently)."""
+        return tuple(s.group for s in self.slots)
+
+    @property
+    def candidates(self) -> Candidates:
+        """Lazy sequence of ``count`` tuples of :class:`EndEffectorTarget`."""
+        return Candidates(self)
+
+    @property
+    def positions(self) -> NDArray[np.float64]:
+        """(count, n_ee, 3) world grasp points (m), a view."""
+        return self.poses[..., :3, 3]
+
+    def compute_orientations_wxyz(self) -> NDArray[np.float64]:
+        """(count, n_ee, 4) unit quaternions ``(w, x, y, z)``, ``w >= 0``."""
+        return compute_quaternion_wxyz(self.poses)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dictionary (the ``usdgrip sample --format json`` layout).
+
+        ``{"seed", "count", "ee_ids", "candidates": [{"targets": [{"ee_id", "slot",
+        "position", "orientation_wxyz", "matrix", "offset", "tilt_deg", "flipped"}]}]}``;
+        ``matrix`` is 4 rows, row-major, translation in the last column.
+        """
+        positions = self.positions.tolist()
+        quaternions = self.compute_orientations_wxyz().tolist()
+        matrices = self.poses.tolist()
+        offsets, tilts, flips = (
+            self.offsets.tolist(),
+            self.tilts_deg.tolist(),
+            self.flipped.tolist(),
+        )
+        names = self.slot_names
+        candidates = [
+            {
+                "targets": [
+                    {
+                        "ee_id": ee_id,
+                        "slot": names[j],
+                        "position": positions[i][j],
+                        "orientation_wxyz": quaternions[i][j],
+                        "matrix": matrices[i][j],
+                        "offset": offsets[i][j],
+                        "tilt_deg": tilts[i][j],
+                        "flipped": flips[i][j],
+                    }
+                    for j, ee_id in enumerate(self.ee_ids)
+                ]
+            }
+            for i in range(self.count)
+        ]
+        return {
+            "seed": self.seed,
+            "count": self.count,
+            "ee_ids": list(self.ee_ids),
+            "candidates": candidates,
+        }
+
+
+# --- sampling ----------------------------------------------------------------
+
+
+class UnitDraws(NamedTuple):
+    """Draws for one sampling unit (a group or an ungrouped slot), each ``(count,)``."""
+
+    offsets: NDArray[np.float64]
+    tilts_deg: NDArray[np.float64]
+    flipped: NDArray[np.bool_]
+
+
+def sample_unit_draws(
+    up_range: float, angle_deg: float, count: int, rng: np.random.Generator
+) -> UnitDraws:
+    """Draw ``count`` (offset, tilt, flip) triples for one sampling unit.
+
+    Offsets are uniform in ``[-up_range/2, up_range/2]`` m, tilts uniform in
+    ``[-angle_deg/2, angle_deg/2]`` degrees; exactly ``⌊count/2⌋`` or
+    ``⌈count/2⌉`` flips at random positions (see the module's flip policy).
+
+    Args:
+        up_range: total offset range (m), finite > 0.
+        angle_deg: total tilt range (degrees), finite >= 0.
+        count: number of draws, >= 1.
+        rng: the generator to draw from (consumed in the documented order).
+    """
+    half_up, half_angle = 0.5 * up_range, 0.5 * angle_deg
+    offsets = rng.uniform(-half_up, half_up, count)
+    tilts = rng.uniform(-half_angle, half_angle, count)
+    # Parity of a random permutation (shifted by a coin) flips exactly half, in random places.
+    coin = int(rng.integers(2))
+    flipped = ((rng.permutation(count) + coin) & 1).astype(bool)
+    return UnitDraws(offsets, tilts, flipped)
+
+
+def compute_units(slots: Sequence[GripperSlot]) -> list[list[int]]:
+    """Group slot indices into sampling units, in order of each unit's first slot.
+
+    Slots sharing a non-empty ``group`` form one unit; every ungrouped slot is its own.
+    """
+    units: list[list[int]] = []
+    by_group: dict[str, list[int]] = {}
+    for index, slot in enumerate(slots):
+        if slot.group:
+            if slot.group not in by_group:
+                by_group[slot.group] = []
+                units.append(by_group[slot.group])
+            by_group[slot.group].append(index)
+        else:
+            units.append([index])
+    return units
+
+
+#: Candidates composed per block: keeps temporaries in cache; the output is written once.
+POSE_BLOCK = 16384
+
+
+def compute_target_poses(
+    frames: NDArray[np.float64], offsets: Draws, tilts_deg: Draws, flipped: Flags
+) -> Poses:
+    """Compose target poses from slot frames and draws (vectorised, see the module formula).
+
+    Works in blocks of :data:`POSE_BLOCK` candidates so that temporaries stay
+    small and only the output array grows with ``count``.
+
+    Args:
+        frames: (n_ee, 4, 4) orthonormal slot frames (X span, Y Up, Z forward, origin centre).
+        offsets: (count, n_ee) metres along Y.
+        tilts_deg: (count, n_ee) degrees about the (flipped) X.
+        flipped: (count, n_ee) span-axis flips.
+
+    Returns:
+        (count, n_ee, 4, 4) float64 poses, C-contiguous.
+    """
+    count, n = offsets.shape
+    x, y, z, center = (frames[:, :3, k] for k in range(4))  # each (n, 3)
+    poses = np.empty((count, n, 4, 4))
+    poses[..., 3, :3] = 0.0
+    poses[..., 3, 3] = 1.0
+    for start in range(0, count, POSE_BLOCK):
+        block = slice(start, min(start + POSE_BLOCK, count))
+        out = poses[block]
+        theta = np.deg2rad(tilts_deg[block])[..., None]
+        c, s = np.cos(theta), np.sin(theta)
+        sigma = np.where(flipped[block], -1.0, 1.0)[..., None]
+        out[..., :3, 0] = sigma * x
+        out[..., :3, 1] = (sigma * c) * y + s * z
+        out[..., :3, 2] = c * z - (sigma * s) * y
+        out[..., :3, 3] = center + offsets[block][..., None] * y
+    return poses
+
+
+def sample_gripper_groups(
+    slots: Sequence[GripperSlot],
+    ee_ids: Sequence[int] = (0, 1),
+    count: int = 50,
+    seed: int | None = 7,
+) -> SlotSamples:
+    """Sample ``count`` joint end-effector targets from grasp slots (SPEC §3).
+
+    Slot ``i`` is assigned to ``ee_ids[i]``. Slots sharing a non-empty group
+    get identical (offset, tilt, flip) drawn from the group's common range
+    (smallest ``up_range``, smallest ``slot_input_angle``); ungrouped slots are
+    drawn independently. Poses are world snapshots of the slots as read (the
+    object transform at read time); re-read and re-sample after moving it.
+
+    Args:
+        slots: slots as returned by :func:`usdgrip.read_gripper_slots` (any order;
+            the order decides the ee assignment and the random stream).
+        ee_ids: one distinct integer end-effector id per slot.
+        count: number of candidates, >= 1.
+        seed: seed of the private ``numpy.random.Generator``; ``None`` draws fresh
+            OS entropy (not reproducible).
+
+    Returns:
+        The candidates as arrays (``.poses`` ``(count, n_ee, 4, 4)``) with lazy
+        ``.candidates``.
+
+    Raises:
+        ValueError: no slots; ``len(slots) != len(ee_ids)``; duplicate or
+            non-integer ee ids; ``count`` not an integer >= 1; a bad seed; or a
+            slot failing :func:`check_slot` (the message names the slot and the problem).
+    """
+    slots = tuple(slots)
+    if not slots:
+        raise ValueError("no slots to sample; expected at least one GripperSlot")
+    ee_list = list(ee_ids)
+    if len(ee_list) != len(slots):
+        names = ", ".join(repr(s.name) for s in slots)
+        raise ValueError(
+            f"{len(slots)} slots ({names}) but {len(ee_list)} ee_ids {ee_list}; expected one "
+            "end-effector id per slot (slot i -> ee_ids[i])"
+        )
+    for ee in ee_list:
+        if isinstance(ee, bool) or not isinstance(ee, int | np.integer):
+            raise ValueError(f"ee_ids {ee_list}: {ee!r} is not an integer")
+    if len(set(ee_list)) != len(ee_list):
+        raise ValueError(f"ee_ids {ee_list} repeat an id; expected one distinct id per slot")
+    if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
+        raise ValueError(f"count is {count!r}; expected an integer >= 1")
+    for index, slot in enumerate(slots):
+        problems = check_slot(slot)
+        if problems:
+            raise ValueError(
+                f"{_describe_slot(slot, index)} cannot be sampled: "
+                + "; ".join(str(p) for p in problems)
+            )
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0
+    ):
+        raise ValueError(f"seed is {seed!r}; expected a non-negative integer (or None)")
+    rng = np.random.default_rng(seed)
+    count = int(count)
+    n = len(slots)
+    frames = np.stack([s.frame for s in slots])
+    up_ranges = np.array([s.up_range for s in slots])
+    for index, slot in enumerate(slots):
+        if not (math.isfinite(up_ranges[index]) and up_ranges[index] > 0):
+            raise ValueError(
+                f"{_describe_slot(slot, index)}: world up_range is {up_ranges[index]!r} m; "
+                "expected a finite value > 0 m (check the object's scale)"
+            )
+    offsets = np.empty((count, n))
+    tilts = np.empty((count, n))
+    flipped = np.empty((count, n), dtype=bool)
+    for members in compute_units(slots):
+        draws = sample_unit_draws(
+            float(up_ranges[members].min()),
+            min(float(slots[j].slot_input_angle) for j in members),
+            count,
+            rng,
+        )
+        offsets[:, members] = draws.offsets[:, None]
+        tilts[:, members] = draws.tilts_deg[:, None]
+        flipped[:, members] = draws.flipped[:, None]
+    poses = compute_target_poses(frames, offsets, tilts, flipped)
+    for array in (poses, offsets, tilts, flipped):
+        array.setflags(write=False)
+    return SlotSamples(
+        slots=slots,
+        ee_ids=tuple(int(e) for e in ee_list),
+        seed=None if seed is None else int(seed),
+        poses=poses,
+        offsets=offsets,
+        tilts_deg=tilts,
+        flipped=flipped,
+    )
