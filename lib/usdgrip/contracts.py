@@ -1,0 +1,326 @@
+"""Grasp-planning request and result contracts (seed 001), as frozen pydantic v2 models.
+
+Field names follow the seed and are the contract. Every model is immutable,
+validated on construction, rejects unknown fields, and round-trips through
+JSON (``model_dump_json`` / ``model_validate_json``). The published JSON
+Schemas live in ``schemas/grasp_planning_request.schema.json`` and
+``schemas/grasp_planning_result.schema.json``; regenerate them with
+``python -m usdgrip.contracts`` after changing a model (a test checks they are
+current).
+
+Frames and units: a candidate's ``position`` and ``orientation`` form
+``T_M_G``, the grasp frame G expressed in the object frame M (the object
+prim's frame, scale removed), metres. G follows the GraspGenX convention:
+right-handed, ``+X`` closing, ``+Z`` approach. Quaternions are ``w`` plus
+``xyz``, unit length.
+
+Pure module: no ``pxr``. Prim paths are checked by syntax only here; the
+planner resolves them on the stage.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
+
+#: ``format_version`` written and accepted (Isaac Sim's importer expects 1.0 within 1e-10).
+FORMAT_VERSION = 1.0
+#: Tolerance on a quaternion's norm.
+UNIT_NORM_TOLERANCE = 1e-6
+
+_PRIM_PATH = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)+$")
+_CANDIDATE_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+
+#: A finite float; ints are accepted and converted, strings and bools are not.
+Finite = Annotated[float, Strict(), Field(allow_inf_nan=False), AfterValidator(float)]
+NonEmptyStr = Annotated[str, Strict(), Field(min_length=1)]
+Vector3 = tuple[Finite, Finite, Finite]
+
+
+def _check_prim_path(value: str) -> str:
+    if not _PRIM_PATH.match(value):
+        raise ValueError(
+            f"prim path {value!r} is not an absolute USD prim path; expected e.g. '/Mug' or "
+            "'/Gripper/tcp' (segments of letters, digits and '_', not starting with a digit)"
+        )
+    return value
+
+
+PrimPath = Annotated[
+    str,
+    Strict(),
+    AfterValidator(_check_prim_path),
+    Field(json_schema_extra={"pattern": _PRIM_PATH.pattern}),
+]
+
+
+class _Contract(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class AssetRef(_Contract):
+    """A file, optionally with a prim inside it (a USD asset, a checkpoint)."""
+
+    asset_path: NonEmptyStr
+    """File path or URI as given by the user (kept verbatim, not resolved)."""
+    prim_path: PrimPath | None = None
+    """Absolute prim path inside a USD asset, or ``None`` for a whole file."""
+
+    def __str__(self) -> str:
+        return self.asset_path if self.prim_path is None else f"{self.asset_path}:{self.prim_path}"
+
+
+class GeometryRef(_Contract):
+    """The object geometry: a USD asset and the object prim (its meshes are below it)."""
+
+    asset_path: NonEmptyStr
+    prim_path: PrimPath
+
+    def __str__(self) -> str:
+        return f"{self.asset_path}:{self.prim_path}"
+
+
+class GripperRef(_Contract):
+    """One concrete gripper: a USD asset and the prim of its gripper site (the TCP)."""
+
+    asset_path: NonEmptyStr
+    prim_path: PrimPath
+
+    def __str__(self) -> str:
+        return f"{self.asset_path}:{self.prim_path}"
+
+
+class GraspObject(_Contract):
+    """Object for which grasp candidates are generated."""
+
+    geometry: GeometryRef
+    mass_kg: Annotated[Finite, Field(gt=0)] | None = None
+    """Object mass in kilograms (> 0), or ``None`` when unknown."""
+
+
+class GraspPlanningRequest(_Contract):
+    """Object and grippers to consider during grasp planning."""
+
+    object: GraspObject
+    grippers: Annotated[tuple[GripperRef, ...], Field(min_length=1)]
+    """Grippers in the order their candidates appear in the result; no duplicates."""
+    max_candidates_per_gripper: Annotated[StrictInt, Field(ge=1, le=100_000)] = 100
+    seed: Annotated[StrictInt, Field(ge=0, lt=2**63)] = 0
+    """Seed of every random draw: the same request and seed give the same result."""
+
+    @field_validator("grippers")
+    @classmethod
+    def _unique_grippers(cls, grippers: tuple[GripperRef, ...]) -> tuple[GripperRef, ...]:
+        seen: set[GripperRef] = set()
+        for gripper in grippers:
+            if gripper in seen:
+                raise ValueError(
+                    f"gripper {gripper} is listed twice; each gripper must appear once "
+                    "(candidate ids are derived from it)"
+                )
+            seen.add(gripper)
+        return grippers
+
+
+class GraspOrientation(_Contract):
+    """Unit quaternion ``w`` + ``xyz``, as in Isaac-Grasp files."""
+
+    w: Finite
+    xyz: Vector3
+
+    @model_validator(mode="after")
+    def _unit(self) -> GraspOrientation:
+        norm = math.sqrt(self.w**2 + sum(c * c for c in self.xyz))
+        if abs(norm - 1.0) > UNIT_NORM_TOLERANCE:
+            raise ValueError(
+                f"orientation (w={self.w}, xyz={list(self.xyz)}) has norm {norm:.9g}; expected "
+                f"a unit quaternion (norm 1 ± {UNIT_NORM_TOLERANCE})"
+            )
+        return self
+
+
+def _check_candidate_id(value: str) -> str:
+    # YAML must read the key back as the same string (no numbers, booleans or nulls).
+    if not _CANDIDATE_ID.match(value) or yaml.safe_load(value) != value:
+        raise ValueError(
+            f"candidate_id {value!r} is not usable as an Isaac-Grasp key; expected a string "
+            "that starts with a letter or '_', uses letters, digits, '_', '.', '-', and that "
+            "YAML does not read as a number, boolean or null (e.g. 'g_1a2b3c4d_antipodal_0007')"
+        )
+    return value
+
+
+CandidateId = Annotated[
+    str,
+    Strict(),
+    AfterValidator(_check_candidate_id),
+    Field(json_schema_extra={"pattern": _CANDIDATE_ID.pattern}),
+]
+
+
+class GraspCandidate(_Contract):
+    """One extended Isaac-Grasp entry for one concrete gripper.
+
+    ``position`` and ``orientation`` form ``T_M_G`` (metres). ``confidence``
+    is a backend ranking score (higher first) within one gripper, not a
+    calibrated probability and not comparable across grippers.
+    ``candidate_id`` stays stable across later planning stages.
+    ``generation_method`` names the backend branch that proposed it.
+    """
+
+    candidate_id: CandidateId
+    gripper: GripperRef
+    confidence: Finite
+    generation_method: NonEmptyStr | None = None
+    position: Vector3
+    """Origin of G in the object frame M (metres)."""
+    orientation: GraspOrientation
+    """Rotation of G in the object frame M."""
+    width: Annotated[Finite, Field(gt=0)] | None = None
+    """Jaw opening to use at this grasp (metres): the contact width for antipodal
+    candidates, the site's max opening for slot candidates."""
+    exclusions: tuple[NonEmptyStr, ...] = ()
+    """Collision exclusions the checks of this candidate used, e.g.
+    ``robot(object, 1)`` (intended contacts that were not counted)."""
+
+
+class GraspPlanningMetadata(_Contract):
+    """Extension of the Isaac-Grasp file metadata: reproducibility and omissions.
+
+    ``generation_mode`` records the candidate-generation configuration;
+    ``warnings`` reports non-fatal omissions (a method skipped for one gripper,
+    a gripper without usable axes, a method that produced nothing, ...).
+    """
+
+    upstream_revision: NonEmptyStr
+    """Version of the software that produced the result (e.g. ``usdgrip 0.1.0``)."""
+    checkpoints: tuple[AssetRef, ...] = ()
+    """Learned-model files used (none for the analytic backends)."""
+    seed: Annotated[StrictInt, Field(ge=0, lt=2**63)]
+    runtime_seconds: Annotated[Finite, Field(ge=0)]
+    pose_frame: NonEmptyStr
+    """Frame M of every pose: the object prim path."""
+    length_unit: Literal["metre"] = "metre"
+    grasp_frame_convention: Literal["graspgenx"] = "graspgenx"
+    generation_mode: NonEmptyStr | None = None
+    warnings: tuple[NonEmptyStr, ...] = ()
+
+
+class GraspPlanningResult(_Contract):
+    """Extended NVIDIA Isaac-Grasp result.
+
+    ``format``, ``format_version`` and ``grasps`` stay readable by Isaac Sim's
+    grasp importer and GraspGen's loader. Candidate ids are the mapping keys
+    (and equal each entry's ``candidate_id``). Entries are best-first for each
+    gripper, grippers contiguous; the planner emits them in request order.
+    """
+
+    format: Literal["isaac_grasp"] = "isaac_grasp"
+    format_version: Finite = FORMAT_VERSION
+    grasps: dict[CandidateId, GraspCandidate] = Field(default_factory=dict)
+    metadata: GraspPlanningMetadata
+
+    @field_validator("format_version")
+    @classmethod
+    def _version(cls, value: float) -> float:
+        if abs(value - FORMAT_VERSION) > 1e-10:
+            raise ValueError(f"format_version is {value}; expected {FORMAT_VERSION}")
+        return value
+
+    @model_validator(mode="after")
+    def _order(self) -> GraspPlanningResult:
+        finished: set[GripperRef] = set()
+        previous: GraspCandidate | None = None
+        for key, candidate in self.grasps.items():
+            if key != candidate.candidate_id:
+                raise ValueError(
+                    f"grasps key {key!r} differs from its candidate_id "
+                    f"{candidate.candidate_id!r}; the key must be the candidate id"
+                )
+            if previous is not None and previous.gripper != candidate.gripper:
+                finished.add(previous.gripper)
+                previous = None
+            if candidate.gripper in finished:
+                raise ValueError(
+                    f"candidate {key!r}: entries of gripper {candidate.gripper} are not "
+                    "contiguous; expected all entries of one gripper together"
+                )
+            if previous is not None and candidate.confidence > previous.confidence:
+                raise ValueError(
+                    f"candidate {key!r} (confidence {candidate.confidence}) follows "
+                    f"{previous.candidate_id!r} (confidence {previous.confidence}); expected "
+                    "entries best-first within each gripper"
+                )
+            previous = candidate
+        return self
+
+    @property
+    def grippers(self) -> tuple[GripperRef, ...]:
+        """Grippers that have candidates, in file order."""
+        return tuple(dict.fromkeys(c.gripper for c in self.grasps.values()))
+
+    def get_candidates(self, gripper: GripperRef) -> list[GraspCandidate]:
+        """Candidates of one gripper, best first."""
+        return [c for c in self.grasps.values() if c.gripper == gripper]
+
+
+#: Published schemas: file name -> model.
+JSON_SCHEMAS: dict[str, type[BaseModel]] = {
+    "grasp_planning_request.schema.json": GraspPlanningRequest,
+    "grasp_planning_result.schema.json": GraspPlanningResult,
+}
+
+
+def compute_json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The published JSON Schema of ``model`` (draft 2020-12, validation mode)."""
+    schema = model.model_json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"usdgrip/{model.__name__}",
+        **schema,
+    }
+
+
+def format_json_schema(model: type[BaseModel]) -> str:
+    """The schema file text: indented JSON with a trailing newline."""
+    return json.dumps(compute_json_schema(model), indent=2, sort_keys=False) + "\n"
+
+
+def write_json_schemas(directory: str | Path) -> list[Path]:
+    """Write every published schema into ``directory``; return the paths written."""
+    paths = []
+    for name, model in JSON_SCHEMAS.items():
+        path = Path(directory) / name
+        path.write_text(format_json_schema(model))
+        paths.append(path)
+    return paths
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Regenerate the published schemas: ``python -m usdgrip.contracts [DIR]``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    directory = Path(args[0]) if args else Path(__file__).resolve().parents[2] / "schemas"
+    for path in write_json_schemas(directory):
+        sys.stdout.write(f"wrote {path}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""Read and write extended Isaac-Grasp YAML files (SPEC §5, seed 001).
+
+The file is exactly ``GraspPlanningResult.model_dump(mode="json")``, so the
+published JSON Schema describes it, with each entry's Isaac-Grasp keys first::
+
+    format: isaac_grasp
+    format_version: 1.0
+    grasps:
+      g_1a2b3c4d_antipodal_0007:       # candidate id: never a YAML number
+        confidence: 0.93
+        position: [0.01, 0.0, 0.05]    # T_M_G translation, metres
+        orientation: {w: 0.5, xyz: [0.5, -0.5, 0.5]}
+        candidate_id: g_1a2b3c4d_antipodal_0007   # extension keys from here on
+        gripper: {asset_path: gripper.usda, prim_path: /Gripper/tcp}
+        generation_method: antipodal
+        width: 0.042
+        exclusions: [...]
+    metadata: {...}
+
+Isaac Sim's grasp importer reads ``format``, ``format_version`` and
+``grasps`` (``position``, ``orientation {w, xyz}``); GraspGen's loader reads
+``confidence``, ``position`` and ``orientation``. Both ignore the extension
+keys. Only plain Python floats, ints, strings and lists are written
+(``yaml.safe_dump`` refuses anything else), and writes are atomic.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from pydantic import ValidationError
+
+from usdgrip.contracts import GraspCandidate, GraspPlanningResult
+from usdgrip.errors import GripperError
+from usdgrip.frames import Mat4, Poses, compute_pose
+
+#: Keys of an entry that the standard loaders read, written first.
+ISAAC_ENTRY_KEYS = ("confidence", "position", "orientation")
+
+_HEADER = (
+    "# Isaac-Grasp file (extended) written by {revision}.\n"
+    "# Poses are T_M_G: grasp frame G (GraspGenX: +X closing, +Z approach) in the object\n"
+    "# frame M = metadata.pose_frame, in metres. Extension keys follow the Isaac-Grasp keys.\n"
+)
+
+
+def compute_document(result: GraspPlanningResult) -> dict[str, Any]:
+    """The YAML document of ``result``: plain Python types, Isaac-Grasp keys first per entry."""
+    data = result.model_dump(mode="json")
+    grasps = {}
+    for key, entry in data["grasps"].items():
+        ordered = {k: entry[k] for k in ISAAC_ENTRY_KEYS}
+        ordered.update((k, v) for k, v in entry.items() if k not in ISAAC_ENTRY_KEYS)
+        grasps[key] = ordered
+    return {
+        "format": data["format"],
+        "format_version": data["format_version"],
+        "grasps": grasps,
+        "metadata": data["metadata"],
+    }
+
+
+def format_isaac_grasp(result: GraspPlanningResult) -> str:
+    """Serialise ``result`` to extended Isaac-Grasp YAML text (a short comment header first)."""
+    body = yaml.safe_dump(
+        compute_document(result),
+        sort_keys=False,
+        default_flow_style=None,
+        allow_unicode=True,
+        width=100,
+    )
+    return _HEADER.format(revision=result.metadata.upstream_revision) + body
+
+
+def write_isaac_grasp(result: GraspPlanningResult, path: str | Path) -> Path:
+    """Write ``result`` to ``path`` atomically (temporary file in the same folder, then rename).
+
+    Either the complete file appears or the previous content stays: a failure
+    never leaves a half-written file.
+
+    Returns:
+        The path written.
+
+    Raises:
+        FileNotFoundError: the folder of ``path`` does not exist.
+        OSError: the folder is not writable.
+    """
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(
+            f"{target}: folder {folder} does not exist; create it or choose another output path"
+        )
+    text = format_isaac_grasp(result)
+    handle, temp_name = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temp_name, target)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def parse_isaac_grasp(text: str, source: str = "<string>") -> GraspPlanningResult:
+    """Parse extended Isaac-Grasp YAML text into a validated result.
+
+    A missing ``candidate_id`` in an entry is taken from its key. Plain
+    Isaac-Grasp files (no ``gripper`` per entry, no ``metadata``) are not
+    extended results and are rejected with a message saying so.
+
+    Raises:
+        GripperError: invalid YAML, not an Isaac-Grasp mapping, or a contract
+            violation; the message names ``source`` and the offending key.
+    """
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        reason = " ".join(str(exc).split())
+        raise GripperError(f"{source}: not valid YAML: {reason}") from None
+    if not isinstance(data, dict):
+        raise GripperError(
+            f"{source}: expected a YAML mapping with format: isaac_grasp, found "
+            f"{type(data).__name__}"
+        )
+    if data.get("format") != "isaac_grasp":
+        raise GripperError(f"{source}: format is {data.get('format')!r}; expected 'isaac_grasp'")
+    grasps = data.get("grasps")
+    if not isinstance(grasps, dict):
+        raise GripperError(
+            f"{source}: 'grasps' is {type(grasps).__name__}; expected a mapping of candidate "
+            "id to entry"
+        )
+    if "metadata" not in data:
+        raise GripperError(
+            f"{source}: no 'metadata': a plain Isaac-Grasp file, not an extended usdgrip result "
+            "(expected metadata plus gripper per entry, as written by `usdgrip plan`)"
+        )
+    entries = {}
+    for key, entry in grasps.items():
+        if isinstance(entry, dict) and "candidate_id" not in entry:
+            entry = {**entry, "candidate_id": key}
+        entries[key] = entry
+    try:
+        return GraspPlanningResult.model_validate({**data, "grasps": entries})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+            for err in exc.errors()[:5]
+        )
+        more = f" (+{exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
+        raise GripperError(
+            f"{source}: not an extended Isaac-Grasp result: {problems}{more}"
+        ) from None
+
+
+def read_isaac_grasp(path: str | Path) -> GraspPlanningResult:
+    """Read an extended Isaac-Grasp YAML file written by :func:`write_isaac_grasp`.
+
+    Raises:
+        GripperError: the file is missing, unreadable or not a valid extended result.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise GripperError(f"{file}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GripperError(f"{file}: cannot be read: {exc}") from None
+    return parse_isaac_grasp(text, source=str(file))
+
+
+def compute_candidate_pose(candidate: GraspCandidate) -> Mat4:
+    """``T_M_G`` of one candidate as a (4, 4) pose (translation in metres)."""
+    return compute_pose(candidate.position, (candidate.orientation.w, *candidate.orientation.xyz))
+
+
+def compute_candidate_poses(result: GraspPlanningResult) -> Poses:
+    """``T_M_G`` of every candidate in file order, ``(N, 4, 4)`` float64."""
+    poses = [compute_candidate_pose(c) for c in result.grasps.values()]
+    return np.array(poses, dtype=np.float64).reshape(-1, 4, 4)
