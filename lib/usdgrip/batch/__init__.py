@@ -1,0 +1,193 @@
+"""Batch runs over asset libraries: resumable, one sandboxed worker process per file at a time.
+
+:func:`run_batch` finds the files under a root, skips those a previous run
+already handled (``resume``), runs a per-file *job* (see
+:mod:`usdgrip.batch.jobs`) through an executor (:mod:`usdgrip.batch.executors`:
+a local process pool or a Dask cluster), appends one JSON row per file to the
+results file as each completes (:mod:`usdgrip.batch.results`), and returns
+the rows with a summary. ``usdgrip batch validate|plan`` is its CLI.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from usdgrip.batch.executors import DaskExecutor, LocalExecutor, Task, make_executor
+from usdgrip.batch.jobs import (
+    PLAN_JOB,
+    STATUSES,
+    VALIDATE_JOB,
+    compute_file_facts,
+    resolve_job,
+    run_job,
+)
+from usdgrip.batch.results import ResultsWriter, read_results, should_skip, summarize_rows
+
+DEFAULT_GLOB = "**/*.usd*"
+
+__all__ = [
+    "DEFAULT_GLOB",
+    "PLAN_JOB",
+    "STATUSES",
+    "VALIDATE_JOB",
+    "BatchResult",
+    "DaskExecutor",
+    "LocalExecutor",
+    "Task",
+    "find_batch_files",
+    "make_executor",
+    "resolve_job",
+    "run_batch",
+    "run_job",
+]
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What a batch run produced.
+
+    Attributes:
+        rows: one row per matched file: reused rows first, then the rows of
+            this run in completion order.
+        summary: :func:`usdgrip.batch.results.summarize_rows` output.
+    """
+
+    rows: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every file is ``ok``, else 1 (findings, errors, timeouts, crashes)."""
+        return 0 if self.summary["ok"] == self.summary["files"] else 1
+
+
+def find_batch_files(root: str | Path, pattern: str = DEFAULT_GLOB) -> list[tuple[str, Path]]:
+    """Files under ``root`` matching ``pattern``, sorted, as ``(key, absolute path)``.
+
+    ``key`` is the path relative to ``root`` with ``/`` separators (the
+    ``path`` of each result row), so results files move with the library.
+    A ``root`` that is a file is its own single match.
+
+    Raises:
+        ValueError: ``root`` does not exist, the pattern is invalid, or
+            nothing matches.
+    """
+    root = Path(root)
+    if not root.exists():
+        raise ValueError(f"{root}: no such file or directory")
+    if root.is_file():
+        return [(root.name, root.resolve())]
+    if not pattern or Path(pattern).is_absolute():
+        raise ValueError(
+            f"--glob {pattern!r}: expected a pattern relative to ROOT, e.g. '**/*.usd*'"
+        )
+    try:
+        matches = sorted(path for path in root.glob(pattern) if path.is_file())
+    except (ValueError, NotImplementedError) as exc:
+        raise ValueError(f"--glob {pattern!r}: {exc}") from exc
+    if not matches:
+        raise ValueError(f"{root}: no file matches --glob {pattern!r}")
+    return [(path.relative_to(root).as_posix(), path.resolve()) for path in matches]
+
+
+def run_batch(
+    root: str | Path,
+    job: str = VALIDATE_JOB,
+    *,
+    params: Mapping[str, Any] | None = None,
+    glob: str = DEFAULT_GLOB,
+    executor: str | LocalExecutor | DaskExecutor = "local",
+    jobs: int = 1,
+    timeout: float | None = None,
+    scheduler: str | None = None,
+    out: str | Path | None = None,
+    resume: bool = False,
+    retry_failed: bool = False,
+    on_start: Callable[[int], None] | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> BatchResult:
+    """Run ``job`` on every file under ``root`` and collect one row per file.
+
+    Args:
+        root: folder of the library (or one file).
+        job: job spec, ``"module:function"`` or ``"/path/file.py:function"``
+            (default: validation); see :mod:`usdgrip.batch.jobs`.
+        params: keyword arguments for the job (JSON-serialisable).
+        glob: pattern relative to ``root``.
+        executor: ``"local"``, ``"dask"``, or an executor object (kept open
+            afterwards, so one cluster can serve several runs).
+        jobs: worker processes (local pool, or the Dask LocalCluster).
+        timeout: seconds per file; a worker past it is killed (``timeout`` row).
+        scheduler: Dask scheduler address (with ``executor="dask"``).
+        out: results file (JSON lines); rows are appended as files complete.
+        resume: reuse the rows already in ``out`` whose ``sha256`` matches the
+            file (error, timeout and crashed rows too, unless ``retry_failed``).
+        retry_failed: with ``resume``, run failed files again.
+        on_start: called with the number of files to run, before the first.
+        on_row: called with each new row as it completes.
+
+    Returns:
+        The rows and summary; interrupted runs keep their finished rows in ``out``.
+
+    Raises:
+        ValueError: bad root, pattern, executor options, ``resume`` without
+            ``out``, or an unreachable scheduler.
+    """
+    if (resume or retry_failed) and out is None:
+        raise ValueError("--resume and --retry-failed need --out FILE (the results to resume)")
+    if retry_failed and not resume:
+        raise ValueError("--retry-failed only makes sense with --resume")
+    files = find_batch_files(root, glob)
+    owned = isinstance(executor, str)
+    runner = make_executor(executor, jobs, timeout, scheduler) if owned else executor
+    previous = read_results(out) if resume and out is not None else {}
+    reused: list[dict[str, Any]] = []
+    tasks: list[Task] = []
+    for key, path in files:
+        row = previous.get(key)
+        sha256 = None
+        if row is not None:
+            try:
+                sha256 = compute_file_facts(path)["sha256"]
+            except OSError:
+                sha256 = None
+        if should_skip(row, sha256, retry_failed):
+            reused.append(row)
+        else:
+            tasks.append(Task(key, str(path), job, dict(params or {})))
+    rerun = {task.key for task in tasks}
+    if on_start is not None:
+        on_start(len(tasks))
+    rows: list[dict[str, Any]] = []
+    writer = None
+    try:
+        if tasks:
+            runner.start()  # cluster start-up is not part of the throughput
+        start = time.perf_counter()
+        if out is not None:
+            keep = [row for key, row in previous.items() if key not in rerun]
+            writer = ResultsWriter(out, keep=keep)
+        for row in runner.run(tasks) if tasks else ():
+            if writer is not None:
+                writer.append(row)
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
+    finally:
+        if writer is not None:
+            writer.close()
+        if owned:
+            runner.close()
+    elapsed = time.perf_counter() - start
+    summary = summarize_rows(
+        [*reused, *rows],
+        ran=len(rows),
+        elapsed_s=elapsed,
+        executor=runner.name,
+        jobs=runner.jobs,
+    )
+    return BatchResult([*reused, *rows], summary)

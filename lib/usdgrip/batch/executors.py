@@ -1,0 +1,293 @@
+"""Executors: run one job over many files and yield a row as each file completes.
+
+Both executors isolate every file the same way, with
+:class:`~usdgrip.batch.worker.WorkerProcess`: a file that segfaults the
+worker, hangs past ``timeout`` or raises becomes a ``crashed``, ``timeout``
+or ``error`` row, and the run goes on with a fresh worker. Their rows are
+identical; only where the workers live differs.
+
+- :class:`LocalExecutor` keeps ``jobs`` worker processes on this machine and
+  multiplexes them with :func:`multiprocessing.connection.wait`.
+- :class:`DaskExecutor` submits one task per file to a ``distributed``
+  cluster (an existing scheduler, or a ``LocalCluster`` it starts); each Dask
+  worker thread keeps its own sandbox worker process. Workers open files by
+  path, so they must see the same file system as the client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from multiprocessing.connection import wait
+from typing import Any
+
+from usdgrip.batch.jobs import make_row
+from usdgrip.batch.worker import WorkerProcess
+
+EXECUTORS = ("local", "dask")
+_SCHEDULER_ADDRESS = re.compile(r"^(tcp|tls|ucx|ws|wss|inproc)://\S+$")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One file to process: ``key`` names it in the results, ``path`` opens it."""
+
+    key: str
+    path: str
+    job: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+class LocalExecutor:
+    """A pool of ``jobs`` sandboxed worker processes on this machine.
+
+    Args:
+        jobs: number of worker processes (>= 1).
+        timeout: seconds one file may take before its worker is killed
+            (None: no limit).
+    """
+
+    name = "local"
+
+    def __init__(self, jobs: int = 1, timeout: float | None = None) -> None:
+        if jobs < 1:
+            raise ValueError(f"--jobs is {jobs}; expected an integer >= 1")
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"--timeout is {timeout:g} s; expected a number > 0")
+        self.jobs = jobs
+        self.timeout = timeout
+
+    def run(self, tasks: Iterable[Task]) -> Iterator[dict[str, Any]]:
+        """Yield one row per task, in completion order."""
+        pending = deque(tasks)
+        idle = [WorkerProcess() for _ in range(min(self.jobs, len(pending)))]
+        busy: dict[Any, WorkerProcess] = {}
+        try:
+            while pending or busy:
+                while idle and pending:
+                    task = pending.popleft()
+                    worker = idle.pop()
+                    worker.send(task.key, task.path, task.job, task.params)
+                    busy[worker.connection] = worker
+                for connection in wait(list(busy), timeout=self._wait_time(busy.values())):
+                    worker = busy.pop(connection)
+                    row = worker.receive()
+                    if row["status"] == "crashed":
+                        worker.close()
+                        worker = WorkerProcess()
+                    idle.append(worker)
+                    yield row
+                if self.timeout is not None:
+                    now = time.perf_counter()
+                    for connection, worker in list(busy.items()):
+                        if now - worker.started > self.timeout and not connection.poll():
+                            del busy[connection]
+                            row = worker.kill_for_timeout(self.timeout)
+                            worker.close()
+                            idle.append(WorkerProcess())
+                            yield row
+        finally:
+            for worker in [*idle, *busy.values()]:
+                worker.close()
+
+    def _wait_time(self, workers: Iterable[WorkerProcess]) -> float | None:
+        if self.timeout is None:
+            return None
+        now = time.perf_counter()
+        return max(0.0, min(w.started + self.timeout - now for w in workers) + 0.001)
+
+    def start(self) -> None:
+        """Nothing to start ahead (workers start with :meth:`run` and live for it)."""
+
+    def close(self) -> None:
+        """Nothing to release between runs (workers live for one :meth:`run`)."""
+
+
+# --- Dask --------------------------------------------------------------------
+
+_SANDBOX = threading.local()
+
+
+def run_in_sandbox(task: Task, timeout: float | None) -> dict[str, Any]:
+    """Run one task in this thread's sandbox worker process (the Dask task body).
+
+    The sandbox outlives the task, so a Dask worker pays USD's import once;
+    it is replaced after a crash or a timeout, exactly as in the local pool.
+    """
+    worker: WorkerProcess | None = getattr(_SANDBOX, "worker", None)
+    if worker is None or worker.process.poll() is not None:
+        worker = _SANDBOX.worker = WorkerProcess()
+    worker.send(task.key, task.path, task.job, task.params)
+    if worker.connection.poll(timeout):
+        row = worker.receive()
+        if row["status"] != "crashed":
+            return row
+    else:
+        row = worker.kill_for_timeout(timeout)
+    worker.close()
+    _SANDBOX.worker = None
+    return row
+
+
+def check_scheduler_address(address: str) -> str:
+    """Return ``address`` if it looks like a Dask scheduler address.
+
+    Raises:
+        ValueError: not of the form ``tcp://host:port`` (or tls://, ucx://, ws://, inproc://).
+    """
+    if not _SCHEDULER_ADDRESS.match(address):
+        raise ValueError(
+            f"--scheduler {address!r}: expected a Dask scheduler address such as "
+            "tcp://scheduler-host:8786"
+        )
+    return address
+
+
+class DaskExecutor:
+    """Run tasks on a ``distributed`` cluster, streaming rows with ``as_completed``.
+
+    Args:
+        jobs: worker processes of the LocalCluster started when ``scheduler``
+            is None (one thread each); ignored with a scheduler.
+        timeout: seconds per file, enforced inside the worker's sandbox.
+        scheduler: address of an existing scheduler (``tcp://host:port``).
+        connect_timeout: seconds to wait for the scheduler.
+
+    Raises:
+        ValueError: bad address, or the scheduler cannot be reached.
+    """
+
+    name = "dask"
+
+    def __init__(
+        self,
+        jobs: int = 1,
+        timeout: float | None = None,
+        scheduler: str | None = None,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        LocalExecutor(jobs, timeout)  # same argument checks
+        self.jobs = jobs
+        self.timeout = timeout
+        self.scheduler = check_scheduler_address(scheduler) if scheduler else None
+        self.connect_timeout = connect_timeout
+        self._client: Any = None
+        self._cluster: Any = None
+
+    def start(self) -> None:
+        """Connect to the scheduler, or start the LocalCluster (a few seconds).
+
+        Raises:
+            ValueError: the scheduler cannot be reached.
+        """
+        self._connect()
+
+    def _connect(self) -> Any:
+        if self._client is not None:
+            return self._client
+        from distributed import Client, LocalCluster
+
+        if self.scheduler is None:
+            self._cluster = LocalCluster(
+                n_workers=self.jobs,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+            )
+            self._client = Client(self._cluster)
+        else:
+            try:
+                self._client = Client(self.scheduler, timeout=self.connect_timeout)
+            except (OSError, TimeoutError) as exc:
+                raise ValueError(
+                    f"--scheduler {self.scheduler}: cannot reach the Dask scheduler "
+                    f"within {self.connect_timeout:g} s ({type(exc).__name__})"
+                ) from exc
+        return self._client
+
+    def run(self, tasks: Iterable[Task]) -> Iterator[dict[str, Any]]:
+        """Yield one row per task, in completion order.
+
+        At most a few tasks per worker thread are in flight, so a library of
+        100,000 files does not flood the scheduler. A task whose Dask worker
+        itself was lost (``KilledWorker`` after ``allowed_failures`` retries)
+        becomes a ``crashed`` row.
+        """
+        from distributed import as_completed
+
+        client = self._connect()
+        pending = deque(tasks)
+        if not pending:
+            return
+        threads = sum(client.nthreads().values()) or 1
+        window = max(8, 4 * threads)
+        started: dict[Any, tuple[Task, float]] = {}
+
+        def submit(stream: as_completed | None = None) -> Any:
+            task = pending.popleft()
+            future = client.submit(run_in_sandbox, task, self.timeout, pure=False)
+            started[future] = (task, time.perf_counter())
+            if stream is not None:
+                stream.add(future)
+            return future
+
+        first = [submit() for _ in range(min(window, len(pending)))]
+        stream = as_completed(first)
+        try:
+            for future in stream:
+                task, start = started.pop(future)
+                try:
+                    row = future.result()
+                except Exception as exc:  # the Dask worker itself died or the task was lost
+                    message = " ".join(str(exc).split())
+                    row = make_row(
+                        task.key,
+                        None,
+                        {
+                            "status": "crashed",
+                            "error": f"Dask task failed ({type(exc).__name__}: {message})",
+                        },
+                        time.perf_counter() - start,
+                    )
+                if pending:
+                    submit(stream)
+                yield row
+        finally:
+            for future in started:
+                future.cancel()
+
+    def close(self) -> None:
+        """Disconnect; shut down the LocalCluster if this executor started it."""
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                self._client.close()
+        if self._cluster is not None:
+            with contextlib.suppress(Exception):
+                self._cluster.close()
+        self._client = self._cluster = None
+
+
+def make_executor(
+    name: str,
+    jobs: int = 1,
+    timeout: float | None = None,
+    scheduler: str | None = None,
+) -> LocalExecutor | DaskExecutor:
+    """Build an executor by name (``local`` or ``dask``).
+
+    Raises:
+        ValueError: unknown name, bad ``jobs``/``timeout``, a scheduler given
+            with the local executor, or a malformed scheduler address.
+    """
+    if name == "local":
+        if scheduler:
+            raise ValueError("--scheduler needs --executor dask")
+        return LocalExecutor(jobs, timeout)
+    if name == "dask":
+        return DaskExecutor(jobs, timeout, scheduler)
+    raise ValueError(f"executor {name!r}: expected one of {', '.join(EXECUTORS)}")

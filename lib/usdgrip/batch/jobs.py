@@ -1,0 +1,210 @@
+"""Per-file job functions and the row every batch run writes for each file.
+
+A *job* is a plain function ``job(path: str, **params) -> dict`` that handles
+one file and returns a partial row:
+
+- ``status``: ``"ok"`` (no failure or error; warnings allowed), ``"findings"``
+  or ``"error"``;
+- ``counts``: number of issues per severity (``{"failure": 2, ...}``);
+- ``issues`` (validation) or ``output`` (planning), JSON-serialisable;
+- optionally ``error``: a one-line message when ``status == "error"``.
+
+A job that raises becomes an ``error`` row; the batch layer adds the file
+facts (``path``, ``size``, ``mtime``, ``sha256``) and ``duration_s``. Jobs run
+in worker processes, so they are named by an importable *spec* rather than
+passed as objects: ``"package.module:function"`` or
+``"/path/to/file.py:function"`` (the file must be readable on every worker).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+#: Every status a row can carry. The first three come from jobs, the last two
+#: from the executor when the worker process died or overran ``--timeout``.
+STATUSES = ("ok", "findings", "error", "timeout", "crashed")
+JOB_STATUSES = ("ok", "findings", "error")
+#: Severities whose issues make a file fail (``findings``), as ``usdgrip validate``.
+FAILING_SEVERITIES = ("failure", "error")
+VALIDATE_JOB = "usdgrip.batch.jobs:validate_file"
+PLAN_JOB = "usdgrip.batch.jobs:plan_file"
+
+Job = Callable[..., Mapping[str, Any]]
+
+_JOB_CACHE: dict[str, Job] = {}
+
+
+def resolve_job(spec: str) -> Job:
+    """Import the job function named by ``spec`` (cached per process).
+
+    Args:
+        spec: ``"package.module:function"`` or ``"/path/to/file.py:function"``.
+
+    Raises:
+        ValueError: the spec has no ``:``, the module or file cannot be
+            imported, or the attribute is missing or not callable.
+    """
+    cached = _JOB_CACHE.get(spec)
+    if cached is not None:
+        return cached
+    module_name, sep, func_name = spec.rpartition(":")
+    if not sep or not module_name or not func_name:
+        raise ValueError(
+            f"job {spec!r}: expected 'package.module:function' or '/path/file.py:function'"
+        )
+    try:
+        if module_name.endswith(".py"):
+            file = Path(module_name)
+            name = f"_usdgrip_batch_job_{file.stem}"
+            module_spec = importlib.util.spec_from_file_location(name, file)
+            if module_spec is None or module_spec.loader is None or not file.is_file():
+                raise ImportError(f"no such file {file}")
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[name] = module
+            module_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"job {spec!r}: cannot import {module_name}: {exc}") from exc
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise ValueError(f"job {spec!r}: {module_name} has no function {func_name!r}")
+    _JOB_CACHE[spec] = func
+    return func
+
+
+def compute_file_facts(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Size (bytes), mtime (POSIX seconds) and sha256 (hex) of a file.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        stat = os.fstat(stream.fileno())
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    return {"size": stat.st_size, "mtime": stat.st_mtime, "sha256": digest.hexdigest()}
+
+
+def make_row(
+    path: str,
+    facts: Mapping[str, Any] | None,
+    result: Mapping[str, Any],
+    duration_s: float,
+) -> dict[str, Any]:
+    """Assemble one result row in the documented key order.
+
+    Args:
+        path: the file's key (relative to the batch root).
+        facts: :func:`compute_file_facts` output, or None when the file was unreadable.
+        result: the job's partial row (``status``, ``counts``, ``issues``/``output``, ``error``).
+        duration_s: wall time spent on the file, seconds.
+    """
+    facts = facts or {}
+    row: dict[str, Any] = {
+        "path": path,
+        "size": facts.get("size"),
+        "mtime": facts.get("mtime"),
+        "sha256": facts.get("sha256"),
+        "status": result.get("status", "error"),
+        "duration_s": round(float(duration_s), 6),
+        "counts": dict(result.get("counts") or {}),
+    }
+    for key, value in result.items():
+        if key not in row and key != "error":
+            row[key] = value
+    row["error"] = result.get("error")
+    return row
+
+
+def run_job(path: str, job: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Run one job on one file in this process and return its complete row.
+
+    Never raises for a bad file or a failing job: an unreadable file, a job
+    that raises, or a job that returns something malformed becomes a row with
+    ``status == "error"`` and a one-line ``error``. ``path`` in the row is the
+    path as given; the batch layer replaces it with the key relative to ROOT.
+    """
+    start = time.perf_counter()
+    facts = None
+    try:
+        facts = compute_file_facts(path)
+        result = dict(resolve_job(job)(path, **dict(params or {})))
+        status = result.get("status")
+        if status not in JOB_STATUSES:
+            result = {
+                "status": "error",
+                "error": f"job {job} returned status {status!r}; expected one of "
+                f"{', '.join(JOB_STATUSES)}",
+            }
+    except Exception as exc:  # every failure of one file becomes that file's row
+        result = {"status": "error", "error": _one_line(exc)}
+    return make_row(path, facts, result, time.perf_counter() - start)
+
+
+def _text(value: Any) -> str:
+    # Enum members (severity) serialise as their value, not "Severity.FAILURE".
+    return str(getattr(value, "value", value))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or "(no message)"
+    return f"{type(exc).__name__}: {text}"
+
+
+# --- the shipped jobs --------------------------------------------------------
+
+
+def compute_counts(severities: Sequence[str]) -> dict[str, int]:
+    """Number of issues per severity, keys sorted."""
+    counts: dict[str, int] = {}
+    for severity in severities:
+        counts[severity] = counts.get(severity, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def validate_file(
+    path: str,
+    rules: Sequence[str] | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Job: run :func:`usdgrip.validate` on one file.
+
+    Args:
+        path: USD file.
+        rules: rule codes to run (None: the default rule set).
+        params: rule parameters, as ``usdgrip.validate`` takes them.
+
+    Returns:
+        ``status`` (``ok`` when no failure or error issue, else ``findings``),
+        ``counts`` per severity and ``issues`` (``code``, ``rule``,
+        ``severity``, ``prim``, ``message`` each).
+
+    Raises:
+        GripperError: the file cannot be opened as a stage.
+    """
+    from usdgrip.rules import validate
+
+    report = validate(path, rules=list(rules) if rules else None, params=params)
+    issues = [
+        {
+            "code": issue.code,
+            "rule": issue.rule,
+            "severity": _text(issue.severity),
+            "prim": str(issue.prim) if issue.prim is not None else None,
+            "message": issue.message,
+        }
+        for issue in report.issues
+    ]
+    counts = compute_counts([issue["severity"] for issue in issues])
+    failed = any(counts.get(severity) for severity in FAILING_SEVERITIES)
+    return {"status": "findings" if failed else "ok", "counts": counts, "issues": issues}

@@ -1,0 +1,228 @@
+"""One sandboxed worker process: runs jobs file by file, dies alone.
+
+:class:`WorkerProcess` starts ``python -m usdgrip.batch.worker`` with
+:mod:`subprocess` (a fresh interpreter, like multiprocessing's ``spawn``;
+``fork`` of a process that has loaded USD and its thread pools is unsafe) and
+talks to it over two private pipes with :class:`multiprocessing.connection.Connection`
+framing, so nothing the job prints can corrupt the protocol. A worker stays
+alive across files (USD and usdgrip are imported once, about 0.4 s here); only
+a worker that crashed or overran its timeout is killed and replaced.
+
+:mod:`subprocess` rather than :mod:`multiprocessing` because Dask's worker
+processes are daemonic, and daemonic processes may not start multiprocessing
+children; one mechanism serves both executors, so their rows are identical.
+Unix only (file-descriptor pipes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from usdgrip.batch.jobs import compute_file_facts, make_row, run_job
+
+_STDERR_TAIL = 800  # characters of a dead worker's stderr kept in its row
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+
+
+class WorkerProcess:
+    """Parent-side handle of one worker process.
+
+    Send a task with :meth:`send`, wait on :attr:`connection` (it is readable
+    when the row is ready *or* the worker died), then call :meth:`receive`.
+    """
+
+    def __init__(self) -> None:
+        task_read, task_write = os.pipe()
+        row_read, row_write = os.pipe()
+        # The worker's stderr (USD warnings, faulthandler dumps) goes to a private
+        # file, emptied at each task, so a crash row can quote what the worker said.
+        fd, name = tempfile.mkstemp(prefix="usdgrip-batch-worker-", suffix=".log")
+        os.close(fd)
+        self._stderr = open(name, "a+b")  # noqa: SIM115  (lives as long as the worker)
+        os.unlink(name)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "usdgrip.batch.worker", str(task_read), str(row_write)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self._stderr,
+                pass_fds=(task_read, row_write),
+            )
+        finally:
+            os.close(task_read)
+            os.close(row_write)
+        self._tasks = Connection(task_write, readable=False)
+        self.connection = Connection(row_read, writable=False)
+        self.task: tuple[str, str, str, dict[str, Any]] | None = None
+        self.started = 0.0
+
+    @property
+    def pid(self) -> int:
+        """Process id of the worker."""
+        return self.process.pid
+
+    def send(self, key: str, path: str, job: str, params: Mapping[str, Any]) -> None:
+        """Hand one file to the worker (it must be idle)."""
+        self._stderr.truncate(0)
+        self.task = (key, path, job, dict(params))
+        self.started = time.perf_counter()
+        self._tasks.send((path, job, self.task[3]))
+
+    def receive(self) -> dict[str, Any]:
+        """The row of the current task; a crash row when the worker died.
+
+        Call when :attr:`connection` is readable. After a crash row the worker
+        is dead: :meth:`close` it and start a new one.
+        """
+        key = self.task[0]
+        try:
+            row = self.connection.recv()
+        except (EOFError, OSError):
+            row = self.failure_row("crashed", self._death_message())
+        else:
+            row["path"] = key
+        self.task = None
+        return row
+
+    def failure_row(self, status: str, message: str) -> dict[str, Any]:
+        """Row for the current task when the worker gave none (crash or timeout)."""
+        key, path = self.task[0], self.task[1]
+        try:
+            facts = compute_file_facts(path)
+        except OSError:
+            facts = None
+        elapsed = time.perf_counter() - self.started
+        return make_row(key, facts, {"status": status, "error": message}, elapsed)
+
+    def kill_for_timeout(self, timeout: float) -> dict[str, Any]:
+        """Kill the worker that overran ``timeout`` seconds; return the timeout row."""
+        self.kill()
+        row = self.failure_row(
+            "timeout",
+            f"no result after {timeout:g} s (--timeout); the worker process was killed "
+            "and replaced",
+        )
+        self.task = None
+        return row
+
+    def _death_message(self) -> str:
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.process.returncode
+        if code is not None and code < 0:
+            try:
+                how = f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"was killed by signal {-code}"
+        else:
+            how = f"exited with code {code}"
+        message = f"worker process {how} while processing this file; it was replaced"
+        tail = self._stderr_tail()
+        return f"{message}. Worker stderr: {tail}" if tail else message
+
+    def _stderr_tail(self) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.flush()
+            self._stderr.seek(0)
+            return summarize_stderr(self._stderr.read().decode("utf-8", "replace"))
+        return ""
+
+    def kill(self) -> None:
+        """Kill the worker at once (SIGKILL) and reap it."""
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+
+    def close(self) -> None:
+        """Stop the worker (politely when idle, else kill) and release its pipes."""
+        if self.process.poll() is None:
+            if self.task is None:
+                with contextlib.suppress(OSError):
+                    self._tasks.send(None)
+                try:
+                    self.process.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    self.kill()
+            else:
+                self.kill()
+        for resource in (self._tasks, self.connection, self._stderr):
+            with contextlib.suppress(OSError):
+                resource.close()
+
+
+def summarize_stderr(text: str, frames: int = 3) -> str:
+    """One line from a dead worker's stderr: faulthandler's error and innermost frames.
+
+    Without a faulthandler dump, the last lines. Addresses and thread ids are
+    left out so the same crash reads the same on every run and executor.
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    fatal = next((i for i, line in enumerate(lines) if line.startswith("Fatal Python error")), None)
+    if fatal is None:
+        return " | ".join(lines[-3:])[-_STDERR_TAIL:]
+    calls = []
+    for line in lines[fatal + 1 :]:
+        match = _FRAME.match(line)
+        if match:
+            calls.append(f"{match['func']} ({Path(match['file']).name}:{match['line']})")
+        elif calls:
+            break
+    where = f"; innermost calls: {', '.join(calls[:frames])}" if calls else ""
+    return f"{lines[fatal]}{where}"[-_STDERR_TAIL:]
+
+
+# --- the worker process itself ---------------------------------------------
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (a killed batch leaves no orphans)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+
+
+def main(argv: list[str]) -> int:
+    """Serve tasks ``(path, job, params)`` from the task pipe until it closes."""
+    parent = os.getppid()
+    _die_with_parent()
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        return 0
+    # Ctrl-C goes to the whole process group; the parent decides, the worker ignores it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    faulthandler.enable()
+    tasks = Connection(int(argv[0]), writable=False)
+    rows = Connection(int(argv[1]), readable=False)
+    import usdgrip  # noqa: F401  (registers the schema before any job opens a stage)
+
+    while True:
+        try:
+            task = tasks.recv()
+        except (EOFError, OSError):
+            return 0
+        if task is None:
+            return 0
+        path, job, params = task
+        rows.send(run_job(path, job, params))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
