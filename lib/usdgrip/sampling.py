@@ -292,14 +292,12 @@ class SlotSamples:
         "position", "orientation_wxyz", "matrix", "offset", "tilt_deg", "flipped"}]}]}``;
         ``matrix`` is 4 rows, row-major, translation in the last column.
         """
-        positions = self.positions.tolist()
-        quaternions = self.compute_orientations_wxyz().tolist()
-        matrices = self.poses.tolist()
-        offsets, tilts, flips = (
-            self.offsets.tolist(),
-            self.tilts_deg.tolist(),
-            self.flipped.tolist(),
-        )
+        # "+ 0.0" turns -0.0 into 0.0 (same value, tidier JSON).
+        positions = (self.positions + 0.0).tolist()
+        quaternions = (self.compute_orientations_wxyz() + 0.0).tolist()
+        matrices = (self.poses + 0.0).tolist()
+        offsets, tilts = (self.offsets + 0.0).tolist(), (self.tilts_deg + 0.0).tolist()
+        flips = self.flipped.tolist()
         names = self.slot_names
         candidates = [
             {

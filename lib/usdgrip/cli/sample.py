@@ -1,0 +1,202 @@
+"""``usdgrip sample FILE --prim PATH``: seeded end-effector targets from an object's grasp slots."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+from usdgrip.model import GripperSlot
+from usdgrip.sampling import SlotSamples, sample_gripper_groups
+
+NAME = "sample"
+ORDER = 30
+HELP = "sample joint end-effector targets from an object's grasp slots"
+DESCRIPTION = """Read the grasp slots of the object prim --prim in FILE (GripperSlotAPI and
+LambdaSim records, in world space) and sample COUNT candidates; each candidate is one
+target per slot (slot i -> ee id i) to solve jointly with batch IK. Slots sharing a
+group get the same offset, tilt and flip. Output: JSON (default) with poses as 4x4
+row-major matrices (translation in the last column), quaternions (w, x, y, z), and the
+drawn offset (m, along Up), tilt (degrees) and flip; npz with the arrays; or a short
+text summary. Same FILE, slots, count and seed -> identical output.
+Exit 0 ok, 2 bad input (file, prim, slot names, ee ids, malformed slot)."""
+
+FORMATS = ("json", "npz", "text")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="USD file (.usd, .usda, .usdc, .usdz)")
+    parser.add_argument("--prim", required=True, help="object prim holding the slots, e.g. /Tote")
+    parser.add_argument(
+        "--slots",
+        help="comma-separated slot names to sample, in ee order (default: all, authoring order)",
+    )
+    parser.add_argument(
+        "--ee-ids",
+        help="comma-separated end-effector ids, one per slot (default: 0,1,...,n-1)",
+    )
+    parser.add_argument("--count", type=int, default=50, help="number of candidates (default 50)")
+    parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="output format (default: npz when --output ends in .npz, else json)",
+    )
+    parser.add_argument("-o", "--output", help="write here (atomically) instead of stdout")
+
+
+def parse_ee_ids(text: str) -> list[int]:
+    """Parse ``"0,1"`` into ``[0, 1]``.
+
+    Raises:
+        ValueError: an entry is not an integer.
+    """
+    items = [t.strip() for t in text.split(",")]
+    try:
+        return [int(t) for t in items]
+    except ValueError:
+        raise ValueError(
+            f"--ee-ids {text!r}: expected comma-separated integers, e.g. 0,1"
+        ) from None
+
+
+def select_slots(
+    slots: Sequence[GripperSlot], names_text: str | None, where: str
+) -> list[GripperSlot]:
+    """Pick and order slots by name (``None`` = all, in authoring order).
+
+    Raises:
+        ValueError: no slots, an unknown or repeated name (lists the available names).
+    """
+    if not slots:
+        raise ValueError(
+            f"{where} has no grasp slots (GripperSlotAPI or customData "
+            "lambdasim:gripper_slots); `usdgrip info FILE` lists the prims that have some"
+        )
+    if names_text is None:
+        return list(slots)
+    by_name = {s.name: s for s in slots}
+    available = ", ".join(by_name)
+    names = [n.strip() for n in names_text.split(",")]
+    picked = []
+    for name in names:
+        if name not in by_name:
+            raise ValueError(f"{where}: no slot named {name!r}; available: {available}")
+        if by_name[name] in picked:
+            raise ValueError(f"--slots {names_text!r}: slot {name!r} is listed twice")
+        picked.append(by_name[name])
+    return picked
+
+
+def write_atomic(path: str | Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Write a file through ``write(file)`` into a temporary sibling, then ``os.replace`` it.
+
+    A failure leaves any previous file untouched and no temporary behind. The
+    new file gets the old file's mode, else the usual ``0o666 & ~umask``.
+    """
+    target = Path(path)
+    if target.exists():
+        mode = target.stat().st_mode & 0o777
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fmt(v) -> str:
+    return "(" + ", ".join(f"{float(c) + 0.0:.4f}" for c in v) + ")"
+
+
+def format_text(samples: SlotSamples, header: str) -> str:
+    """A short readable summary: a header, then one block per candidate."""
+    groups = [f"{n} -> ee {e}" + (f' (group "{g}")' if g else "") for n, e, g in zip(
+        samples.slot_names, samples.ee_ids, samples.groups, strict=True
+    )]  # fmt: skip
+    lines = [
+        f"{header}: {samples.count} candidates, seed {samples.seed}",
+        "  slots: " + ", ".join(groups),
+    ]
+    width = max(len(n) for n in samples.slot_names)
+    for i, targets in enumerate(samples.candidates):
+        lines.append(f"candidate {i}")
+        for t in targets:
+            head = f"  ee {t.ee_id} {t.slot:<{width}}  "
+            lines.append(
+                f"{head}point {_fmt(t.position)} m  offset {t.offset:+.4f} m  "
+                f"tilt {t.tilt_deg:+6.2f}°  {'flipped' if t.flipped else 'unflipped'}"
+            )
+            lines.append(
+                f"{'':<{len(head)}}approach {_fmt(t.pose[:3, 2])}  closing {_fmt(t.pose[:3, 0])}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def save_npz(samples: SlotSamples, file: IO[bytes]) -> None:
+    """Save the sample arrays as an uncompressed npz (loadable without pickle).
+
+    Keys: ``poses``, ``offsets``, ``tilts_deg``, ``flipped``, ``ee_ids``,
+    ``slots``, ``groups``, ``seed`` (-1 when none) and ``count``.
+    """
+    np.savez(
+        file,
+        poses=samples.poses,
+        offsets=samples.offsets,
+        tilts_deg=samples.tilts_deg,
+        flipped=samples.flipped,
+        ee_ids=np.asarray(samples.ee_ids, dtype=np.int64),
+        slots=np.asarray(samples.slot_names, dtype=str),
+        groups=np.asarray(samples.groups, dtype=str),
+        seed=np.int64(-1 if samples.seed is None else samples.seed),
+        count=np.int64(samples.count),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from usdgrip.usd_io import get_prim, open_stage, read_gripper_slots
+
+    fmt = args.format or (
+        "npz" if args.output and str(args.output).lower().endswith(".npz") else "json"
+    )
+    if fmt == "npz" and not args.output:
+        raise ValueError("--format npz writes a binary file; give --output PATH.npz")
+    stage = open_stage(args.file)
+    prim = get_prim(stage, args.prim)
+    where = f"{args.file}: <{args.prim}>"
+    slots = select_slots(read_gripper_slots(prim), args.slots, where)
+    ee_ids = parse_ee_ids(args.ee_ids) if args.ee_ids is not None else list(range(len(slots)))
+    try:
+        samples = sample_gripper_groups(slots, ee_ids=ee_ids, count=args.count, seed=args.seed)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    if fmt == "npz":
+        write_atomic(args.output, lambda f: save_npz(samples, f))
+    else:
+        text = (
+            json.dumps(samples.to_dict()) + "\n"
+            if fmt == "json"
+            else format_text(samples, f"{args.file} <{args.prim}>")
+        )
+        if not args.output:
+            sys.stdout.write(text)
+            return 0
+        write_atomic(args.output, lambda f: f.write(text.encode("utf-8")))
+    print(
+        f"wrote {samples.count} candidates x {len(samples.ee_ids)} targets ({fmt}) to {args.output}"
+    )
+    return 0
