@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import socket
 import threading
 import time
 from collections import deque
@@ -25,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any
+from urllib.parse import urlsplit
 
 from usdgrip.batch.jobs import make_row
 from usdgrip.batch.worker import WorkerProcess
@@ -148,6 +150,28 @@ def check_scheduler_address(address: str) -> str:
     return address
 
 
+def _probe_scheduler(address: str, timeout: float) -> None:
+    """Fail fast on a refused TCP connection (distributed would retry until its timeout)."""
+    parts = urlsplit(address)
+    if parts.scheme != "tcp":
+        return
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or port is None:
+        raise ValueError(
+            f"--scheduler {address!r}: expected tcp://host:port, e.g. tcp://scheduler-host:8786"
+        )
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ValueError(
+            f"--scheduler {address}: cannot reach the Dask scheduler ({reason})"
+        ) from exc
+
+
 class DaskExecutor:
     """Run tasks on a ``distributed`` cluster, streaming rows with ``as_completed``.
 
@@ -201,6 +225,7 @@ class DaskExecutor:
             )
             self._client = Client(self._cluster)
         else:
+            _probe_scheduler(self.scheduler, self.connect_timeout)
             try:
                 self._client = Client(self.scheduler, timeout=self.connect_timeout)
             except (OSError, TimeoutError) as exc:

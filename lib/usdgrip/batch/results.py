@@ -132,7 +132,7 @@ def summarize_rows(
         "by_code": dict(sorted(by_code.items())),
         "by_severity": dict(sorted(by_severity.items())),
         "elapsed_s": round(elapsed_s, 3),
-        "files_per_s": round(ran / elapsed_s, 2) if elapsed_s > 0 else None,
+        "files_per_s": round(ran / elapsed_s, 2) if ran and elapsed_s > 0 else None,
         "executor": executor,
         "jobs": jobs,
     }
@@ -143,7 +143,7 @@ def format_summary(summary: Mapping[str, Any], problems: Iterable[Mapping[str, A
 
     Args:
         summary: :func:`summarize_rows` output.
-        problems: rows to list by name (error, timeout, crashed), at most 20 shown.
+        problems: rows to list by name (findings, error, timeout, crashed), at most 20 shown.
     """
     lines = [
         f"files     {summary['files']:>7}   (ran {summary['ran']}, resumed {summary['resumed']})",
@@ -166,7 +166,19 @@ def format_summary(summary: Mapping[str, Any], problems: Iterable[Mapping[str, A
     if problems:
         lines.append("problems:")
         for row in problems[:20]:
-            lines.append(f"  {row['status']:<8} {row['path']}: {row.get('error')}")
+            lines.append(f"  {row['status']:<8} {row['path']}: {_describe(row)}")
         if len(problems) > 20:
             lines.append(f"  ... and {len(problems) - 20} more (see the results file)")
     return "\n".join(lines)
+
+
+def _describe(row: Mapping[str, Any]) -> str:
+    if row.get("error"):
+        return str(row["error"])
+    codes: dict[str, int] = {}
+    for issue in row.get("issues") or ():
+        if issue.get("severity") in ("failure", "error"):
+            codes[str(issue.get("code"))] = codes.get(str(issue.get("code")), 0) + 1
+    if codes:
+        return ", ".join(f"{code} x{n}" if n > 1 else code for code, n in sorted(codes.items()))
+    return ", ".join(f"{n} {severity}" for severity, n in (row.get("counts") or {}).items())

@@ -1,0 +1,230 @@
+"""``usdgrip batch validate|plan``: a whole asset library, resumable, fault-isolated."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from usdgrip.batch import DEFAULT_GLOB, PLAN_JOB, VALIDATE_JOB, run_batch
+from usdgrip.batch.progress import Progress
+from usdgrip.batch.results import format_summary
+
+NAME = "batch"
+ORDER = 70
+HELP = "validate or plan grasps for every USD file under a folder (local pool or Dask)"
+DESCRIPTION = """Run validation or grasp planning over an asset library, one file per worker
+process at a time: a file that crashes USD, hangs past --timeout or raises
+becomes a `crashed`, `timeout` or `error` row and the run goes on.
+
+  usdgrip batch validate assets/ --jobs 2 --out results.jsonl
+  usdgrip batch validate assets/ --out results.jsonl --resume     # only what is missing
+  usdgrip batch plan objects/ --gripper gripper.usda:/Gripper/tcp --out-dir grasps/
+  usdgrip batch validate assets/ --executor dask --scheduler tcp://scheduler:8786
+
+Each finished file appends one JSON line to --out (path relative to ROOT, size,
+mtime, sha256, status ok|findings|error|timeout|crashed, duration_s, counts,
+issues or output, error). Dask workers open files by path: they must see the
+same file system (and the same usdgrip install) as this machine."""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    return value
+
+
+def _timeout(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value != value or value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds >= 0")
+    return value or None
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("root", metavar="ROOT", help="folder of the asset library (or one file)")
+    parser.add_argument(
+        "--glob",
+        default=DEFAULT_GLOB,
+        help=f"files to take, relative to ROOT (default: {DEFAULT_GLOB!r})",
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=os.cpu_count() or 1,
+        help="worker processes (default: the number of CPUs, %(default)s here)",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default="local",
+        help="local process pool (default) or a Dask cluster",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler to use (tcp://host:port); without it --executor dask starts "
+        "a LocalCluster with --jobs worker processes",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="FILE",
+        help="results file, one JSON line per file, appended as files complete",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip files whose row in --out has the same sha256 (error, timeout and crashed "
+        "rows too, unless --retry-failed)",
+    )
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="with --resume, run files whose row is error, timeout or crashed again",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_timeout,
+        default=300.0,
+        metavar="SECONDS",
+        help="per-file limit; the worker is killed and the file gets a timeout row "
+        "(default: 300; 0 = none)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="summary: a table on stderr (text), or JSON on stdout",
+    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    # Internal: run another job function (tests use a job with crash/hang hooks).
+    parser.add_argument("--job", help=argparse.SUPPRESS)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="batch_action", metavar="ACTION")
+    validate = actions.add_parser(
+        "validate",
+        help="run the validation rules on every file",
+        description="Validate every USD file under ROOT (the rules of `usdgrip validate`).\n"
+        "Exit 0 when every file is clean, 1 on findings, errors, timeouts or crashes, "
+        "2 on usage.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_common(validate)
+    validate.add_argument(
+        "--rule",
+        action="append",
+        metavar="CODE",
+        help="run only this rule (repeatable; default: all)",
+    )
+    plan = actions.add_parser(
+        "plan",
+        help="plan grasps for every object file, one Isaac-Grasp file each",
+        description="Plan grasps for the object of every USD file under ROOT (its default "
+        "prim) and write\nOUT_DIR/<path relative to ROOT without suffix>.yaml, atomically.\n"
+        "Exit 0 when every file got grasps, 1 when any got none or failed, 2 on usage.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_common(plan)
+    plan.add_argument(
+        "--gripper",
+        action="append",
+        required=True,
+        metavar="FILE:/Site",
+        help="gripper asset and site prim (repeatable, in request order)",
+    )
+    plan.add_argument(
+        "--out-dir", required=True, metavar="DIR", help="folder for the Isaac-Grasp files"
+    )
+    plan.add_argument(
+        "--max-candidates",
+        type=_positive_int,
+        default=100,
+        help="grasps per gripper (default: %(default)s)",
+    )
+    plan.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+
+
+def parse_gripper(text: str) -> list[str]:
+    """``FILE:/Site/Path`` → ``[absolute file, prim path]``.
+
+    Raises:
+        ValueError: no ``:/`` separator, or the file does not exist.
+    """
+    file, sep, prim = text.rpartition(":/")
+    if not sep or not file:
+        raise ValueError(
+            f"--gripper {text!r}: expected FILE:/Site/Path, e.g. gripper.usda:/Gripper/tcp"
+        )
+    if not Path(file).is_file():
+        raise ValueError(f"--gripper {text!r}: {file}: no such file")
+    return [str(Path(file).resolve()), "/" + prim]
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.batch_action is None:
+        raise ValueError("expected an action: usdgrip batch validate|plan ROOT (see --help)")
+    params: dict[str, Any]
+    if args.batch_action == "validate":
+        job = VALIDATE_JOB
+        params = {"rules": args.rule} if args.rule else {}
+    else:
+        job = PLAN_JOB
+        out_dir = Path(args.out_dir).resolve()
+        out_dir.mkdir(parents=True, exist_ok=True)
+        params = {
+            "grippers": [parse_gripper(text) for text in args.gripper],
+            "root": str(Path(args.root).resolve()),
+            "out_dir": str(out_dir),
+            "max_candidates": args.max_candidates,
+            "seed": args.seed,
+        }
+    progress: Progress | None = None
+
+    def on_start(total: int) -> None:
+        nonlocal progress
+        progress = Progress(total, sys.stderr, enabled=not args.quiet)
+
+    def on_row(row: dict[str, Any]) -> None:
+        progress.advance()
+
+    try:
+        result = run_batch(
+            args.root,
+            args.job or job,
+            params=params,
+            glob=args.glob,
+            executor=args.executor,
+            jobs=args.jobs,
+            timeout=args.timeout,
+            scheduler=args.scheduler,
+            out=args.out,
+            resume=args.resume,
+            retry_failed=args.retry_failed,
+            on_start=on_start,
+            on_row=on_row,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    summary = result.summary
+    if args.format == "json":
+        print(json.dumps({**summary, "out": args.out}, indent=2))
+    else:
+        problems = [row for row in result.rows if row["status"] != "ok"]
+        print(format_summary(summary, problems), file=sys.stderr)
+        if args.out:
+            print(f"results: {args.out}", file=sys.stderr)
+    return result.exit_code
