@@ -1,0 +1,91 @@
+"""The Grippers menu commands; each takes usdview's ``usdviewApi``.
+
+Every command follows the same few steps: wrap usdviewApi in a
+:class:`~usdgrip.views.host.UsdviewHost`, get the window's
+:class:`~usdgrip.views.session.GrippersSession`, hand the stage (and
+selection) to a panel or dialog, show it. The plugin module maps usdview's
+camelCase callback names onto these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from usdgrip.views.host import UsdviewHost
+from usdgrip.views.qt import QAction
+from usdgrip.views.session import GrippersSession, get_session
+
+#: objectName of the menu's checkable "Overlays visible" action (set by the plugin).
+OVERLAYS_VISIBLE_ACTION = "usdgripOverlaysVisible"
+
+
+def _session(usdview_api: Any) -> GrippersSession | None:
+    host = UsdviewHost(usdview_api)
+    if host.stage is None:
+        host.status("usdgrip: open a stage first.")
+        return None
+    return get_session(host)
+
+
+def validate_stage(usdview_api: Any) -> None:
+    """Validate the whole stage and show the results panel."""
+    if (session := _session(usdview_api)) is not None:
+        panel = session.results_panel()
+        panel.setStage(session.host.stage)
+        session.show_widget(panel)
+
+
+def validate_selection(usdview_api: Any) -> None:
+    """Validate, listing only issues on or under the selected prims."""
+    if (session := _session(usdview_api)) is not None:
+        paths = session.host.selected_paths
+        panel = session.results_panel()
+        panel.setStage(session.host.stage, paths or None)
+        session.show_widget(panel)
+
+
+def show_slots(usdview_api: Any) -> None:
+    """Overlay the slots of the selected prims (all prims with slots when none is selected)."""
+    from usdgrip.usd_io import iter_slot_prims
+
+    if (session := _session(usdview_api)) is not None:
+        stage = session.host.stage
+        paths = session.host.selected_paths or [str(p.GetPath()) for p in iter_slot_prims(stage)]
+        count = session.show_slots(paths)
+        session.host.status(f"usdgrip: {count} slot(s) shown on {len(paths)} prim(s)")
+
+
+def sample_slot_grasps(usdview_api: Any) -> None:
+    """Open the sample dialog for the selected object."""
+    if (session := _session(usdview_api)) is not None:
+        dialog = session.dialog("sample")
+        dialog.setStage(session.host.stage, session.host.selected_paths)
+        session.show_widget(dialog)
+
+
+def plan_grasps(usdview_api: Any) -> None:
+    """Open the planning dialog for the selected object."""
+    if (session := _session(usdview_api)) is not None:
+        dialog = session.dialog("plan")
+        dialog.setStage(session.host.stage, session.host.selected_paths)
+        session.show_widget(dialog)
+
+
+def export_grasps(usdview_api: Any) -> None:
+    """Write the shown planned grasps as Isaac-Grasp YAML (asks for the file)."""
+    if (session := _session(usdview_api)) is not None:
+        session.export_grasps()
+
+
+def clear_overlays(usdview_api: Any) -> None:
+    """Remove every usdgrip overlay from the session layer."""
+    if (session := _session(usdview_api)) is not None:
+        session.clear()
+        session.host.status("usdgrip: overlays cleared")
+
+
+def toggle_overlays(usdview_api: Any) -> None:
+    """Follow the menu's checkable "Overlays visible" action (toggle when it is absent)."""
+    if (session := _session(usdview_api)) is not None:
+        action = session.host.window.findChild(QAction, OVERLAYS_VISIBLE_ACTION)
+        session.set_visible(action.isChecked() if action is not None else not session.visible)

@@ -1,0 +1,376 @@
+"""Non-modal dialogs that run the sampler or the planner off the UI thread.
+
+Each dialog reads what it needs from the stage on the UI thread (slots,
+object path, gripper sites), runs the library call in a
+:class:`~usdgrip.views.worker.TaskRunner` with a progress bar and a Cancel
+button, and emits :attr:`resultReady` with a
+:class:`~usdgrip.views.grasp_set.GraspSet` when it finishes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pxr import Usd, UsdGeom
+
+from usdgrip.views.grasp_set import (
+    GraspSet,
+    compute_grasp_set_from_plan,
+    compute_grasp_set_from_samples,
+)
+from usdgrip.views.qt import QtWidgets, Signal
+from usdgrip.views.shapes import DEFAULT_OPEN_WIDTH
+from usdgrip.views.worker import TaskContext, TaskRunner
+
+MAX_COUNT = 100_000
+MAX_SEED = 2**31 - 1
+
+
+class _TaskDialog(QtWidgets.QDialog):
+    """Form + progress bar + Run/Cancel; subclasses build the form and the task."""
+
+    resultReady = Signal(object)
+    """A :class:`GraspSet` after a successful run."""
+
+    TITLE = ""
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(self.TITLE)
+        self.setModal(False)
+        self._stage: Usd.Stage | None = None
+        self.runner = TaskRunner(self)
+        self.form = QtWidgets.QFormLayout()
+        self._progress = QtWidgets.QProgressBar()
+        self._progress.setObjectName("progress")
+        self._progress.setRange(0, 1)
+        self._progress.setValue(0)
+        self._message = QtWidgets.QLabel("")
+        self._message.setObjectName("message")
+        self._message.setWordWrap(True)
+        self._run = QtWidgets.QPushButton("Run")
+        self._run.setObjectName("run")
+        self._run.setDefault(True)
+        self._cancel = QtWidgets.QPushButton("Close")
+        self._cancel.setObjectName("cancel")
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self._run)
+        buttons.addWidget(self._cancel)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(self.form)
+        layout.addWidget(self._progress)
+        layout.addWidget(self._message)
+        layout.addLayout(buttons)
+        self._run.clicked.connect(self.run)
+        self._cancel.clicked.connect(self.cancel)
+        self.runner.progress.connect(self._on_progress)
+        self.runner.finished.connect(self._on_finished)
+        self.runner.failed.connect(self._on_failed)
+        self.runner.cancelled.connect(self._on_cancelled)
+
+    # --- public API -----------------------------------------------------------
+
+    def message(self) -> str:
+        """The status line under the progress bar."""
+        return self._message.text()
+
+    def isRunning(self) -> bool:
+        """True while the worker runs."""
+        return self.runner.running
+
+    def run(self) -> bool:
+        """Validate the form and start the task; False (with a message) when the form is wrong."""
+        if self.runner.running:
+            return False
+        try:
+            task, finish = self._prepare()
+        except (ValueError, OSError) as exc:
+            self._message.setText(str(exc))
+            return False
+        self._finish = finish
+        self._set_running(True)
+        self._message.setText("Running…")
+        self.runner.start(task)
+        return True
+
+    def cancel(self) -> None:
+        """Cancel a running task (its result is dropped), or close the dialog."""
+        if self.runner.running:
+            self.runner.cancel()
+            self._message.setText("Cancelling… (the result will be discarded)")
+            self._cancel.setEnabled(False)
+        else:
+            self.reject()
+
+    def done(self, result: int) -> None:
+        if self.runner.running:
+            self.runner.cancel()
+            self.runner.wait()
+        super().done(result)
+
+    # --- subclass hooks -------------------------------------------------------
+
+    def _prepare(self) -> tuple[Any, Any]:
+        """Return ``(task(context) -> value, finish(value) -> GraspSet)``; raise ValueError."""
+        raise NotImplementedError
+
+    # --- internals --------------------------------------------------------------
+
+    def _set_running(self, running: bool) -> None:
+        self._run.setEnabled(not running)
+        self._cancel.setEnabled(True)
+        self._cancel.setText("Cancel" if running else "Close")
+        for i in range(self.form.rowCount()):
+            item = self.form.itemAt(i, QtWidgets.QFormLayout.ItemRole.FieldRole)
+            if item is not None and item.widget() is not None:
+                item.widget().setEnabled(not running)
+        if running:
+            self._progress.setRange(0, 0)  # busy until the task reports
+        else:
+            self._progress.setRange(0, 1)
+
+    def _on_progress(self, done: int, total: int, text: str) -> None:
+        self._progress.setRange(0, max(total, 0))
+        self._progress.setValue(done)
+        if text:
+            self._message.setText(text)
+
+    def _on_finished(self, value: Any) -> None:
+        self._set_running(False)
+        self._progress.setValue(1)
+        try:
+            grasps = self._finish(value)
+        except (ValueError, OSError) as exc:
+            self._message.setText(str(exc))
+            return
+        self._message.setText(f"{len(grasps)} candidate(s).")
+        self.resultReady.emit(grasps)
+
+    def _on_failed(self, message: str) -> None:
+        self._set_running(False)
+        self._progress.setValue(0)
+        self._message.setText(f"Failed: {message}")
+
+    def _on_cancelled(self) -> None:
+        self._set_running(False)
+        self._progress.setValue(0)
+        self._message.setText("Cancelled; nothing was changed.")
+
+
+def _object_to_world(stage: Usd.Stage, path: str) -> Any:
+    from usdgrip.usd_io import compute_world_transform, get_prim
+
+    return compute_world_transform(get_prim(stage, path))
+
+
+class SampleDialog(_TaskDialog):
+    """Sample end-effector targets from the slots of one object (``sample_gripper_groups``)."""
+
+    TITLE = "Grippers: sample slot grasps"
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.objectCombo = QtWidgets.QComboBox()
+        self.objectCombo.setObjectName("object")
+        self.countSpin = QtWidgets.QSpinBox()
+        self.countSpin.setObjectName("count")
+        self.countSpin.setRange(1, MAX_COUNT)
+        self.countSpin.setValue(8)
+        self.seedSpin = QtWidgets.QSpinBox()
+        self.seedSpin.setObjectName("seed")
+        self.seedSpin.setRange(0, MAX_SEED)
+        self.seedSpin.setValue(7)
+        self.widthSpin = QtWidgets.QDoubleSpinBox()
+        self.widthSpin.setObjectName("openWidth")
+        self.widthSpin.setDecimals(4)
+        self.widthSpin.setRange(0.001, 2.0)
+        self.widthSpin.setSingleStep(0.005)
+        self.widthSpin.setSuffix(" m")
+        self.widthSpin.setValue(DEFAULT_OPEN_WIDTH)
+        self.form.addRow("Object", self.objectCombo)
+        self.form.addRow("Count", self.countSpin)
+        self.form.addRow("Seed", self.seedSpin)
+        self.form.addRow("Jaw opening", self.widthSpin)
+
+    def setStage(self, stage: Usd.Stage, selected_paths: list[str] | tuple = ()) -> None:
+        """List the objects with slots; preselect the first selected one."""
+        from usdgrip.usd_io import find_gripper_sites, iter_slot_prims
+
+        self._stage = stage
+        paths = [str(p.GetPath()) for p in iter_slot_prims(stage)]
+        self.objectCombo.clear()
+        self.objectCombo.addItems(paths)
+        for path in selected_paths:
+            if path in paths:
+                self.objectCombo.setCurrentText(path)
+                break
+        sites = [s for s in find_gripper_sites(stage) if s.max_opening]
+        if sites:
+            self.widthSpin.setValue(float(sites[0].max_opening))
+        self._message.setText("" if paths else "No prim on this stage has grasp slots.")
+
+    def _prepare(self):
+        from usdgrip.sampling import sample_gripper_groups
+        from usdgrip.usd_io import get_prim, read_gripper_slots
+
+        path = self.objectCombo.currentText()
+        if self._stage is None or not path:
+            raise ValueError("Choose an object with grasp slots first.")
+        slots = read_gripper_slots(get_prim(self._stage, path))
+        if not slots:
+            raise ValueError(f"<{path}> has no grasp slots.")
+        world = _object_to_world(self._stage, path)
+        count, seed, width = self.countSpin.value(), self.seedSpin.value(), self.widthSpin.value()
+        ee_ids = tuple(range(len(slots)))
+
+        def task(context: TaskContext):
+            context.report(0, 0, f"Sampling {count} candidate(s) from {len(slots)} slot(s)…")
+            return sample_gripper_groups(slots, ee_ids=ee_ids, count=count, seed=seed)
+
+        def finish(samples) -> GraspSet:
+            return compute_grasp_set_from_samples(samples, path, world, width)
+
+        return task, finish
+
+
+class PlanDialog(_TaskDialog):
+    """Plan grasp candidates for one object and one gripper site (``plan_grasps``)."""
+
+    TITLE = "Grippers: plan grasps"
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.objectCombo = QtWidgets.QComboBox()
+        self.objectCombo.setObjectName("object")
+        self.gripperEdit = QtWidgets.QLineEdit()
+        self.gripperEdit.setObjectName("gripperAsset")
+        self.gripperEdit.setPlaceholderText("gripper .usd file (empty: this stage)")
+        browse = QtWidgets.QPushButton("Browse…")
+        browse.setObjectName("browse")
+        row = QtWidgets.QWidget()
+        row_layout = QtWidgets.QHBoxLayout(row)
+        row_layout.setContentsMargins(0, 0, 0, 0)
+        row_layout.addWidget(self.gripperEdit, 1)
+        row_layout.addWidget(browse)
+        self.siteCombo = QtWidgets.QComboBox()
+        self.siteCombo.setObjectName("site")
+        self.countSpin = QtWidgets.QSpinBox()
+        self.countSpin.setObjectName("count")
+        self.countSpin.setRange(1, MAX_COUNT)
+        self.countSpin.setValue(20)
+        self.seedSpin = QtWidgets.QSpinBox()
+        self.seedSpin.setObjectName("seed")
+        self.seedSpin.setRange(0, MAX_SEED)
+        self.seedSpin.setValue(0)
+        self.methodChecks: dict[str, QtWidgets.QCheckBox] = {}
+        methods = QtWidgets.QWidget()
+        methods_layout = QtWidgets.QHBoxLayout(methods)
+        methods_layout.setContentsMargins(0, 0, 0, 0)
+        for name in _planning_methods():
+            check = QtWidgets.QCheckBox(name)
+            check.setObjectName(f"method_{name}")
+            check.setChecked(True)
+            self.methodChecks[name] = check
+            methods_layout.addWidget(check)
+        self.form.addRow("Object", self.objectCombo)
+        self.form.addRow("Gripper asset", row)
+        self.form.addRow("Gripper site", self.siteCombo)
+        self.form.addRow("Max candidates", self.countSpin)
+        self.form.addRow("Seed", self.seedSpin)
+        self.form.addRow("Methods", methods)
+        browse.clicked.connect(self._browse)
+        self.gripperEdit.editingFinished.connect(self._load_sites)
+
+    def setStage(self, stage: Usd.Stage, selected_paths: list[str] | tuple = ()) -> None:
+        """List candidate objects (top-level prims and the selection) and this stage's sites."""
+        self._stage = stage
+        paths: list[str] = list(selected_paths)
+        for prim in stage.GetPseudoRoot().GetChildren():
+            if prim.IsA(UsdGeom.Imageable) and not prim.GetName().startswith("__"):
+                paths.append(str(prim.GetPath()))
+        self.objectCombo.clear()
+        self.objectCombo.addItems(list(dict.fromkeys(paths)))
+        self._load_sites()
+
+    def setGripperAsset(self, path: str) -> None:
+        """Use the gripper sites of ``path`` (empty: the stage's own)."""
+        self.gripperEdit.setText(str(path))
+        self._load_sites()
+
+    def _browse(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Gripper asset", "", "USD (*.usd *.usda *.usdc *.usdz)"
+        )
+        if path:
+            self.setGripperAsset(path)
+
+    def _gripper_asset(self) -> str:
+        text = self.gripperEdit.text().strip()
+        if text:
+            return str(Path(text).expanduser().resolve())
+        if self._stage is None:
+            return ""
+        return self._stage.GetRootLayer().realPath
+
+    def _load_sites(self) -> None:
+        from usdgrip.usd_io import find_gripper_sites, open_stage
+
+        self.siteCombo.clear()
+        asset = self._gripper_asset()
+        if not asset:
+            return
+        try:
+            stage = self._stage if not self.gripperEdit.text().strip() else open_stage(asset)
+        except Exception as exc:  # show why instead of failing the dialog
+            self._message.setText(str(exc))
+            return
+        sites = [s.path for s in find_gripper_sites(stage)]
+        self.siteCombo.addItems(sites)
+        if not sites:
+            self._message.setText(f"{asset}: no gripper site; choose a gripper asset.")
+        else:
+            self._message.setText("")
+
+    def _prepare(self):
+        import usdgrip
+        from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
+
+        path, site = self.objectCombo.currentText(), self.siteCombo.currentText()
+        if self._stage is None or not path:
+            raise ValueError("Choose the object to grasp first.")
+        if not site:
+            raise ValueError("Choose a gripper asset with a gripper site first.")
+        asset = self._stage.GetRootLayer().realPath
+        if not asset:
+            raise ValueError(
+                "The stage is not saved to a file; the planner reads assets from disk."
+            )
+        methods = tuple(name for name, check in self.methodChecks.items() if check.isChecked())
+        if self.methodChecks and not methods:
+            raise ValueError("Tick at least one method.")
+        request = GraspPlanningRequest(
+            object=GraspObject(geometry=GeometryRef(asset_path=asset, prim_path=path)),
+            grippers=(GripperRef(asset_path=self._gripper_asset(), prim_path=site),),
+            max_candidates_per_gripper=self.countSpin.value(),
+            seed=self.seedSpin.value(),
+        )
+        kwargs = {"methods": methods} if self.methodChecks else {}
+
+        def task(context: TaskContext):
+            context.report(0, 0, f"Planning up to {request.max_candidates_per_gripper} grasp(s)…")
+            return usdgrip.plan_grasps(request, **kwargs)
+
+        def finish(result) -> GraspSet:
+            return compute_grasp_set_from_plan(result, path)
+
+        return task, finish
+
+
+def _planning_methods() -> tuple[str, ...]:
+    try:
+        from usdgrip.planning import METHODS
+    except ImportError:
+        return ()
+    return tuple(METHODS)

@@ -1,0 +1,250 @@
+"""Overlay prims for usdview: slots and grasp candidates drawn as BasisCurves.
+
+Every overlay lives in the stage's SESSION layer under one root prim,
+:data:`OVERLAY_ROOT`, and is authored with the Sdf API inside one
+``Sdf.ChangeBlock`` (one recomposition per call, however many prims). The root
+layer is never touched, so saving or exporting the asset never saves an
+overlay. Points are written in stage units (world metres / metersPerUnit) at
+the root of the stage, so they line up with the geometry whatever the
+object's transform.
+
+Layout::
+
+    /__usdgrip_overlays            Scope (visibility toggled here)
+        slots/<object>_<slot>      BasisCurves, colour by slot group
+        grasps/g0000 ...           BasisCurves, one gripper wireframe each,
+                                   colour by confidence, best first
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+from pxr import Gf, Sdf, Tf, Usd, UsdGeom, Vt
+
+from usdgrip.model import GripperSlot
+from usdgrip.views.shapes import (
+    DEFAULT_OPEN_WIDTH,
+    HIGHLIGHT_COLOR,
+    Segments,
+    compute_confidence_colors,
+    compute_gripper_wireframe,
+    compute_group_colors,
+    compute_slot_shape,
+)
+
+OVERLAY_ROOT = Sdf.Path("/__usdgrip_overlays")
+SLOTS_SCOPE = OVERLAY_ROOT.AppendChild("slots")
+GRASPS_SCOPE = OVERLAY_ROOT.AppendChild("grasps")
+#: Curve width in metres (converted to stage units when written).
+LINE_WIDTH = 0.002
+HIGHLIGHT_WIDTH = 0.005
+#: customData key holding a grasp overlay's own colour (restored when unhighlighted).
+BASE_COLOR_KEY = "usdgripBaseColor"
+
+
+def _session_layer(stage: Usd.Stage) -> Sdf.Layer:
+    layer = stage.GetSessionLayer()
+    if layer is None:
+        raise ValueError(
+            f"stage {stage.GetRootLayer().identifier!r} has no session layer; overlays are "
+            "only written to a session layer (open the stage with Usd.Stage.Open)."
+        )
+    return layer
+
+
+def _meters_per_unit(stage: Usd.Stage) -> float:
+    mpu = UsdGeom.GetStageMetersPerUnit(stage)
+    return mpu if mpu > 0 else 0.01
+
+
+def _define(layer: Sdf.Layer, path: Sdf.Path, type_name: str) -> Sdf.PrimSpec:
+    spec = Sdf.CreatePrimInLayer(layer, path)
+    spec.specifier = Sdf.SpecifierDef
+    spec.typeName = type_name
+    return spec
+
+
+def _set(spec: Sdf.PrimSpec, name: str, type_name, value, variability=None) -> Sdf.AttributeSpec:
+    attr = spec.attributes.get(name)
+    if attr is None:
+        if variability is None:
+            attr = Sdf.AttributeSpec(spec, name, type_name)
+        else:
+            attr = Sdf.AttributeSpec(spec, name, type_name, variability)
+    attr.default = value
+    return attr
+
+
+def _write_curves(
+    layer: Sdf.Layer,
+    path: Sdf.Path,
+    segments: Segments,
+    color: ArrayLike,
+    width: float,
+    mpu: float,
+) -> Sdf.PrimSpec:
+    """Write one linear BasisCurves prim spec holding ``segments`` (S, 2, 3) metres."""
+    points = (np.asarray(segments, dtype=np.float64).reshape(-1, 3) / mpu).astype(np.float32)
+    w = width / mpu
+    spec = _define(layer, path, "BasisCurves")
+    _set(spec, "points", Sdf.ValueTypeNames.Point3fArray, Vt.Vec3fArray.FromNumpy(points))
+    _set(spec, "curveVertexCounts", Sdf.ValueTypeNames.IntArray, Vt.IntArray([2] * len(segments)))
+    _set(spec, "type", Sdf.ValueTypeNames.Token, "linear", Sdf.VariabilityUniform)
+    _set(spec, "widths", Sdf.ValueTypeNames.FloatArray, Vt.FloatArray([w])).SetInfo(
+        "interpolation", UsdGeom.Tokens.constant
+    )
+    rgb = [float(c) for c in np.asarray(color, dtype=np.float64).reshape(3)]
+    _set(
+        spec, "primvars:displayColor", Sdf.ValueTypeNames.Color3fArray, Vt.Vec3fArray([rgb])
+    ).SetInfo("interpolation", UsdGeom.Tokens.constant)
+    lo, hi = points.min(axis=0) - w / 2, points.max(axis=0) + w / 2
+    _set(
+        spec,
+        "extent",
+        Sdf.ValueTypeNames.Float3Array,
+        Vt.Vec3fArray.FromNumpy(np.stack([lo, hi]).astype(np.float32)),
+    )
+    spec.customData = {BASE_COLOR_KEY: Gf.Vec3f(*rgb)}
+    return spec
+
+
+def _ensure_root(layer: Sdf.Layer, scope: Sdf.Path) -> None:
+    if layer.GetPrimAtPath(OVERLAY_ROOT) is None:
+        root = _define(layer, OVERLAY_ROOT, "Scope")
+        root.SetInfo("comment", "usdgrip overlays (session layer only; never saved with the asset)")
+    if layer.GetPrimAtPath(scope) is not None:
+        del layer.GetPrimAtPath(OVERLAY_ROOT).nameChildren[scope.name]
+    _define(layer, scope, "Scope")
+
+
+def author_slot_overlays(stage: Usd.Stage, slots: Sequence[GripperSlot]) -> list[str]:
+    """Draw slots in the session layer, replacing earlier slot overlays.
+
+    Each slot becomes ``/__usdgrip_overlays/slots/<object>_<slot>``: the offset
+    range along Up, the tilt fan and the closing axis (see
+    :func:`usdgrip.views.shapes.compute_slot_shape`), coloured by group.
+
+    Args:
+        stage: stage with a session layer.
+        slots: world snapshots from :func:`usdgrip.read_gripper_slots`.
+
+    Returns:
+        Paths of the overlay prims, in slot order.
+
+    Raises:
+        ValueError: no session layer, or a slot frame is degenerate.
+    """
+    layer = _session_layer(stage)
+    mpu = _meters_per_unit(stage)
+    shapes = [compute_slot_shape(slot) for slot in slots]
+    colors = compute_group_colors([slot.group for slot in slots])
+    paths: list[str] = []
+    taken: set[str] = set()
+    with Sdf.ChangeBlock():
+        _ensure_root(layer, SLOTS_SCOPE)
+        for slot, shape, color in zip(slots, shapes, colors, strict=True):
+            base = Tf.MakeValidIdentifier(f"{Sdf.Path(slot.prim).name}_{slot.name}")
+            name, n = base, 1
+            while name in taken:
+                name, n = f"{base}_{n}", n + 1
+            taken.add(name)
+            path = SLOTS_SCOPE.AppendChild(name)
+            spec = _write_curves(layer, path, shape.all, color, LINE_WIDTH, mpu)
+            spec.customData = dict(
+                spec.customData, **{"usdgripPrim": slot.prim, "usdgripSlot": slot.name}
+            )
+            paths.append(str(path))
+    return paths
+
+
+def author_grasp_overlays(
+    stage: Usd.Stage,
+    poses: ArrayLike,
+    confidences: ArrayLike | None = None,
+    open_width: float = DEFAULT_OPEN_WIDTH,
+    labels: Sequence[str] | None = None,
+) -> list[str]:
+    """Draw grasp candidates as gripper wireframes, replacing earlier grasp overlays.
+
+    Args:
+        stage: stage with a session layer.
+        poses: ``(N, 4, 4)`` world grasp poses in metres (GraspGenX: +X closing,
+            +Z approach, origin between the pads), in display order (best first).
+        confidences: ``(N,)`` scores coloured red (0) → green (1), or ``None`` (grey).
+        open_width: drawn jaw opening in metres.
+        labels: optional candidate ids stored in each prim's customData.
+
+    Returns:
+        Overlay prim paths ``/__usdgrip_overlays/grasps/gNNNN``, in pose order.
+
+    Raises:
+        ValueError: no session layer, bad pose shape, bad width or label count.
+    """
+    layer = _session_layer(stage)
+    mpu = _meters_per_unit(stage)
+    frames = compute_gripper_wireframe(poses, open_width)
+    colors = compute_confidence_colors(confidences, len(frames))
+    if labels is not None and len(labels) != len(frames):
+        raise ValueError(f"{len(labels)} labels for {len(frames)} poses; expected one per pose.")
+    paths: list[str] = []
+    with Sdf.ChangeBlock():
+        _ensure_root(layer, GRASPS_SCOPE)
+        for i, (segments, color) in enumerate(zip(frames, colors, strict=True)):
+            path = GRASPS_SCOPE.AppendChild(f"g{i:04d}")
+            spec = _write_curves(layer, path, segments, color, LINE_WIDTH, mpu)
+            if labels is not None:
+                spec.customData = dict(spec.customData, **{"usdgripCandidate": str(labels[i])})
+            paths.append(str(path))
+    return paths
+
+
+def set_grasp_highlight(stage: Usd.Stage, index: int | None) -> None:
+    """Highlight grasp overlay ``index`` (thicker, cyan); ``None`` restores every colour."""
+    layer = _session_layer(stage)
+    scope = layer.GetPrimAtPath(GRASPS_SCOPE)
+    if scope is None:
+        return
+    mpu = _meters_per_unit(stage)
+    selected = f"g{index:04d}" if index is not None else None
+    with Sdf.ChangeBlock():
+        for child in scope.nameChildren:
+            on = child.name == selected
+            base = child.customData.get(BASE_COLOR_KEY, Gf.Vec3f(*HIGHLIGHT_COLOR))
+            color = Gf.Vec3f(*HIGHLIGHT_COLOR) if on else base
+            child.attributes["primvars:displayColor"].default = Vt.Vec3fArray([color])
+            width = (HIGHLIGHT_WIDTH if on else LINE_WIDTH) / mpu
+            child.attributes["widths"].default = Vt.FloatArray([width])
+
+
+def set_overlays_visible(stage: Usd.Stage, visible: bool) -> None:
+    """Show or hide every overlay (``visibility`` on the overlay root, session layer)."""
+    layer = _session_layer(stage)
+    root = layer.GetPrimAtPath(OVERLAY_ROOT)
+    if root is None:
+        return
+    token = UsdGeom.Tokens.inherited if visible else UsdGeom.Tokens.invisible
+    with Sdf.ChangeBlock():
+        _set(root, "visibility", Sdf.ValueTypeNames.Token, token)
+
+
+def clear_overlays(stage: Usd.Stage, scope: str | None = None) -> None:
+    """Remove all overlays, or only ``scope`` (``"slots"`` or ``"grasps"``)."""
+    layer = _session_layer(stage)
+    root = layer.GetPrimAtPath(OVERLAY_ROOT)
+    if root is None:
+        return
+    with Sdf.ChangeBlock():
+        if scope is None:
+            del layer.pseudoRoot.nameChildren[OVERLAY_ROOT.name]
+        elif scope in root.nameChildren:
+            del root.nameChildren[scope]
+
+
+def list_overlays(stage: Usd.Stage, scope: str) -> list[str]:
+    """Paths of the overlay prims in ``scope`` (``"slots"`` or ``"grasps"``), authored order."""
+    layer = _session_layer(stage)
+    spec = layer.GetPrimAtPath(OVERLAY_ROOT.AppendChild(scope))
+    return [str(child.path) for child in spec.nameChildren] if spec is not None else []

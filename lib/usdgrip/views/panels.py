@@ -1,0 +1,368 @@
+"""Dockable panels of the Grippers menu: validation results and grasp candidates.
+
+Both are plain QWidgets (usdview's session puts them in QDockWidgets) with
+camelCase public methods, as Qt widgets have: ``setStage``, ``setGrasps``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pxr import Sdf, Usd
+
+from usdgrip.views.grasp_set import GraspSet
+from usdgrip.views.host import UsdviewHost
+from usdgrip.views.qt import QtCore, QtGui, QtWidgets, Signal
+
+ALL = "All"
+SEVERITIES = ("failure", "error", "warning", "info")
+SEVERITY_COLORS = {
+    "failure": "#c0392b",
+    "error": "#d35400",
+    "warning": "#b7950b",
+    "info": "#2e86c1",
+}
+RESULT_COLUMNS = ("Severity", "Code", "Rule", "Prim", "Message")
+TARGET_LAYERS = ("Session layer", "Root layer")
+#: Characters of a rule's doc shown as a tooltip.
+TOOLTIP_CHARS = 1200
+
+
+def _rule_doc(code: str) -> str:
+    try:
+        from usdgrip.rules import RULES
+    except ImportError:
+        return ""
+    rule = RULES.get(code)
+    doc = str(getattr(rule, "doc", "") or "") if rule is not None else ""
+    return doc if len(doc) <= TOOLTIP_CHARS else doc[:TOOLTIP_CHARS].rstrip() + " …"
+
+
+def _default_validator(stage: Usd.Stage) -> Any:
+    import usdgrip
+
+    return usdgrip.validate(stage)
+
+
+def _in_scope(prim: str, scope: Sequence[str] | None) -> bool:
+    if not scope:
+        return True
+    path = Sdf.Path(prim) if prim else Sdf.Path.emptyPath
+    return any(path.HasPrefix(Sdf.Path(s)) for s in scope)
+
+
+class ResultsPanel(QtWidgets.QWidget):
+    """Validation results: filter, inspect, select the prim, fix into a chosen layer.
+
+    Args:
+        host: the viewer (selection and status line).
+        validator: ``stage -> Report``; default :func:`usdgrip.validate`.
+    """
+
+    validated = Signal(int)
+    """Emitted after each run with the number of issues in scope."""
+
+    def __init__(
+        self,
+        host: UsdviewHost | None = None,
+        parent: QtWidgets.QWidget | None = None,
+        validator: Callable[[Usd.Stage], Any] | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("usdgripResultsPanel")
+        self._host = host
+        self._validator = validator or _default_validator
+        self._stage: Usd.Stage | None = None
+        self._scope: list[str] | None = None
+        self._report: Any = None
+        self._issues: list[Any] = []
+
+        self._severity = QtWidgets.QComboBox()
+        self._severity.setObjectName("severityFilter")
+        self._severity.addItems([ALL, *SEVERITIES])
+        self._code = QtWidgets.QComboBox()
+        self._code.setObjectName("codeFilter")
+        self._code.addItem(ALL)
+        self._layer = QtWidgets.QComboBox()
+        self._layer.setObjectName("targetLayer")
+        self._layer.addItems(TARGET_LAYERS)
+        self._layer.setToolTip("Layer the fixes are written to")
+        self._fix = QtWidgets.QPushButton("Fix")
+        self._fix.setObjectName("fix")
+        self._fix_all = QtWidgets.QPushButton("Fix all")
+        self._fix_all.setObjectName("fixAll")
+        self._rerun = QtWidgets.QPushButton("Re-validate")
+        self._rerun.setObjectName("revalidate")
+        self._summary = QtWidgets.QLabel("No stage validated yet.")
+        self._summary.setObjectName("summary")
+
+        self._tree = QtWidgets.QTreeWidget()
+        self._tree.setObjectName("issues")
+        self._tree.setColumnCount(len(RESULT_COLUMNS))
+        self._tree.setHeaderLabels(list(RESULT_COLUMNS))
+        self._tree.setRootIsDecorated(False)
+        self._tree.setAlternatingRowColors(True)
+        self._tree.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
+        self._tree.setSortingEnabled(True)
+        header = self._tree.header()
+        header.setStretchLastSection(True)
+        for column, width in enumerate((70, 60, 170, 200)):
+            self._tree.setColumnWidth(column, width)
+
+        bar = QtWidgets.QHBoxLayout()
+        bar.addWidget(QtWidgets.QLabel("Severity"))
+        bar.addWidget(self._severity)
+        bar.addWidget(QtWidgets.QLabel("Code"))
+        bar.addWidget(self._code)
+        bar.addStretch(1)
+        bar.addWidget(QtWidgets.QLabel("Fix into"))
+        bar.addWidget(self._layer)
+        bar.addWidget(self._fix)
+        bar.addWidget(self._fix_all)
+        bar.addWidget(self._rerun)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self._tree)
+        layout.addWidget(self._summary)
+
+        self._severity.currentTextChanged.connect(self._apply_filters)
+        self._code.currentTextChanged.connect(self._apply_filters)
+        self._tree.itemDoubleClicked.connect(self._on_double_click)
+        self._tree.currentItemChanged.connect(self._update_buttons)
+        self._fix.clicked.connect(self.fixSelected)
+        self._fix_all.clicked.connect(self.fixAll)
+        self._rerun.clicked.connect(self.validate)
+        self._update_buttons()
+
+    # --- public API -----------------------------------------------------------
+
+    def setStage(self, stage: Usd.Stage | None, prim_paths: Sequence[str] | None = None) -> None:
+        """Validate ``stage``; with ``prim_paths`` only issues on or under them are listed."""
+        self._stage = stage
+        self._scope = list(prim_paths) if prim_paths else None
+        self.validate()
+
+    def validate(self) -> None:
+        """Run the rules again on the current stage and refill the list."""
+        self._issues, self._report = [], None
+        if self._stage is not None:
+            self._report = self._validator(self._stage)
+            issues = list(getattr(self._report, "issues", self._report) or [])
+            self._issues = [i for i in issues if _in_scope(str(i.prim or ""), self._scope)]
+        self._fill()
+        self.validated.emit(len(self._issues))
+
+    def issues(self) -> list[Any]:
+        """Issues in scope, in report order."""
+        return list(self._issues)
+
+    def visibleIssues(self) -> list[Any]:
+        """Issues that pass the severity and code filters, in display order."""
+        root = self._tree.invisibleRootItem()
+        items = (root.child(i) for i in range(root.childCount()))
+        return [self._issue_of(item) for item in items if not item.isHidden()]
+
+    def setSeverityFilter(self, severity: str) -> None:
+        """Show only ``severity`` (or ``"All"``)."""
+        self._severity.setCurrentText(severity)
+
+    def setCodeFilter(self, code: str) -> None:
+        """Show only ``code`` (or ``"All"``)."""
+        self._code.setCurrentText(code)
+
+    def setTargetLayer(self, name: str) -> None:
+        """Choose where fixes go: ``"Session layer"`` or ``"Root layer"``."""
+        self._layer.setCurrentText(name)
+
+    def targetLayer(self) -> Sdf.Layer | None:
+        """The layer fixes are written to."""
+        if self._stage is None:
+            return None
+        if self._layer.currentText() == TARGET_LAYERS[1]:
+            return self._stage.GetRootLayer()
+        return self._stage.GetSessionLayer()
+
+    def selectIssue(self, row: int) -> None:
+        """Make row ``row`` (display order) current."""
+        self._tree.setCurrentItem(self._tree.topLevelItem(row))
+
+    def fixSelected(self) -> int:
+        """Apply the fixes of the current issue into :meth:`targetLayer`, then re-validate."""
+        item = self._tree.currentItem()
+        issue = self._issue_of(item) if item is not None else None
+        if issue is None or not getattr(issue, "fixes", None):
+            return 0
+        return self._fix_issues([issue])
+
+    def fixAll(self) -> int:
+        """Apply every unambiguous fix in scope into :meth:`targetLayer`, then re-validate."""
+        return self._fix_issues([i for i in self._issues if getattr(i, "fixes", None)])
+
+    # --- internals --------------------------------------------------------------
+
+    def _fix_issues(self, issues: list[Any]) -> int:
+        layer = self.targetLayer()
+        if layer is None or not issues:
+            return 0
+        report_type = type(self._report)
+        try:
+            subset = report_type(issues=issues)
+        except TypeError:
+            subset = None
+        with Usd.EditContext(self._stage, layer):
+            if subset is not None and hasattr(subset, "apply_fixes"):
+                applied = subset.apply_fixes(layer)
+            else:
+                applied = 0
+                for issue in issues:
+                    for fix in issue.fixes:
+                        fix(self._stage) if callable(fix) else fix.apply(layer)
+                        applied += 1
+        count = applied if isinstance(applied, int) else len(issues)
+        if self._host is not None:
+            self._host.status(f"usdgrip: applied {count} fix(es) into {layer.identifier}")
+        self.validate()
+        return count
+
+    def _fill(self) -> None:
+        self._tree.setSortingEnabled(False)
+        self._tree.clear()
+        codes = sorted({str(i.code) for i in self._issues})
+        current = self._code.currentText()
+        self._code.blockSignals(True)
+        self._code.clear()
+        self._code.addItems([ALL, *codes])
+        self._code.setCurrentText(current if current in codes else ALL)
+        self._code.blockSignals(False)
+        for index, issue in enumerate(self._issues):
+            severity = str(getattr(issue.severity, "value", issue.severity))
+            rule = str(getattr(issue, "rule", "") or "")
+            values = (severity, str(issue.code), rule, str(issue.prim or ""), str(issue.message))
+            item = QtWidgets.QTreeWidgetItem(list(values))
+            item.setData(0, QtCore.Qt.ItemDataRole.UserRole, index)
+            color = SEVERITY_COLORS.get(severity)
+            if color:
+                item.setForeground(0, QtGui.QBrush(QtGui.QColor(color)))
+            doc = _rule_doc(str(issue.code))
+            for column in range(len(values)):
+                item.setToolTip(column, doc or str(issue.message))
+            if getattr(issue, "fixes", None):
+                item.setText(1, f"{issue.code} ⚙")
+            self._tree.addTopLevelItem(item)
+        self._tree.setSortingEnabled(True)
+        self._tree.sortByColumn(-1, QtCore.Qt.SortOrder.AscendingOrder)
+        self._apply_filters()
+
+    def _issue_of(self, item: QtWidgets.QTreeWidgetItem) -> Any:
+        return self._issues[int(item.data(0, QtCore.Qt.ItemDataRole.UserRole))]
+
+    def _apply_filters(self, *_: Any) -> None:
+        severity, code = self._severity.currentText(), self._code.currentText()
+        root = self._tree.invisibleRootItem()
+        shown = 0
+        for i in range(root.childCount()):
+            item = root.child(i)
+            issue = self._issue_of(item)
+            sev = str(getattr(issue.severity, "value", issue.severity))
+            hide = (severity != ALL and sev != severity) or (
+                code != ALL and str(issue.code) != code
+            )
+            item.setHidden(hide)
+            shown += not hide
+        fixable = sum(1 for i in self._issues if getattr(i, "fixes", None))
+        if self._stage is None:
+            self._summary.setText("No stage validated yet.")
+        else:
+            scope = f" under {', '.join(self._scope)}" if self._scope else ""
+            self._summary.setText(
+                f"{len(self._issues)} issue(s){scope}, {shown} shown, {fixable} fixable."
+            )
+        self._update_buttons()
+
+    def _update_buttons(self, *_: Any) -> None:
+        item = self._tree.currentItem()
+        issue = self._issue_of(item) if item is not None else None
+        self._fix.setEnabled(bool(issue is not None and getattr(issue, "fixes", None)))
+        self._fix_all.setEnabled(any(getattr(i, "fixes", None) for i in self._issues))
+
+    def _on_double_click(self, item: QtWidgets.QTreeWidgetItem, _column: int = 0) -> None:
+        path = str(self._issue_of(item).prim or "")
+        if self._host is not None and path and not self._host.select_prim(path):
+            self._host.status(f"usdgrip: prim <{path}> is not on the stage")
+
+
+class CandidatesPanel(QtWidgets.QWidget):
+    """Grasp candidates best first; the current row is highlighted in the viewport."""
+
+    candidateSelected = Signal(int)
+    """Row of the current candidate, or -1."""
+    exportRequested = Signal()
+
+    COLUMNS = ("#", "Candidate", "Confidence", "Method / slot")
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("usdgripCandidatesPanel")
+        self._grasps: GraspSet | None = None
+        self._table = QtWidgets.QTableWidget(0, len(self.COLUMNS))
+        self._table.setObjectName("candidates")
+        self._table.setHorizontalHeaderLabels(list(self.COLUMNS))
+        self._table.verticalHeader().setVisible(False)
+        self._table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self._table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self._table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
+        self._table.horizontalHeader().setStretchLastSection(True)
+        self._label = QtWidgets.QLabel("No candidates.")
+        self._export = QtWidgets.QPushButton("Export…")
+        self._export.setObjectName("export")
+        bar = QtWidgets.QHBoxLayout()
+        bar.addWidget(self._label, 1)
+        bar.addWidget(self._export)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self._table)
+        self._table.currentCellChanged.connect(lambda row, *_: self.candidateSelected.emit(row))
+        self._export.clicked.connect(self.exportRequested.emit)
+        self.setGrasps(None)
+
+    def setGrasps(self, grasps: GraspSet | None) -> None:
+        """List ``grasps`` (``None`` clears the list)."""
+        self._grasps = grasps
+        self._table.blockSignals(True)
+        self._table.setRowCount(0 if grasps is None else len(grasps))
+        if grasps is not None:
+            for row in range(len(grasps)):
+                conf = "" if grasps.confidences is None else f"{grasps.confidences[row]:.3f}"
+                cells = (str(row + 1), grasps.labels[row], conf, grasps.details[row])
+                for column, text in enumerate(cells):
+                    self._table.setItem(row, column, QtWidgets.QTableWidgetItem(text))
+        self._table.blockSignals(False)
+        self._table.resizeColumnsToContents()
+        self._table.horizontalHeader().setStretchLastSection(True)
+        self._export.setEnabled(grasps is not None and grasps.source == "plan")
+        if grasps is None:
+            self._label.setText("No candidates.")
+        else:
+            kind = "planned" if grasps.source == "plan" else "sampled"
+            self._label.setText(f"{len(grasps)} {kind} candidate(s) on {grasps.object_path}")
+
+    def grasps(self) -> GraspSet | None:
+        """The listed set."""
+        return self._grasps
+
+    def rowCount(self) -> int:
+        """Number of listed candidates."""
+        return self._table.rowCount()
+
+    def currentRow(self) -> int:
+        """Current row, -1 when none."""
+        return self._table.currentRow()
+
+    def selectCandidate(self, row: int) -> None:
+        """Make ``row`` current (emits :attr:`candidateSelected`)."""
+        self._table.setCurrentCell(row, 0)
+
+    def table(self) -> QtWidgets.QTableWidget:
+        """The table (for tests and keyboard focus)."""
+        return self._table

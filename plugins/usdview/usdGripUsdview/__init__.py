@@ -1,0 +1,60 @@
+"""usdview plugin container: the Grippers menu of usdgrip.
+
+usdview finds this module through Plug (``plugInfo.json`` beside this
+package declares ``usdGripUsdview.GrippersPluginContainer`` deriving from
+``pxr.Usdviewq.plugin.PluginContainer``), imports it by name (so its parent
+directory must be on PYTHONPATH; ``usdgrip env`` prints the lines) and calls
+``registerPlugins`` then ``configureView``. Commands import usdgrip lazily,
+on first use, through ``deferredImport`` so usdview starts as fast as before.
+"""
+
+from __future__ import annotations
+
+from pxr import Tf
+from pxr.Usdviewq.plugin import PluginContainer
+
+MENU = "Grippers"
+#: objectName of the checkable QAction (the command reads its state from it).
+OVERLAYS_VISIBLE_ACTION = "usdgripOverlaysVisible"
+
+#: (callback in .commands, menu label, tooltip, separator before). Registered as
+#: "Grippers.<callback>"; usdview refuses ALL plugins on a duplicate name.
+COMMANDS = (
+    ("validateStage", "Validate Stage", "Run the usdgrip rules on the whole stage", False),
+    ("validateSelection", "Validate Selection", "Run the rules on the selected prims", False),
+    ("showSlots", "Show Slots", "Overlay the grasp slots of the selected objects", True),
+    ("sampleSlotGrasps", "Sample Slot Grasps…", "Sample grasp poses from the slots", False),
+    ("planGrasps", "Plan Grasps…", "Plan grasp candidates for the selected object", False),
+    ("exportGrasps", "Export Grasps…", "Write the shown grasps as Isaac-Grasp YAML", False),
+    ("clearOverlays", "Clear Overlays", "Remove every usdgrip overlay (session layer)", True),
+    ("toggleOverlays", "Overlays visible", "Show or hide the usdgrip overlays", False),
+)
+
+
+class GrippersPluginContainer(PluginContainer):
+    """Registers the Grippers commands and builds their menu."""
+
+    def registerPlugins(self, plugRegistry, usdviewApi):
+        """Register one command plugin per entry of :data:`COMMANDS`."""
+        commands = self.deferredImport(".commands")
+        self._commands = [
+            plugRegistry.registerCommandPlugin(
+                f"{MENU}.{name}", label, getattr(commands, name), description
+            )
+            for name, label, description, _ in COMMANDS
+        ]
+
+    def configureView(self, plugRegistry, plugUIBuilder):
+        """Build the one Grippers menu from :data:`COMMANDS`."""
+        menu = plugUIBuilder.findOrCreateMenu(MENU)
+        for (name, _, _, separator), command in zip(COMMANDS, self._commands, strict=True):
+            if separator:
+                menu.addSeparator()
+            action = menu.addItem(command)
+            if name == "toggleOverlays":
+                action.setObjectName(OVERLAYS_VISIBLE_ACTION)
+                action.setCheckable(True)
+                action.setChecked(True)
+
+
+Tf.Type.Define(GrippersPluginContainer)

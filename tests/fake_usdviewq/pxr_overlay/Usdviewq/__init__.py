@@ -1,0 +1,1 @@
+"""Stand-in ``pxr.Usdviewq``: only the plugin API the Grippers container uses."""
