@@ -1,0 +1,653 @@
+"""Grasp planning: request in, ranked and collision-checked Isaac-Grasp candidates out.
+
+:func:`plan_grasps` reads the object (a USD asset and prim) and every gripper
+(a USD asset and the prim of its gripper site), proposes candidates with the
+backends that apply, drops the ones that do not fit or collide, ranks them and
+returns a :class:`~usdgrip.contracts.GraspPlanningResult`.
+
+Pipeline for each gripper, in request order:
+
+1. Proposals (``generation_method``):
+
+   - ``antipodal``: :func:`usdgrip.antipodal.sample_antipodal_grasps` on the
+     object's ``UsdGeom.Mesh`` surface (all meshes under the object prim);
+     width = contact width; score = antipodality and width margin.
+   - ``slots``: every valid GripperSlot of the object sampled on its own with
+     :func:`usdgrip.sampling.sample_gripper_groups` (a grouped slot becomes a
+     single-gripper grasp too); the slot target frame is already a GraspGenX
+     grasp frame (X span/closing, Z forward/approach); width = the site's
+     max opening; score = ``1 - |s|/up_range - |θ|/slot_input_angle`` (1 at
+     the slot centre, untilted; 0 at a corner of the range).
+
+2. Fit: candidates wider than the site's max opening are dropped.
+3. Collision (:mod:`usdgrip.collision`): the open gripper at the grasp pose
+   against the object and the scene obstacles; then the retreat check (the
+   object attached to the gripper, moved back along -approach by
+   ``retreat_distance``). Each candidate records the exclusions its checks used.
+4. Rank by score (ties by candidate id), keep ``max_candidates_per_gripper``.
+
+Frames: poses are ``T_M_G`` with M the object prim's world frame with its
+scale removed (:func:`usdgrip.frames.compute_rigid_part`), in metres; so
+``metadata.pose_frame`` is the object prim path. The gripper's own world pose
+in its file is irrelevant: only the geometry relative to the site's grasp
+frame is used.
+
+Candidate ids: ``g_<h>_antipodal_<n>`` and ``g_<h>_slots_<slot>_<n>``, with
+``<h>`` the first 8 hex digits of SHA-256 over the gripper's asset path (as
+given) and prim path, and ``<n>`` the proposal's index in its backend's output.
+They do not depend on the collision outcome, the ranking or the truncation,
+so an id names the same proposal in every later stage; the same request and
+seed give the same ids and poses.
+
+Randomness: one ``numpy.random.Generator`` per (seed, gripper, method), from
+``SeedSequence([seed, h, method index])``; backends never share a stream.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from usdgrip.contracts import (
+    GraspCandidate,
+    GraspPlanningMetadata,
+    GraspPlanningRequest,
+    GraspPlanningResult,
+    GripperRef,
+)
+from usdgrip.errors import GripperError
+from usdgrip.frames import Mat4, Poses, compute_quaternion_wxyz, compute_rigid_part
+
+#: Backends, in the order they run for each gripper.
+METHODS = ("antipodal", "slots")
+#: Proposals generated per kept candidate, so that collisions still leave enough.
+OVERSAMPLE = 3
+#: Default retreat distance along -approach, metres.
+DEFAULT_RETREAT_DISTANCE = 0.1
+#: Default opening kept free beyond the contact width (antipodal), metres.
+DEFAULT_CLEARANCE = 0.005
+#: Upper bound on proposals per backend and gripper (memory and time guard).
+MAX_PROPOSALS = 20_000
+
+Progress = Callable[[str, float], None]
+"""``progress(message, fraction_done)``; fraction in [0, 1]."""
+
+
+@dataclass
+class _Proposals:
+    """Candidates of one gripper before ranking (arrays aligned on axis 0)."""
+
+    ids: list[str] = field(default_factory=list)
+    methods: list[str] = field(default_factory=list)
+    poses: list[Mat4] = field(default_factory=list)  # T_M_G
+    widths: list[float] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+
+    def extend(self, ids, method, poses, widths, scores) -> None:
+        self.ids.extend(ids)
+        self.methods.extend([method] * len(ids))
+        self.poses.extend(np.asarray(poses, dtype=np.float64).reshape(-1, 4, 4))
+        self.widths.extend(float(w) for w in widths)
+        self.scores.extend(float(s) for s in scores)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def keep(self, mask: Sequence[bool]) -> _Proposals:
+        kept = _Proposals()
+        for i, flag in enumerate(mask):
+            if flag:
+                kept.ids.append(self.ids[i])
+                kept.methods.append(self.methods[i])
+                kept.poses.append(self.poses[i])
+                kept.widths.append(self.widths[i])
+                kept.scores.append(self.scores[i])
+        return kept
+
+    @property
+    def pose_array(self) -> Poses:
+        return np.array(self.poses, dtype=np.float64).reshape(-1, 4, 4)
+
+
+@dataclass(frozen=True)
+class ObjectData:
+    """What the planner needs from the object asset (world metres unless said)."""
+
+    prim_path: str
+    world_frame: Mat4
+    """Frame M: the object prim's world transform with scale removed (4, 4)."""
+    vertices: np.ndarray | None
+    """(V, 3) surface vertices in M, or ``None`` without a mesh."""
+    faces: np.ndarray | None
+    mesh_paths: tuple[str, ...]
+    slots: tuple[Any, ...]
+    """GripperSlots of the object (world snapshots)."""
+    notes: tuple[str, ...]
+    """Why a backend cannot use the object (no mesh, bad slots...)."""
+
+
+def compute_gripper_key(gripper: GripperRef) -> str:
+    """8 hex digits naming ``gripper`` in candidate ids (SHA-256 of asset path and prim path)."""
+    text = f"{gripper.asset_path}\n{gripper.prim_path}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def _make_rng(seed: int, key: str, method: str) -> np.random.Generator:
+    entropy = [int(seed), int(key, 16), METHODS.index(method)]
+    return np.random.default_rng(np.random.SeedSequence(entropy))
+
+
+def _id_part(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name) or "_"
+
+
+def parse_methods(text: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """Parse ``"antipodal,slots"`` (or a sequence) into known method names; ``None`` stays None.
+
+    Raises:
+        ValueError: an unknown or repeated method, or an empty list.
+    """
+    if text is None:
+        return None
+    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text)]
+    names = [n for n in names if n]
+    if not names:
+        raise ValueError(
+            f"no method given; expected a comma-separated list of {', '.join(METHODS)}"
+        )
+    for name in names:
+        if name not in METHODS:
+            raise ValueError(f"unknown method {name!r}; expected one of {', '.join(METHODS)}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"method list {','.join(names)} repeats a method")
+    return tuple(names)
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def read_object(
+    asset_path: str | Path, prim_path: str, *, need_mesh: bool, check_closed: bool
+) -> ObjectData:
+    """Read the object prim: frame M, its surface mesh in M, and its slots.
+
+    Args:
+        asset_path: USD file.
+        prim_path: object prim.
+        need_mesh: raise when there is no mesh (instead of noting it).
+        check_closed: raise when the mesh is not closed and manifold.
+
+    Raises:
+        GripperError: unreadable file, missing prim, no mesh (``need_mesh``),
+            a mesh that does not bound a solid (``check_closed``), malformed slots.
+    """
+    from usdgrip.usd_geometry import check_manifold, read_object_mesh
+    from usdgrip.usd_io import (
+        compute_world_transform,
+        get_prim,
+        open_stage,
+        read_gripper_slots,
+    )
+
+    stage = open_stage(asset_path)
+    prim = get_prim(stage, prim_path)
+    frame = compute_rigid_part(compute_world_transform(prim))
+    notes: list[str] = []
+    vertices = faces = None
+    mesh_paths: tuple[str, ...] = ()
+    try:
+        mesh = read_object_mesh(prim, frame="world")
+    except GripperError as exc:
+        if need_mesh:
+            raise GripperError(f"{asset_path}: {exc}") from None
+        notes.append(f"object has no mesh: {exc}")
+    else:
+        problems = check_manifold(mesh)
+        if problems and check_closed:
+            raise GripperError(
+                f"{asset_path}: the object mesh does not bound a solid (antipodal grasps and "
+                f"inside tests need one): {'; '.join(problems)}"
+            )
+        notes.extend(f"object mesh: {p}" for p in problems)
+        inverse = np.linalg.inv(frame)
+        vertices = mesh.vertices @ inverse[:3, :3].T + inverse[:3, 3]
+        faces = np.asarray(mesh.faces, dtype=np.int64)
+        mesh_paths = mesh.source_paths
+    slots = tuple(read_gripper_slots(prim))
+    return ObjectData(
+        prim_path=str(prim.GetPath()),
+        world_frame=frame,
+        vertices=vertices,
+        faces=faces,
+        mesh_paths=mesh_paths,
+        slots=slots,
+        notes=tuple(notes),
+    )
+
+
+def read_gripper(gripper: GripperRef):
+    """Open the gripper asset and read its site (a :class:`~usdgrip.model.GripperSite`).
+
+    Raises:
+        GripperError: unreadable file, missing prim, or the prim is not a gripper
+            site (the message lists the sites the file has).
+    """
+    from usdgrip.usd_io import (
+        compute_site_markers,
+        get_prim,
+        iter_site_prims,
+        open_stage,
+        read_gripper_site,
+    )
+
+    stage = open_stage(gripper.asset_path)
+    prim = get_prim(stage, gripper.prim_path)
+    markers = compute_site_markers(prim)
+    if not markers:
+        sites = ", ".join(f"<{p.GetPath()}>" for p, _ in iter_site_prims(stage)) or "none"
+        raise GripperError(
+            f"{gripper.asset_path}: <{gripper.prim_path}> is not a gripper site (no "
+            f"GripperSiteAPI, socketType, maxOpening or axis curves); sites in this file: {sites}"
+        )
+    return read_gripper_site(prim, markers)
+
+
+# --- backends ----------------------------------------------------------------------------------
+
+
+def propose_antipodal(
+    obj: ObjectData,
+    max_opening: float,
+    *,
+    count: int,
+    rng: np.random.Generator,
+    key: str,
+    clearance: float = DEFAULT_CLEARANCE,
+    pad_width: float | None = None,
+) -> tuple[list[str], Poses, np.ndarray, np.ndarray]:
+    """Antipodal proposals in M: (ids, poses (N, 4, 4), widths (N,), scores (N,))."""
+    from usdgrip.antipodal import sample_antipodal_grasps
+
+    grasps = sample_antipodal_grasps(
+        obj.vertices,
+        obj.faces,
+        max_opening,
+        rng=rng,
+        count=count,
+        clearance=clearance,
+        pad_width=pad_width,
+    )
+    ids = [f"g_{key}_antipodal_{i:04d}" for i in range(len(grasps.widths))]
+    return ids, grasps.poses, grasps.widths, grasps.scores
+
+
+def compute_slot_scores(offsets, tilts_deg, up_range: float, angle_deg: float) -> np.ndarray:
+    """Slot ranking score in [0, 1]: 1 at the slot centre untilted, minus the used fraction.
+
+    ``1 - 0.5 |s| / (R/2) - 0.5 |θ| / (a/2)``; a zero angle range counts as untilted.
+    """
+    s = np.abs(np.asarray(offsets, dtype=np.float64)) / max(up_range / 2.0, 1e-300)
+    t = np.abs(np.asarray(tilts_deg, dtype=np.float64))
+    t = t / (angle_deg / 2.0) if angle_deg > 0 else np.zeros_like(t)
+    return np.clip(1.0 - 0.5 * s - 0.5 * t, 0.0, 1.0)
+
+
+def propose_slots(
+    obj: ObjectData, max_opening: float, *, count: int, seed: int, key: str
+) -> tuple[list[str], Poses, np.ndarray, np.ndarray, list[str]]:
+    """Slot proposals in M: (ids, poses, widths, scores, notes about skipped slots)."""
+    from usdgrip.sampling import check_slot, sample_gripper_groups
+
+    usable = []
+    notes = []
+    for slot in obj.slots:
+        problems = check_slot(slot)
+        if problems:
+            notes.append(f"slot {slot.name!r} skipped: {'; '.join(str(p) for p in problems)}")
+        else:
+            usable.append(slot)
+    ids: list[str] = []
+    poses: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
+    if not usable:
+        return ids, np.zeros((0, 4, 4)), np.zeros(0), np.zeros(0), notes
+    per_slot = max(1, math.ceil(count / len(usable)))
+    inverse = np.linalg.inv(obj.world_frame)
+    seeds = np.random.SeedSequence([int(seed), int(key, 16), METHODS.index("slots")]).spawn(
+        len(usable)
+    )
+    for slot, child in zip(usable, seeds, strict=True):
+        slot_seed = int(child.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+        samples = sample_gripper_groups([slot], ee_ids=(0,), count=per_slot, seed=slot_seed)
+        world = samples.poses[:, 0]
+        poses.append(inverse @ world)
+        scores.append(
+            compute_slot_scores(
+                samples.offsets[:, 0], samples.tilts_deg[:, 0], slot.up_range, slot.slot_input_angle
+            )
+        )
+        name = _id_part(slot.name)
+        ids.extend(f"g_{key}_slots_{name}_{i:04d}" for i in range(per_slot))
+    pose_array = np.concatenate(poses)
+    return ids, pose_array, np.full(len(ids), float(max_opening)), np.concatenate(scores), notes
+
+
+# --- collision -------------------------------------------------------------------------------
+
+
+def read_scene(scene: Any):
+    """A :class:`~usdgrip.collision.CollisionScene` from ``None``, a scene, or a USD file path.
+
+    Raises:
+        GripperError: the scene file cannot be opened or read.
+        TypeError: ``scene`` is of another type.
+    """
+    from usdgrip.collision import CollisionScene
+
+    if scene is None:
+        return CollisionScene()
+    if isinstance(scene, CollisionScene):
+        return scene
+    if isinstance(scene, str | Path):
+        from usdgrip.usd_io import open_stage
+
+        return CollisionScene.from_usd(open_stage(scene))
+    raise TypeError(
+        f"scene is {type(scene).__name__}; expected None, a CollisionScene or a USD file path"
+    )
+
+
+def read_gripper_model(gripper: GripperRef, site):
+    """The gripper's collision model: its meshes when the asset has any, else the proxy.
+
+    Meshes and Cube/Sphere/Cylinder/Capsule prims under the site's top-level
+    ancestor (e.g. ``/Gripper`` for ``/Gripper/tcp``) are the gripper geometry
+    (``UsdPhysics.CollisionAPI`` prims only when any has it; guide curves are
+    skipped); a prim whose name contains ``finger`` is a finger. Without any,
+    the proxy of :meth:`usdgrip.collision.GripperCollisionModel.proxy` (two
+    finger boxes and a palm from the max opening and pad width) is used.
+    """
+    from usdgrip.collision import GripperCollisionModel
+    from usdgrip.usd_geometry import read_collision_shapes
+    from usdgrip.usd_io import get_prim, open_stage
+
+    stage = open_stage(gripper.asset_path)
+    root = get_prim(stage, "/" + gripper.prim_path.strip("/").split("/")[0])
+    shapes = read_collision_shapes(root)
+    return GripperCollisionModel.from_site(site, shapes or None)
+
+
+def _describe_exclusion(exclusion, scene, model) -> str:
+    subject = scene.name_of(exclusion.subject) if exclusion.subject in scene else "?"
+    if exclusion.kind == "robot":
+        index = int(exclusion.partner)
+        name = model.names[index] if 0 <= index < model.shape_count else "?"
+        partner = f"{index}:{name}"
+    else:
+        partner = scene.name_of(exclusion.partner) if exclusion.partner in scene else "?"
+    return f"{exclusion.kind}({subject}, {partner})"
+
+
+def _top_contacts(contacts, mask, limit: int = 2) -> str:
+    counts: dict[str, int] = {}
+    for contact, flag in zip(contacts, mask, strict=True):
+        if flag and contact is not None:
+            text = contact.describe()
+            counts[text] = counts.get(text, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    return "; ".join(f"{text} ×{n}" for text, n in ranked)
+
+
+# --- orchestration -----------------------------------------------------------------------------
+
+
+def _available_methods(obj: ObjectData) -> tuple[str, ...]:
+    methods = []
+    if obj.vertices is not None:
+        methods.append("antipodal")
+    if obj.slots:
+        methods.append("slots")
+    return tuple(methods)
+
+
+def plan_grasps(
+    request: GraspPlanningRequest,
+    scene: Any = None,
+    *,
+    methods: str | Sequence[str] | None = None,
+    support: str | None = None,
+    retreat_distance: float = DEFAULT_RETREAT_DISTANCE,
+    retreat_steps: int = 5,
+    clearance: float = DEFAULT_CLEARANCE,
+    progress: Progress | None = None,
+) -> GraspPlanningResult:
+    """Plan collision-checked grasp candidates for every gripper of ``request``.
+
+    Args:
+        request: object, grippers (in output order), candidate limit and seed.
+        scene: obstacles around the object: ``None`` (the object alone), a
+            :class:`~usdgrip.collision.CollisionScene` (the object is added for
+            the run and removed afterwards), or a USD file path read with
+            :meth:`CollisionScene.from_usd`. Must not contain the object itself.
+        methods: backends to run (``"antipodal,slots"`` or a sequence); ``None``
+            runs every backend that applies (antipodal when the object has a
+            mesh, slots when it has GripperSlots).
+        support: name (prim path) of the scene obstacle the object rests on; the
+            retreat check ignores object-support contact while the object still
+            rests there.
+        retreat_distance: metres to move back along -approach with the object (> 0).
+        retreat_steps: poses sampled along the retreat (>= 1).
+        clearance: antipodal opening kept free beyond the contact width, metres.
+        progress: optional ``progress(message, fraction)`` callback.
+
+    Returns:
+        The result: entries best-first per gripper, grippers in request order;
+        ``metadata.warnings`` says what was skipped and why nothing survived.
+
+    Raises:
+        GripperError: unreadable object or gripper file, missing prim, a gripper
+            prim that is not a site, an object without a mesh when antipodal is
+            required (explicitly, or because it has no slots either), or a mesh
+            that does not bound a solid when antipodal runs.
+        ValueError: bad ``methods``, ``support``, distances or counts.
+    """
+    import usdgrip
+    from usdgrip.collision import Shape
+
+    started = time.perf_counter()
+    report = progress or (lambda message, fraction: None)
+    requested = parse_methods(methods)
+    if not (math.isfinite(retreat_distance) and retreat_distance > 0):
+        raise ValueError(f"retreat distance is {retreat_distance!r} m; expected a finite value > 0")
+    if not (math.isfinite(clearance) and clearance >= 0):
+        raise ValueError(f"clearance is {clearance!r} m; expected a finite value >= 0")
+    geometry = request.object.geometry
+    report(f"reading object {geometry}", 0.0)
+    antipodal_needed = requested is not None and "antipodal" in requested
+    obj = read_object(
+        geometry.asset_path,
+        geometry.prim_path,
+        need_mesh=antipodal_needed,
+        check_closed=requested is None or antipodal_needed,
+    )
+    if requested is None and not _available_methods(obj):
+        raise GripperError(
+            f"{geometry.asset_path}: <{obj.prim_path}> has no mesh and no GripperSlots; nothing "
+            f"to plan from ({'; '.join(obj.notes)})"
+        )
+    chosen = requested if requested is not None else _available_methods(obj)
+    warnings: list[str] = [f"object {geometry}: {note}" for note in obj.notes]
+    if requested is None and "antipodal" not in chosen:
+        warnings.append(f"object {geometry}: antipodal skipped (no mesh)")
+    # Read every gripper first: a bad gripper file fails before any work.
+    sites = []
+    for gripper in request.grippers:
+        report(f"reading gripper {gripper}", 0.02)
+        sites.append(read_gripper(gripper))
+    collision_scene = read_scene(scene)
+    support_id = collision_scene.find(support) if support is not None else None
+    object_id = None
+    if obj.vertices is not None:
+        object_id = collision_scene.add_obstacle(
+            Shape.mesh(obj.vertices, obj.faces, name=obj.prim_path),
+            obj.world_frame,
+            name=obj.prim_path,
+        )
+    grasps: dict[str, GraspCandidate] = {}
+    budget = request.max_candidates_per_gripper
+    proposal_count = min(MAX_PROPOSALS, OVERSAMPLE * budget)
+    models_used = []
+    try:
+        for index, (gripper, site) in enumerate(zip(request.grippers, sites, strict=True)):
+            share = 0.05 + 0.95 * index / len(sites)
+            step = 0.95 / len(sites)
+            label = f"gripper {gripper}"
+            for note in site.warnings:
+                warnings.append(f"{label}: site: {note}")
+            if site.grasp_frame is None:
+                warnings.append(f"{label}: skipped: the site has no usable forward axis")
+                continue
+            opening = site.max_opening
+            if opening is None or not (math.isfinite(opening) and opening > 0):
+                warnings.append(
+                    f"{label}: skipped: max opening is {opening!r}; expected a finite value > 0 m"
+                )
+                continue
+            model = read_gripper_model(gripper, site)
+            models_used.append(model.source)
+            key = compute_gripper_key(gripper)
+            proposals = _Proposals()
+            pad = site.grip_line.length if site.grip_line is not None else None
+            pad = pad if pad is not None and 0 < pad < opening else None
+            for method in chosen:
+                report(f"{label}: {method} proposals", share)
+                if method == "antipodal":
+                    if obj.vertices is None:
+                        warnings.append(f"{label}: antipodal: object has no mesh")
+                        continue
+                    ids, poses, widths, scores = propose_antipodal(
+                        obj,
+                        opening,
+                        count=proposal_count,
+                        rng=_make_rng(request.seed, key, method),
+                        key=key,
+                        clearance=clearance,
+                        pad_width=pad,
+                    )
+                else:
+                    if not obj.slots:
+                        warnings.append(f"{label}: slots: object has no GripperSlots")
+                        continue
+                    ids, poses, widths, scores, notes = propose_slots(
+                        obj, opening, count=proposal_count, seed=request.seed, key=key
+                    )
+                    warnings.extend(f"{label}: slots: {n}" for n in notes)
+                if not ids:
+                    warnings.append(f"{label}: {method} produced no proposals")
+                    continue
+                proposals.extend(ids, method, poses, widths, scores)
+            if not len(proposals):
+                continue
+            fits = np.array(proposals.widths) <= opening * (1 + 1e-9)
+            if not fits.all():
+                warnings.append(
+                    f"{label}: {int((~fits).sum())} proposals wider than max opening "
+                    f"{opening:g} m dropped"
+                )
+                proposals = proposals.keep(fits)
+            report(
+                f"{label}: grasp-pose collision check ({len(proposals)} poses)", share + step / 3
+            )
+            world = obj.world_frame @ proposals.pose_array
+            hit = collision_scene.check_gripper(model, world)
+            grasp_exclusions = [
+                _describe_exclusion(e, collision_scene, model) for e in hit.exclusions_used
+            ]
+            if hit.collides.any():
+                warnings.append(
+                    f"{label}: {int(hit.collides.sum())} of {len(proposals)} proposals collide at "
+                    f"the grasp pose ({_top_contacts(hit.first_contact, hit.collides)})"
+                )
+            free = ~hit.collides
+            proposals = proposals.keep(free)
+            world = world[free]
+            per_pose_exclusions: list[list[str]] = [list(grasp_exclusions) for _ in proposals.ids]
+            if object_id is not None and len(proposals):
+                report(
+                    f"{label}: retreat check ({len(proposals)} poses, {retreat_distance:g} m)",
+                    share + 2 * step / 3,
+                )
+                retreat = collision_scene.check_retreat(
+                    model,
+                    world,
+                    object_id,
+                    retreat_distance,
+                    steps=retreat_steps,
+                    support_id=support_id,
+                )
+                if retreat.collides.any():
+                    warnings.append(
+                        f"{label}: {int(retreat.collides.sum())} of {len(proposals)} proposals "
+                        f"collide while retreating {retreat_distance:g} m "
+                        f"({_top_contacts(retreat.first_contact, retreat.collides)})"
+                    )
+                for row, used in enumerate(retreat.exclusions_used):
+                    per_pose_exclusions[row].extend(
+                        _describe_exclusion(e, collision_scene, model) for e in used
+                    )
+                keep = ~retreat.collides
+                per_pose_exclusions = [
+                    e for e, k in zip(per_pose_exclusions, keep, strict=True) if k
+                ]
+                proposals = proposals.keep(keep)
+            if not len(proposals):
+                warnings.append(f"{label}: no candidate survived the fit and collision checks")
+                continue
+            order = sorted(
+                range(len(proposals)), key=lambda i: (-proposals.scores[i], proposals.ids[i])
+            )
+            order = order[:budget]
+            poses = proposals.pose_array[order]
+            quaternions = compute_quaternion_wxyz(poses)
+            for row, i in enumerate(order):
+                cid = proposals.ids[i]
+                grasps[cid] = GraspCandidate(
+                    candidate_id=cid,
+                    gripper=gripper,
+                    confidence=float(proposals.scores[i]),
+                    generation_method=proposals.methods[i],
+                    position=tuple(float(v) for v in poses[row, :3, 3]),
+                    orientation={
+                        "w": float(quaternions[row, 0]),
+                        "xyz": tuple(float(v) for v in quaternions[row, 1:]),
+                    },
+                    width=float(proposals.widths[i]),
+                    exclusions=tuple(dict.fromkeys(per_pose_exclusions[i])),
+                )
+    finally:
+        if object_id is not None:
+            collision_scene.remove(object_id)
+    report("done", 1.0)
+    mode = (
+        f"methods={','.join(chosen)}; proposals_per_method={proposal_count}; "
+        f"clearance_m={clearance:g}; retreat_m={retreat_distance:g}; "
+        f"retreat_steps={retreat_steps}; gripper_models={','.join(models_used) or 'none'}; "
+        f"scene_obstacles={len(collision_scene.obstacle_ids)}; support={support or 'none'}"
+    )
+    metadata = GraspPlanningMetadata(
+        upstream_revision=f"usdgrip {usdgrip.__version__}",
+        seed=request.seed,
+        runtime_seconds=time.perf_counter() - started,
+        pose_frame=obj.prim_path,
+        generation_mode=mode,
+        warnings=tuple(warnings),
+    )
+    return GraspPlanningResult(grasps=grasps, metadata=metadata)
