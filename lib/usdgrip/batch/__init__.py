@@ -11,7 +11,7 @@ the rows with a summary. ``usdgrip batch validate|plan`` is its CLI.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,12 +65,15 @@ class BatchResult:
         return 0 if self.summary["ok"] == self.summary["files"] else 1
 
 
-def find_batch_files(root: str | Path, pattern: str = DEFAULT_GLOB) -> list[tuple[str, Path]]:
+def find_batch_files(
+    root: str | Path, pattern: str = DEFAULT_GLOB, exclude: Iterable[str | Path] = ()
+) -> list[tuple[str, Path]]:
     """Files under ``root`` matching ``pattern``, sorted, as ``(key, absolute path)``.
 
     ``key`` is the path relative to ``root`` with ``/`` separators (the
     ``path`` of each result row), so results files move with the library.
-    A ``root`` that is a file is its own single match.
+    A ``root`` that is a file is its own single match. Files in ``exclude``
+    (such as the gripper assets of a planning run) are left out.
 
     Raises:
         ValueError: ``root`` does not exist, the pattern is invalid, or
@@ -85,8 +88,11 @@ def find_batch_files(root: str | Path, pattern: str = DEFAULT_GLOB) -> list[tupl
         raise ValueError(
             f"--glob {pattern!r}: expected a pattern relative to ROOT, e.g. '**/*.usd*'"
         )
+    skip = {Path(path).resolve() for path in exclude}
     try:
-        matches = sorted(path for path in root.glob(pattern) if path.is_file())
+        matches = sorted(
+            path for path in root.glob(pattern) if path.is_file() and path.resolve() not in skip
+        )
     except (ValueError, NotImplementedError) as exc:
         raise ValueError(f"--glob {pattern!r}: {exc}") from exc
     if not matches:
@@ -109,6 +115,7 @@ def run_batch(
     retry_failed: bool = False,
     on_start: Callable[[int], None] | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    exclude: Iterable[str | Path] = (),
 ) -> BatchResult:
     """Run ``job`` on every file under ``root`` and collect one row per file.
 
@@ -129,6 +136,7 @@ def run_batch(
         retry_failed: with ``resume``, run failed files again.
         on_start: called with the number of files to run, before the first.
         on_row: called with each new row as it completes.
+        exclude: files under ``root`` to leave out.
 
     Returns:
         The rows and summary; interrupted runs keep their finished rows in ``out``.
@@ -141,7 +149,7 @@ def run_batch(
         raise ValueError("--resume and --retry-failed need --out FILE (the results to resume)")
     if retry_failed and not resume:
         raise ValueError("--retry-failed only makes sense with --resume")
-    files = find_batch_files(root, glob)
+    files = find_batch_files(root, glob, exclude)
     owned = isinstance(executor, str)
     runner = make_executor(executor, jobs, timeout, scheduler) if owned else executor
     previous = read_results(out) if resume and out is not None else {}

@@ -208,3 +208,92 @@ def validate_file(
     counts = compute_counts([issue["severity"] for issue in issues])
     failed = any(counts.get(severity) for severity in FAILING_SEVERITIES)
     return {"status": "findings" if failed else "ok", "counts": counts, "issues": issues}
+
+
+def compute_output_path(path: str, root: str, out_dir: str) -> Path:
+    """Where :func:`plan_file` writes the grasps of ``path``: ``out_dir/<relative path>.yaml``.
+
+    The path relative to ``root`` keeps objects with the same name in
+    different folders apart; a file outside ``root`` uses its name.
+    """
+    file = Path(path)
+    try:
+        relative = file.resolve().relative_to(Path(root).resolve())
+    except ValueError:
+        relative = Path(file.name)
+    return Path(out_dir) / relative.with_suffix(".yaml")
+
+
+def plan_file(
+    path: str,
+    grippers: Sequence[Sequence[str]],
+    out_dir: str,
+    root: str | None = None,
+    max_candidates: int = 100,
+    seed: int = 0,
+    methods: str | None = None,
+) -> dict[str, Any]:
+    """Job: plan grasps for the object of one file and write its Isaac-Grasp file.
+
+    The object is the file's default prim (or its only root prim). The file
+    is written atomically by :func:`usdgrip.isaac_yaml.write_isaac_grasp` to
+    :func:`compute_output_path`.
+
+    Args:
+        path: USD file of the object.
+        grippers: ``[gripper file, site prim path]`` pairs, in request order.
+        out_dir: folder for the Isaac-Grasp files (created as needed).
+        root: library root the output layout mirrors (default: the file's folder).
+        max_candidates: candidates per gripper.
+        seed: planning seed.
+        methods: backends (``"antipodal,slots"``; None: all that apply).
+
+    Returns:
+        ``status`` ``ok`` (grasps written) or ``findings`` (none survived; the
+        file is still written with the reasons), ``counts`` (``warning``: the
+        result's warnings) and ``output`` (``file`` relative to ``out_dir``,
+        ``object``, ``grasps``, ``warnings``).
+
+    Raises:
+        GripperError: unreadable file, no default prim, or what
+            :func:`usdgrip.plan_grasps` raises for bad input.
+    """
+    from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
+    from usdgrip.errors import GripperError
+    from usdgrip.isaac_yaml import write_isaac_grasp
+    from usdgrip.planning import plan_grasps
+    from usdgrip.usd_io import open_stage
+
+    stage = open_stage(path)  # kept open: plan_grasps reuses the loaded layer
+    prim = stage.GetDefaultPrim()
+    if not prim:
+        roots = list(stage.GetPseudoRoot().GetChildren())
+        if len(roots) != 1:
+            names = ", ".join(str(p.GetPath()) for p in roots) or "none"
+            raise GripperError(
+                f"{path}: no defaultPrim to plan for (root prims: {names}); "
+                "author defaultPrim in the layer metadata"
+            )
+        prim = roots[0]
+    prim_path = str(prim.GetPath())
+    request = GraspPlanningRequest(
+        object=GraspObject(geometry=GeometryRef(asset_path=str(path), prim_path=prim_path)),
+        grippers=tuple(GripperRef(asset_path=file, prim_path=site) for file, site in grippers),
+        max_candidates_per_gripper=max_candidates,
+        seed=seed,
+    )
+    result = plan_grasps(request, methods=methods)
+    target = compute_output_path(path, root or str(Path(path).parent), out_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_isaac_grasp(result, target)
+    warnings = list(result.metadata.warnings)
+    return {
+        "status": "ok" if result.grasps else "findings",
+        "counts": {"warning": len(warnings)} if warnings else {},
+        "output": {
+            "file": target.relative_to(out_dir).as_posix(),
+            "object": prim_path,
+            "grasps": len(result.grasps),
+            "warnings": warnings,
+        },
+    }

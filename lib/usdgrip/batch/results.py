@@ -148,7 +148,7 @@ def format_summary(summary: Mapping[str, Any], problems: Iterable[Mapping[str, A
     lines = [
         f"files     {summary['files']:>7}   (ran {summary['ran']}, resumed {summary['resumed']})",
         f"ok        {summary['ok']:>7}",
-        f"failed    {summary['failed']:>7}   (files with failure or error issues)",
+        f"failed    {summary['failed']:>7}   (files with findings)",
         f"errors    {summary['errors']:>7}   (error {summary['error']}, "
         f"timeout {summary['timeout']}, crashed {summary['crashed']})",
     ]

@@ -177,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
     if args.batch_action is None:
         raise ValueError("expected an action: usdgrip batch validate|plan ROOT (see --help)")
     params: dict[str, Any]
+    exclude: list[str] = []
     if args.batch_action == "validate":
         job = VALIDATE_JOB
         params = {"rules": args.rule} if args.rule else {}
@@ -191,6 +192,7 @@ def run(args: argparse.Namespace) -> int:
             "max_candidates": args.max_candidates,
             "seed": args.seed,
         }
+        exclude = [file for file, _ in params["grippers"]]  # grippers are not objects
     progress: Progress | None = None
 
     def on_start(total: int) -> None:
@@ -215,6 +217,7 @@ def run(args: argparse.Namespace) -> int:
             retry_failed=args.retry_failed,
             on_start=on_start,
             on_row=on_row,
+            exclude=exclude,
         )
     finally:
         if progress is not None:
