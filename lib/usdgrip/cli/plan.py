@@ -1,0 +1,207 @@
+"""``usdgrip plan OBJECT_FILE --object PRIM --gripper FILE:/Site ... -o grasps.yaml``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from pydantic import ValidationError
+
+NAME = "plan"
+ORDER = 40
+HELP = "plan collision-checked grasps for grippers on an object (Isaac-Grasp YAML)"
+DESCRIPTION = """Plan grasp candidates for one object and one or more gripper sites, and write
+them as an extended Isaac-Grasp YAML file (readable by Isaac Sim's grasp importer and
+GraspGen's loader). Backends: antipodal (on the object's meshes) and slots (its
+GripperSlots); --method defaults to every backend that applies. Candidates that do not
+fit the gripper, collide at the grasp pose, or collide while retreating with the object
+are dropped; the rest are ranked best-first per gripper. Poses are T_M_G: the grasp
+frame G (+X closing, +Z approach) in the object prim's frame, metres.
+
+Example:
+  usdgrip plan examples/mug.usda --object /Mug --gripper examples/gripper.usda:/Gripper/tcp \\
+      -o out/mug_grasps.yaml
+
+Exit 0 grasps found; 1 none survived (the file is still written, with the reasons in
+metadata.warnings); 2 bad input (unreadable file, missing prim, no mesh, a mesh that
+is not closed, a gripper prim that is not a site, bad --gripper syntax)."""
+
+#: Candidates per gripper printed after planning (``--show``).
+DEFAULT_SHOW = 3
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="OBJECT_FILE", help="USD file holding the object")
+    parser.add_argument("--object", required=True, metavar="PRIM", help="object prim, e.g. /Mug")
+    parser.add_argument(
+        "--gripper",
+        required=True,
+        action="append",
+        metavar="FILE:/SITE",
+        help="gripper file and site prim, e.g. examples/gripper.usda:/Gripper/tcp (repeatable; "
+        "output order)",
+    )
+    parser.add_argument(
+        "--max-candidates",
+        type=int,
+        default=100,
+        metavar="N",
+        help="candidates kept per gripper (default 100)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--method",
+        metavar="LIST",
+        help="comma-separated backends: antipodal,slots (default: every one that applies)",
+    )
+    parser.add_argument(
+        "--scene", metavar="SCENE_FILE", help="USD file of obstacles around the object"
+    )
+    parser.add_argument(
+        "--support",
+        metavar="PRIM",
+        help="scene prim the object rests on (ignored while the object still rests on it)",
+    )
+    parser.add_argument(
+        "--retreat",
+        type=float,
+        default=0.1,
+        metavar="METRES",
+        help="retreat distance along -approach with the object (default 0.1)",
+    )
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="YAML", help="output Isaac-Grasp YAML file"
+    )
+    parser.add_argument(
+        "--show",
+        type=int,
+        default=DEFAULT_SHOW,
+        metavar="N",
+        help=f"best candidates printed per gripper (default {DEFAULT_SHOW}; 0 for none)",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="print nothing but errors (for scripts)"
+    )
+
+
+def parse_gripper(text: str):
+    """Parse ``FILE:/Site/Path`` into a :class:`~usdgrip.contracts.GripperRef`.
+
+    The split is at the last ``:`` followed by ``/``, so Windows drive letters work.
+
+    Raises:
+        ValueError: no ``:/`` separator, an empty file or a bad prim path.
+    """
+    from usdgrip.contracts import GripperRef
+
+    cut = text.rfind(":/")
+    if cut <= 0:
+        raise ValueError(
+            f"--gripper {text!r}: expected FILE:/Site/Path, e.g. examples/gripper.usda:/Gripper/tcp"
+        )
+    asset, prim = text[:cut], text[cut + 1 :]
+    try:
+        return GripperRef(asset_path=os.path.normpath(asset), prim_path=prim)
+    except ValidationError as exc:
+        raise ValueError(f"--gripper {text!r}: {_first_error(exc)}") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    message = err["msg"].removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
+
+
+class _ProgressBar:
+    """One self-overwriting stderr line; silent when disabled."""
+
+    def __init__(self, stream: TextIO, enabled: bool) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.width = 0
+
+    def __call__(self, message: str, fraction: float) -> None:
+        if not self.enabled:
+            return
+        filled = round(20 * max(0.0, min(1.0, fraction)))
+        line = f"[{'#' * filled}{'.' * (20 - filled)}] {100 * fraction:3.0f}% {message}"[:110]
+        self.stream.write("\r" + line.ljust(self.width))
+        self.stream.flush()
+        self.width = len(line)
+
+    def close(self) -> None:
+        if self.enabled and self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    from usdgrip.cli import EXIT_FINDINGS, EXIT_OK
+    from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest
+    from usdgrip.isaac_yaml import write_isaac_grasp
+    from usdgrip.planning import parse_methods, plan_grasps
+
+    grippers = [parse_gripper(text) for text in args.gripper]
+    methods = parse_methods(args.method)
+    output = Path(args.output)
+    if output.is_dir():
+        raise ValueError(f"-o {output}: is a directory; expected a YAML file path")
+    if not output.parent.is_dir():
+        raise ValueError(f"-o {output}: folder {output.parent} does not exist; create it first")
+    try:
+        request = GraspPlanningRequest(
+            object=GraspObject(
+                geometry=GeometryRef(asset_path=os.path.normpath(args.file), prim_path=args.object)
+            ),
+            grippers=grippers,
+            max_candidates_per_gripper=args.max_candidates,
+            seed=args.seed,
+        )
+    except ValidationError as exc:
+        raise ValueError(f"bad request: {_first_error(exc)}") from None
+    bar = _ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
+    try:
+        result = plan_grasps(
+            request,
+            scene=args.scene,
+            methods=methods,
+            support=args.support,
+            retreat_distance=args.retreat,
+            progress=bar,
+        )
+    finally:
+        bar.close()
+    write_isaac_grasp(result, output)
+    if not args.quiet:
+        print_summary(result, output, max(0, args.show), sys.stdout)
+        for warning in result.metadata.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+    return EXIT_OK if result.grasps else EXIT_FINDINGS
+
+
+def print_summary(result, output: Path, show: int, stream: TextIO) -> None:
+    """Print what was written and the best ``show`` candidates of each gripper."""
+    grippers = result.grippers
+    stream.write(
+        f"wrote {output}: {len(result.grasps)} candidate(s) for {len(grippers)} gripper(s) "
+        f"in {result.metadata.runtime_seconds:.2f} s (pose frame {result.metadata.pose_frame}, "
+        "metres)\n"
+    )
+    for gripper in grippers:
+        candidates = result.get_candidates(gripper)
+        stream.write(f"  {gripper}: {len(candidates)} candidate(s)\n")
+        for c in candidates[:show]:
+            position = ", ".join(f"{v:+.3f}" for v in c.position)
+            q = c.orientation
+            quat = f"{q.w:+.3f}, " + ", ".join(f"{v:+.3f}" for v in q.xyz)
+            width = f" width {c.width:.3f}" if c.width is not None else ""
+            stream.write(
+                f"    {c.candidate_id}  {c.confidence:.3f}  {c.generation_method:<9} "
+                f"p=({position}) q=({quat}){width}\n"
+            )
+    if not result.grasps:
+        stream.write("  no candidate survived; see the warnings\n")
