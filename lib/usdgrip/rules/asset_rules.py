@@ -1,0 +1,56 @@
+"""GA rules: the asset as a whole (composition)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from pxr import Pcp
+
+from usdgrip.rules.engine import Finding, StageContext, rule
+
+_UNRESOLVED = {
+    Pcp.ErrorType_InvalidAssetPath: "reference or payload",
+    Pcp.ErrorType_InvalidSublayerPath: "sublayer",
+}
+_ASSET = re.compile(r"@([^@]+)@")
+_ARC = re.compile(r"for (reference|payload) introduced by")
+
+
+@rule(
+    "GA.001",
+    "asset-unresolved",
+    "error",
+    scope="stage",
+    title="Asset paths resolve",
+    summary=(
+        "Every reference, payload and sublayer must resolve; otherwise validation of "
+        "that part of the asset is incomplete."
+    ),
+    message="{prim}: a reference, payload or sublayer cannot be resolved.",
+    tags=("asset",),
+)
+def check_asset_unresolved(context: StageContext) -> Iterator[Finding]:
+    """GA.001: composition errors for asset paths that cannot be opened, naming the path."""
+    seen: set[tuple[str, str]] = set()
+    for error in context.stage.GetCompositionErrors():
+        kind = _UNRESOLVED.get(error.errorType)
+        if kind is None:
+            continue
+        text = " ".join(str(error).split())
+        match = _ASSET.search(text)
+        asset = match.group(1) if match else "?"
+        arc = _ARC.search(text)
+        if arc:
+            kind = arc.group(1)
+        prim = str(error.rootSite.path) if kind != "sublayer" else "/"
+        if (prim, asset) in seen:
+            continue
+        seen.add((prim, asset))
+        where = "the whole stage" if prim == "/" else f"prims at and under <{prim}>"
+        yield Finding(
+            f"{kind} @{asset}@ cannot be resolved ({text}); validation of {where} is "
+            "incomplete: prims it should bring (e.g. geometry under an undefined `over`) are "
+            "missing. Fix the asset path or make the file available",
+            prim=prim,
+        )

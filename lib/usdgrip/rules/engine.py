@@ -1,0 +1,759 @@
+"""The validation engine: rule records, issues, fixes, one traversal per stage.
+
+A rule is a frozen :class:`Rule` record plus one check function, registered
+by the :func:`rule` decorator into :data:`RULES` (keyed by code). Rules have
+a *scope*: ``site`` rules receive a :class:`SiteContext` (one gripper site),
+``slot`` rules a :class:`SlotContext` (one object prim carrying grasp slots),
+``stage`` rules the stage. A check function yields :class:`Finding` values;
+the engine turns them into :class:`Issue` records carrying the rule's code,
+name and severity.
+
+:func:`validate` walks the stage ONCE. Which prims any rule cares about is
+decided with as few Python calls per prim as possible: the text of the used
+layers tells which discovery markers can occur at all (a layer that never
+mentions ``lambdasim`` cannot give a prim LambdaSim records), and only the
+per-prim queries those markers need are made. Candidates are then checked
+with the exact discovery of :func:`usdgrip.usd_io.compute_site_markers`.
+:func:`check_prim` and :func:`check_stage_level` are the same code for one
+prim or one stage (the NVIDIA and UsdValidation adapters call them).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pxr import Sdf, Usd
+
+from usdgrip import usd_io
+from usdgrip.lambdasim import CUSTOM_DATA_PATH, RecordProblem, SlotRecord
+from usdgrip.model import GripperSite
+
+SEVERITIES = ("failure", "error", "warning", "info")
+"""Severities, most serious first. ``failure`` and ``error`` make a report not ok."""
+BLOCKING = frozenset({"failure", "error"})
+SCOPES = ("site", "slot", "stage")
+
+DEFAULT_PARAMS: dict[str, float] = {
+    # GR.006: forward vs grip line may deviate this many degrees from 90°.
+    "orthogonality_tolerance_deg": 10.0,
+    # GR.009: warn when grip line length >= ratio * max opening.
+    "grip_line_meaning_ratio": 1.0,
+    # GS.001: forward vs span_axis may deviate this many degrees from 90°.
+    "slot_perpendicular_tolerance_deg": 1.0,
+    # GS.003: slot_input_angle must lie in [min, max] degrees.
+    "slot_input_angle_min_deg": 0.0,
+    "slot_input_angle_max_deg": 360.0,
+}
+"""Documented tolerances (``docs/validation.md``); override with ``params=`` or ``--param``."""
+
+PARAM_DOCS: dict[str, str] = {
+    "orthogonality_tolerance_deg": "GR.006: allowed deviation of forward vs grip line from 90°",
+    "grip_line_meaning_ratio": "GR.009: warn when grip line length >= ratio x max opening",
+    "slot_perpendicular_tolerance_deg": "GS.001: allowed forward vs span_axis deviation from 90°",
+    "slot_input_angle_min_deg": "GS.003: smallest allowed slot_input_angle (degrees)",
+    "slot_input_angle_max_deg": "GS.003: largest allowed slot_input_angle (degrees)",
+}
+
+_REPO_DOCS = Path(__file__).resolve().parents[3] / "docs" / "rules"
+
+
+def get_docs_dir() -> Path:
+    """Directory of the rule docs: ``docs/rules`` of a checkout or ``usdgrip/share/docs/rules``."""
+    shared = Path(__file__).resolve().parents[1] / "share" / "docs" / "rules"
+    return shared if shared.is_dir() else _REPO_DOCS
+
+
+# --- records ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fix:
+    """An additive, unambiguous repair: apply an API schema or author a missing value.
+
+    ``apply(target)`` authors into ``target``: an ``Sdf.Layer`` of the prim's
+    stage (root or session layer...) or a ``Usd.EditTarget``. A fix never
+    renames or removes anything.
+    """
+
+    description: str
+    """One line saying what the fix authors, naming prim and attribute."""
+    stage: Usd.Stage = field(repr=False, compare=False)
+    author: Callable[[Usd.Stage], None] = field(repr=False, compare=False)
+    """Authors the change on the stage's current edit target."""
+
+    def apply(self, target: Sdf.Layer | Usd.EditTarget | None = None) -> str:
+        """Author the fix into ``target`` (default: the root layer) and return the description.
+
+        Raises:
+            ValueError: ``target`` is not a layer of the prim's stage.
+        """
+        if target is None:
+            target = self.stage.GetRootLayer()
+        edit_target = target if isinstance(target, Usd.EditTarget) else Usd.EditTarget(target)
+        if not edit_target.IsValid() or not self.stage.HasLocalLayer(edit_target.GetLayer()):
+            layer = edit_target.GetLayer()
+            raise ValueError(
+                f"cannot apply fix ({self.description}): layer "
+                f"{layer.identifier if layer else None} is not in the local layer stack of "
+                f"{self.stage.GetRootLayer().identifier}; pass its root or session layer"
+            )
+        with Usd.EditContext(self.stage, edit_target):
+            self.author(self.stage)
+        return self.description
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One finding of one rule on one prim."""
+
+    code: str
+    rule: str
+    """Kebab-case rule name, e.g. ``gripper-grip-line``."""
+    severity: str
+    prim: str
+    """Prim path (``/`` for stage-level findings)."""
+    message: str
+    fixes: tuple[Fix, ...] = ()
+
+    @property
+    def fixable(self) -> bool:
+        """True when at least one additive fix is available."""
+        return bool(self.fixes)
+
+    def describe(self) -> str:
+        """One line: ``GR.004 failure </Gripper/tcp>: message``."""
+        return f"{self.code} {self.severity} <{self.prim}>: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready mapping (``fixes`` as their descriptions)."""
+        return {
+            "code": self.code,
+            "rule": self.rule,
+            "severity": self.severity,
+            "prim": self.prim,
+            "message": self.message,
+            "fixable": self.fixable,
+            "fixes": [f.description for f in self.fixes],
+        }
+
+
+class Finding(NamedTuple):
+    """What a check function yields; the engine adds code, name and severity."""
+
+    message: str
+    fixes: tuple[Fix, ...] = ()
+    prim: str | None = None
+    """Prim path when not the context's prim."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A validation rule: metadata plus one check function."""
+
+    code: str
+    name: str
+    severity: str
+    scope: str
+    title: str
+    summary: str
+    message: str
+    """Generic message template (``{prim}`` placeholder) used by adapters as requirement text."""
+    tags: tuple[str, ...]
+    check: Callable[..., Iterable[Finding]] = field(repr=False, compare=False)
+    version: str = "1.0.0"
+    compatibility: str = "open-usd"
+
+    @property
+    def validator(self) -> str:
+        """``CheckPrim`` for site/slot rules, ``CheckStage`` for stage rules."""
+        return "CheckStage" if self.scope == "stage" else "CheckPrim"
+
+    @property
+    def doc_path(self) -> Path:
+        """Path of the rule's markdown doc (``docs/rules/<CODE>.md``)."""
+        return get_docs_dir() / f"{self.code}.md"
+
+    @property
+    def doc(self) -> str:
+        """The rule's markdown doc (summary only when the doc is not installed)."""
+        try:
+            return self.doc_path.read_text(encoding="utf-8")
+        except OSError:
+            return f"# {self.name}\n\n{self.code} ({self.severity})\n\n{self.summary}\n"
+
+    def make_issue(self, prim: str, message: str, fixes: tuple[Fix, ...] = ()) -> Issue:
+        """An :class:`Issue` of this rule."""
+        return Issue(self.code, self.name, self.severity, prim, message, tuple(fixes))
+
+
+RULES: dict[str, Rule] = {}
+"""Every registered rule, keyed by code (``GR.003``)."""
+
+
+def rule(
+    code: str,
+    name: str,
+    severity: str,
+    *,
+    scope: str,
+    title: str,
+    summary: str,
+    message: str,
+    tags: Sequence[str] = (),
+) -> Callable[[Callable[..., Iterable[Finding]]], Callable[..., Iterable[Finding]]]:
+    """Register the decorated check function as rule ``code`` in :data:`RULES`.
+
+    Raises:
+        ValueError: duplicate code or name, unknown severity or scope.
+    """
+    if severity not in SEVERITIES:
+        raise ValueError(f"rule {code}: severity {severity!r}; expected one of {SEVERITIES}")
+    if scope not in SCOPES:
+        raise ValueError(f"rule {code}: scope {scope!r}; expected one of {SCOPES}")
+
+    def register(check: Callable[..., Iterable[Finding]]) -> Callable[..., Iterable[Finding]]:
+        if code in RULES:
+            raise ValueError(f"rule code {code} registered twice")
+        if any(r.name == name for r in RULES.values()):
+            raise ValueError(f"rule name {name} registered twice")
+        RULES[code] = Rule(code, name, severity, scope, title, summary, message, tuple(tags), check)
+        return check
+
+    return register
+
+
+# --- per-prim contexts --------------------------------------------------------
+
+
+@dataclass(eq=False)
+class SiteContext:
+    """One gripper site handed to ``site`` rules; the site is read once, lazily."""
+
+    prim: Usd.Prim
+    markers: tuple[str, ...]
+    params: Mapping[str, float]
+
+    @cached_property
+    def path(self) -> str:
+        """Prim path as text."""
+        return str(self.prim.GetPath())
+
+    @cached_property
+    def site(self) -> GripperSite:
+        """The site as :func:`usdgrip.usd_io.read_gripper_site` reads it."""
+        return usd_io.read_gripper_site(self.prim, self.markers)
+
+    @property
+    def declared(self) -> bool:
+        """GripperSiteAPI or socketType = "Gripper" marks the site."""
+        return any(m in _DECLARING_MARKERS for m in self.markers)
+
+    @property
+    def editable(self) -> bool:
+        """False for instance proxies (no fix can be authored there)."""
+        return not self.prim.IsInstanceProxy()
+
+
+_DECLARING_MARKERS = frozenset({usd_io.SITE_API, "socketType", "socketType(misspelt)"})
+
+
+@dataclass(frozen=True)
+class SlotEntry:
+    """One slot of an object prim, values as authored (local frame)."""
+
+    name: str
+    source: str
+    """``schema`` or ``lambdasim``."""
+    center: Any
+    forward: Any
+    span_axis: Any
+    up_range: Any
+    slot_input_angle: Any
+    lr: Any
+    """Raw: ``left``/``right`` token (schema) or the record's LR number."""
+    group: str
+    version: int | None = None
+    record_index: int | None = None
+
+    @property
+    def label(self) -> str:
+        """``slot 'left_edge'`` or ``record [0] 'handle'``."""
+        if self.source == "schema":
+            return f"slot {self.name!r} (GripperSlotAPI)"
+        return f"slot {self.name!r} (lambdasim gripper_slots[{self.record_index}])"
+
+
+@dataclass(eq=False)
+class SlotContext:
+    """One object prim carrying GripperSlotAPI instances and/or LambdaSim records."""
+
+    prim: Usd.Prim
+    params: Mapping[str, float]
+
+    @cached_property
+    def path(self) -> str:
+        """Prim path as text."""
+        return str(self.prim.GetPath())
+
+    @cached_property
+    def instance_names(self) -> list[str]:
+        """GripperSlotAPI instance names in authoring order."""
+        return usd_io.list_slot_instances(self.prim)
+
+    @cached_property
+    def _records(self) -> tuple[list[SlotRecord], list[RecordProblem]]:
+        return usd_io.read_slot_records(self.prim)
+
+    @property
+    def records(self) -> list[SlotRecord]:
+        """LambdaSim records that parsed."""
+        return self._records[0]
+
+    @property
+    def record_problems(self) -> list[RecordProblem]:
+        """LambdaSim records (or the whole value) that did not parse."""
+        return self._records[1]
+
+    @cached_property
+    def valid_instance_names(self) -> list[str]:
+        """Instance names USD can use as a property namespace."""
+        valid = []
+        for name in self.instance_names:
+            try:
+                usd_io.check_slot_instance_name(name)
+            except ValueError:
+                continue
+            valid.append(name)
+        return valid
+
+    @cached_property
+    def slots(self) -> list[SlotEntry]:
+        """Schema slots (valid names) then records whose name no schema slot uses."""
+        entries = [self._schema_entry(name) for name in self.valid_instance_names]
+        taken = {e.name for e in entries}
+        for r in self.records:
+            if r.name in taken:
+                continue
+            entries.append(
+                SlotEntry(
+                    r.name,
+                    "lambdasim",
+                    r.center,
+                    r.forward,
+                    r.span_axis,
+                    r.up_range,
+                    r.slot_input_angle,
+                    r.lr,
+                    r.group,
+                    r.version,
+                    r.index,
+                )
+            )
+        return entries
+
+    def _schema_entry(self, name: str) -> SlotEntry:
+        def get(prop: str) -> Any:
+            attr = self.prim.GetAttribute(usd_io.get_slot_attribute_name(name, prop))
+            return attr.Get() if attr else None
+
+        return SlotEntry(
+            name,
+            "schema",
+            get("center"),
+            get("forward"),
+            get("spanAxis"),
+            get("upRange"),
+            get("slotInputAngle"),
+            get("lr"),
+            str(get("groupName") or ""),
+        )
+
+
+# --- the traversal -------------------------------------------------------------
+
+_API_TOKENS = (usd_io.SITE_API.encode(), usd_io.SLOT_API.encode())
+_HINT_TOKENS = {
+    "api": _API_TOKENS,
+    "props": (b"socketType", b"maxOpening"),
+    "children": tuple(
+        n.encode() for n in (usd_io.FORWARD_AXIS_NAMES[0], usd_io.GRIP_LINE_NAMES[0])
+    ),
+    "custom": (CUSTOM_DATA_PATH.split(":")[0].encode(),),
+}
+_SITE_PROPS = frozenset((*usd_io.SOCKET_TYPE_ATTRS, *usd_io.MAX_OPENING_ATTRS))
+_MARKER_CHILDREN = frozenset((usd_io.FORWARD_AXIS_NAMES[0], usd_io.GRIP_LINE_NAMES[0]))
+_SLOT_PREFIX = f"{usd_io.SLOT_API}:"
+
+
+def _layer_text(layer: Sdf.Layer) -> bytes | None:
+    """Text of a layer for marker hints, or ``None`` when unknown (binary layers)."""
+    if layer.anonymous or layer.dirty:
+        return layer.ExportToString().encode()
+    real = layer.realPath
+    if not real:
+        return None
+    try:
+        with open(real, "rb") as handle:
+            head = handle.read(6)
+            if head != b"#usda ":
+                return None  # crate or package: no cheap text, query every prim
+            return head + handle.read()
+    except OSError:
+        return None
+
+
+def compute_marker_hints(stage: Usd.Stage) -> frozenset[str]:
+    """Which kinds of discovery markers can occur on ``stage`` (``api``, ``props``, ...).
+
+    A kind whose tokens appear in no used layer cannot mark any prim, so the
+    traversal skips its per-prim query. Binary layers enable every kind.
+    """
+    kinds: set[str] = set()
+    for layer in stage.GetUsedLayers():
+        text = _layer_text(layer)
+        if text is None:
+            return frozenset(_HINT_TOKENS)
+        for kind, tokens in _HINT_TOKENS.items():
+            if kind not in kinds and any(t in text for t in tokens):
+                kinds.add(kind)
+        if len(kinds) == len(_HINT_TOKENS):
+            break
+    return frozenset(kinds)
+
+
+def iter_candidates(
+    stage: Usd.Stage, hints: frozenset[str] | None = None
+) -> Iterator[tuple[Usd.Prim, tuple[str, ...], bool]]:
+    """Yield ``(prim, site_markers, has_slots)`` for every prim a site or slot rule applies to.
+
+    One traversal (instance proxies and prims under undefined ``over`` included).
+    Site markers are computed exactly as :func:`usdgrip.usd_io.compute_site_markers`
+    does; the cheap per-prim tests only select the prims to compute them for.
+    """
+    hints = compute_marker_hints(stage) if hints is None else hints
+    use_api = "api" in hints
+    use_props = "props" in hints
+    use_children = "children" in hints
+    use_custom = "custom" in hints
+    if not (use_api or use_props or use_children or use_custom):
+        return
+    # path -> [prim, maybe_site, maybe_slot]; parents found via a child keep traversal order
+    found: dict[Sdf.Path, list] = {}
+    for prim in stage.Traverse(usd_io.TRAVERSAL):
+        maybe_site = maybe_slot = False
+        if use_api:
+            schemas = prim.GetAppliedSchemas()
+            if schemas:
+                for schema in schemas:
+                    if schema == usd_io.SITE_API:
+                        maybe_site = True
+                    elif schema.startswith(_SLOT_PREFIX):
+                        maybe_slot = True
+        if (
+            use_props
+            and not maybe_site
+            and not _SITE_PROPS.isdisjoint(prim.GetAuthoredPropertyNames())
+        ):
+            maybe_site = True
+        if use_custom and prim.HasCustomDataKey(CUSTOM_DATA_PATH):
+            maybe_slot = True
+        if use_children and prim.GetName() in _MARKER_CHILDREN:
+            parent = prim.GetParent()
+            entry = found.get(parent.GetPath())
+            if entry is None:
+                found[parent.GetPath()] = [parent, True, False]
+            else:
+                entry[1] = True
+        if maybe_site or maybe_slot:
+            entry = found.get(prim.GetPath())
+            if entry is None:
+                found[prim.GetPath()] = [prim, maybe_site, maybe_slot]
+            else:
+                entry[1] |= maybe_site
+                entry[2] |= maybe_slot
+    for prim, maybe_site, maybe_slot in found.values():
+        markers = usd_io.compute_site_markers(prim) if maybe_site else ()
+        if markers or maybe_slot:
+            yield prim, markers, maybe_slot
+
+
+def _prim_has_slots(prim: Usd.Prim) -> bool:
+    return bool(usd_io.list_slot_instances(prim)) or (
+        prim.GetCustomDataByKey(CUSTOM_DATA_PATH) is not None
+    )
+
+
+# --- running rules -------------------------------------------------------------
+
+
+def select_rules(rules: Iterable[str | Rule] | None = None) -> list[Rule]:
+    """Resolve codes (or names, or Rule records) to rules, in code order.
+
+    Raises:
+        ValueError: an unknown code, listing the valid codes.
+    """
+    if rules is None:
+        return [RULES[c] for c in sorted(RULES)]
+    by_name = {r.name: r for r in RULES.values()}
+    selected: dict[str, Rule] = {}
+    for item in [rules] if isinstance(rules, str | Rule) else rules:
+        if isinstance(item, Rule):
+            found = item
+        else:
+            key = str(item).strip()
+            found = RULES.get(key.upper()) or by_name.get(key.lower())
+        if found is None:
+            raise ValueError(f"unknown rule {item!r}; expected one of: {', '.join(sorted(RULES))}")
+        selected[found.code] = found
+    return [selected[c] for c in sorted(selected)]
+
+
+def resolve_params(params: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """:data:`DEFAULT_PARAMS` overridden by ``params``.
+
+    Raises:
+        ValueError: an unknown name (listing valid ones) or a value that is not a finite number.
+    """
+    resolved = dict(DEFAULT_PARAMS)
+    for name, value in (params or {}).items():
+        if name not in DEFAULT_PARAMS:
+            raise ValueError(
+                f"unknown parameter {name!r}; expected one of: {', '.join(sorted(DEFAULT_PARAMS))}"
+            )
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        if not math.isfinite(number):
+            raise ValueError(f"parameter {name} is {value!r}; expected a finite number")
+        resolved[name] = number
+    return resolved
+
+
+def _run(rule_: Rule, context: Any, prim_path: str) -> list[Issue]:
+    try:
+        return [
+            rule_.make_issue(f.prim or prim_path, f.message, f.fixes) for f in rule_.check(context)
+        ]
+    except Exception as exc:  # a crashing rule must not stop the run: report it
+        return [
+            Issue(
+                rule_.code,
+                rule_.name,
+                "error",
+                prim_path,
+                f"rule {rule_.code} ({rule_.name}) crashed on this prim: "
+                f"{type(exc).__name__}: {exc}; the prim was not fully checked for this rule",
+            )
+        ]
+
+
+def _check_candidate(
+    prim: Usd.Prim,
+    markers: tuple[str, ...],
+    has_slots: bool,
+    site_rules: Sequence[Rule],
+    slot_rules: Sequence[Rule],
+    params: Mapping[str, float],
+) -> list[Issue]:
+    issues: list[Issue] = []
+    path = str(prim.GetPath())
+    if markers and site_rules:
+        site_context = SiteContext(prim, markers, params)
+        for r in site_rules:
+            issues.extend(_run(r, site_context, path))
+    if has_slots and slot_rules:
+        slot_context = SlotContext(prim, params)
+        for r in slot_rules:
+            issues.extend(_run(r, slot_context, path))
+    return issues
+
+
+def _split(rules: Sequence[Rule]) -> tuple[list[Rule], list[Rule], list[Rule]]:
+    return (
+        [r for r in rules if r.scope == "site"],
+        [r for r in rules if r.scope == "slot"],
+        [r for r in rules if r.scope == "stage"],
+    )
+
+
+def check_prim(
+    prim: Usd.Prim,
+    rules: Iterable[str | Rule] | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> list[Issue]:
+    """Run the site and slot rules that apply to one prim (the adapters' entry point).
+
+    A prim that is neither a site (SPEC §2 markers) nor carries slots yields
+    no issues. Stage-level rules are not run here (see :func:`check_stage_level`).
+
+    Raises:
+        ValueError: an unknown rule code or parameter.
+    """
+    site_rules, slot_rules, _ = _split(select_rules(rules))
+    resolved = resolve_params(params)
+    markers = usd_io.compute_site_markers(prim) if site_rules else ()
+    has_slots = bool(slot_rules) and _prim_has_slots(prim)
+    if not markers and not has_slots:
+        return []
+    return _check_candidate(prim, markers, has_slots, site_rules, slot_rules, resolved)
+
+
+def check_stage_level(
+    stage: Usd.Stage,
+    rules: Iterable[str | Rule] | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> list[Issue]:
+    """Run the stage-scope rules (GA.001) on ``stage``.
+
+    Raises:
+        ValueError: an unknown rule code or parameter.
+    """
+    _, _, stage_rules = _split(select_rules(rules))
+    resolved = resolve_params(params)
+    issues: list[Issue] = []
+    context = StageContext(stage, resolved)
+    for r in stage_rules:
+        issues.extend(_run(r, context, "/"))
+    return issues
+
+
+@dataclass(eq=False)
+class StageContext:
+    """The stage handed to ``stage`` rules."""
+
+    stage: Usd.Stage
+    params: Mapping[str, float]
+
+
+_SEVERITY_ORDER = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+@dataclass
+class Report:
+    """Issues found on one stage, with counts, fixes and JSON output."""
+
+    stage: Usd.Stage | None
+    issues: list[Issue]
+    rules: tuple[str, ...] = ()
+    """Codes of the rules that ran."""
+    params: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Number of issues per severity (every severity present, possibly 0)."""
+        counts = dict.fromkeys(SEVERITIES, 0)
+        for issue in self.issues:
+            counts[issue.severity] += 1
+        return counts
+
+    @property
+    def ok(self) -> bool:
+        """True when no issue is a failure or an error (warnings and infos never fail)."""
+        return not any(i.severity in BLOCKING for i in self.issues)
+
+    @property
+    def fixable(self) -> list[Issue]:
+        """Issues that carry at least one fix."""
+        return [i for i in self.issues if i.fixes]
+
+    def apply_fixes(self, layer: Sdf.Layer | None = None) -> list[str]:
+        """Apply every available fix into ``layer`` (default: the stage's root layer).
+
+        Fixes only add (apply an API schema, author a missing value). The
+        layer is edited in memory; saving it is the caller's choice.
+
+        Returns:
+            One description per change made, in issue order.
+
+        Raises:
+            ValueError: no stage, or ``layer`` is not in the stage's local layer stack.
+        """
+        if self.stage is None:
+            raise ValueError("report has no stage to fix")
+        target = self.stage.GetRootLayer() if layer is None else layer
+        changed: list[str] = []
+        seen: set[str] = set()
+        with Sdf.ChangeBlock():
+            for issue in self.issues:
+                for fix in issue.fixes:
+                    if fix.description in seen:
+                        continue
+                    seen.add(fix.description)
+                    changed.append(fix.apply(target))
+        return changed
+
+    def to_dict(self, path: str | None = None) -> dict[str, Any]:
+        """``{"path", "issues": [...], "summary": {...}}`` for one file."""
+        return {
+            "path": path if path is not None else _stage_path(self.stage),
+            "ok": self.ok,
+            "issues": [i.to_dict() for i in self.issues],
+            "summary": self.counts,
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The report as JSON text (one file entry of ``usdgrip validate --format json``)."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+
+def _stage_path(stage: Usd.Stage | None) -> str:
+    if stage is None:
+        return ""
+    layer = stage.GetRootLayer()
+    return layer.realPath or layer.identifier
+
+
+def sort_issues(issues: Iterable[Issue]) -> list[Issue]:
+    """Stage issues first, then by prim path, severity and code (deterministic output)."""
+    return sorted(
+        issues, key=lambda i: (i.prim != "/", i.prim, _SEVERITY_ORDER[i.severity], i.code)
+    )
+
+
+def validate(
+    stage_or_path: Usd.Stage | str | Path,
+    rules: Iterable[str | Rule] | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> Report:
+    """Validate a stage (or a USD file) against the usdgrip rules in one traversal.
+
+    Args:
+        stage_or_path: an open stage, or a path opened with :func:`usdgrip.usd_io.open_stage`.
+        rules: codes (``"GR.003"``) or names to run; ``None`` runs every rule.
+        params: overrides of :data:`DEFAULT_PARAMS`.
+
+    Returns:
+        A :class:`Report`; issues sorted by prim path (stage-level first).
+
+    Raises:
+        StageOpenError: the path cannot be opened as USD.
+        ValueError: an unknown rule code or parameter (listing the valid ones).
+    """
+    selected = select_rules(rules)
+    resolved = resolve_params(params)
+    stage = (
+        stage_or_path if isinstance(stage_or_path, Usd.Stage) else usd_io.open_stage(stage_or_path)
+    )
+    site_rules, slot_rules, stage_rules = _split(selected)
+    issues: list[Issue] = []
+    context = StageContext(stage, resolved)
+    for r in stage_rules:
+        issues.extend(_run(r, context, "/"))
+    if site_rules or slot_rules:
+        hints = compute_marker_hints(stage)
+        if not slot_rules:
+            hints = hints - {"custom"}
+        for prim, markers, has_slots in iter_candidates(stage, hints):
+            issues.extend(
+                _check_candidate(
+                    prim, markers, has_slots and bool(slot_rules), site_rules, slot_rules, resolved
+                )
+            )
+    return Report(stage, sort_issues(issues), tuple(r.code for r in selected), resolved)

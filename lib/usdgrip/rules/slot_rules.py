@@ -1,0 +1,248 @@
+"""GS rules: grasp slots (SPEC §3, seed 003).
+
+Slots come from the schema (``GripperSlotAPI:<name>``, canonical) and from
+LambdaSim records (``customData["lambdasim"]["gripper_slots"]``); a record
+whose name a schema slot already uses is ignored, as the readers do. Values
+are checked as authored; schema attributes that are not authored take the
+schema's documented fallback.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from usdgrip import usd_io
+from usdgrip.model import LR_TOKENS
+from usdgrip.rules.engine import Finding, SlotContext, SlotEntry, rule
+
+
+def _vector(value: Any) -> tuple[float, ...] | None:
+    """3 floats, or ``None`` when ``value`` is not a 3-vector."""
+    if value is None:
+        return None
+    try:
+        items = tuple(float(c) for c in value)
+    except (TypeError, ValueError):
+        return None
+    return items if len(items) == 3 else None
+
+
+def _norm(v: tuple[float, ...]) -> float:
+    return math.sqrt(sum(c * c for c in v))
+
+
+def _field(slot: SlotEntry, schema: str, record: str) -> str:
+    return schema if slot.source == "schema" else record
+
+
+@rule(
+    "GS.001",
+    "slot-axes",
+    "failure",
+    scope="slot",
+    title="Slot axes",
+    summary=(
+        "A slot's forward and span_axis must be non-zero, finite and perpendicular "
+        "(within the tolerance)."
+    ),
+    message="Object {prim}: a slot's forward/span_axis is degenerate or not perpendicular.",
+    tags=("slots",),
+)
+def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
+    """GS.001: forward and span_axis non-zero, finite, perpendicular within tolerance."""
+    tolerance = context.params["slot_perpendicular_tolerance_deg"]
+    for slot in context.slots:
+        vectors = {}
+        for key, value in (("forward", slot.forward), ("span_axis", slot.span_axis)):
+            name = _field(slot, "spanAxis" if key == "span_axis" else key, key)
+            v = _vector(value)
+            if v is None or not all(math.isfinite(c) for c in v):
+                yield Finding(f"{slot.label}: {name} is {value!r}; expected 3 finite numbers")
+            elif _norm(v) <= 1e-12:
+                yield Finding(
+                    f"{slot.label}: {name} is {list(v)} (zero); expected a non-zero vector"
+                )
+            else:
+                vectors[key] = v
+        if len(vectors) < 2:
+            continue
+        f, s = vectors["forward"], vectors["span_axis"]
+        cosine = abs(sum(a * b for a, b in zip(f, s, strict=True))) / (_norm(f) * _norm(s))
+        deviation = math.degrees(math.asin(min(1.0, cosine)))
+        if deviation > tolerance:
+            span = _field(slot, "spanAxis", "span_axis")
+            yield Finding(
+                f"{slot.label}: forward {list(f)} and {span} {list(s)} are "
+                f"{90.0 - deviation:.2f}° from parallel ({deviation:.2f}° off perpendicular); "
+                f"expected perpendicular within {tolerance:g}° (parameter "
+                "slot_perpendicular_tolerance_deg)"
+            )
+
+
+@rule(
+    "GS.002",
+    "slot-up-range",
+    "failure",
+    scope="slot",
+    title="Slot up range",
+    summary="A slot's up_range (total length along Up) must be finite and > 0 m.",
+    message="Object {prim}: a slot's up_range is not a finite value > 0 m.",
+    tags=("slots",),
+)
+def check_slot_up_range(context: SlotContext) -> Iterator[Finding]:
+    """GS.002: ``up_range`` finite > 0."""
+    for slot in context.slots:
+        value = slot.up_range
+        name = _field(slot, "upRange", "up_range")
+        if value is None:
+            yield Finding(f"{slot.label}: {name} has no value; expected a finite value > 0 m")
+            continue
+        number = float(value)
+        if not (math.isfinite(number) and number > 0):
+            yield Finding(f"{slot.label}: {name} is {number:g} m; expected a finite value > 0 m")
+
+
+@rule(
+    "GS.003",
+    "slot-input-angle",
+    "failure",
+    scope="slot",
+    title="Slot input angle",
+    summary="A slot's slot_input_angle (total tilt range) must be finite and in [0, 360] degrees.",
+    message="Object {prim}: a slot's slot_input_angle is not finite or outside [0, 360] degrees.",
+    tags=("slots",),
+)
+def check_slot_input_angle(context: SlotContext) -> Iterator[Finding]:
+    """GS.003: ``slot_input_angle`` finite within [min, max] degrees."""
+    low = context.params["slot_input_angle_min_deg"]
+    high = context.params["slot_input_angle_max_deg"]
+    for slot in context.slots:
+        value = slot.slot_input_angle
+        name = _field(slot, "slotInputAngle", "slot_input_angle")
+        number = math.nan if value is None else float(value)
+        if not (math.isfinite(number) and low <= number <= high):
+            yield Finding(
+                f"{slot.label}: {name} is {number:g}°; expected a finite value in "
+                f"[{low:g}, {high:g}] degrees"
+            )
+
+
+@rule(
+    "GS.004",
+    "slot-lr",
+    "failure",
+    scope="slot",
+    title="Slot LR",
+    summary='A slot\'s LR must be 0/1 (LambdaSim records) or "left"/"right" (schema).',
+    message="Object {prim}: a slot's LR is not 0/1 or left/right.",
+    tags=("slots",),
+)
+def check_slot_lr(context: SlotContext) -> Iterator[Finding]:
+    """GS.004: LR 0/1 in records, ``left``/``right`` token in the schema."""
+    for slot in context.slots:
+        if slot.source == "schema":
+            if slot.lr not in LR_TOKENS:
+                yield Finding(f'{slot.label}: lr is {slot.lr!r}; expected "left" or "right"')
+        elif slot.lr not in (0, 1):
+            yield Finding(f"{slot.label}: LR is {slot.lr!r}; expected 0 (left) or 1 (right)")
+
+
+@rule(
+    "GS.005",
+    "slot-instance-name",
+    "failure",
+    scope="slot",
+    title="Slot instance name",
+    summary=(
+        "A GripperSlotAPI instance name must be usable as a property namespace "
+        "(a USD identifier that is not a slot property name)."
+    ),
+    message="Object {prim}: a GripperSlotAPI instance name cannot be used as a namespace.",
+    tags=("slots",),
+)
+def check_slot_instance_name(context: SlotContext) -> Iterator[Finding]:
+    """GS.005: each instance name passes :func:`usdgrip.usd_io.check_slot_instance_name`."""
+    for name in context.instance_names:
+        try:
+            usd_io.check_slot_instance_name(name)
+        except ValueError as exc:
+            yield Finding(f"GripperSlotAPI:{name}: {exc}; this slot is not read")
+
+
+@rule(
+    "GS.006",
+    "slot-record-malformed",
+    "failure",
+    scope="slot",
+    title="LambdaSim slot records parse",
+    summary=(
+        "LambdaSim gripper_slots records must parse (valid JSON, every key present "
+        "with the right type)."
+    ),
+    message="Object {prim}: LambdaSim gripper_slots records do not parse.",
+    tags=("slots", "lambdasim"),
+)
+def check_slot_records(context: SlotContext) -> Iterator[Finding]:
+    """GS.006: one finding per record (or value) that does not parse, naming index and key."""
+    for problem in context.record_problems:
+        yield Finding(f"{problem.describe()}; this record is not read")
+
+
+@rule(
+    "GS.007",
+    "slot-record-legacy",
+    "info",
+    scope="slot",
+    title="Version-1 LambdaSim records",
+    summary="Version-1 records carry an `up` vector instead of up_range; run `usdgrip migrate`.",
+    message="Object {prim}: version-1 LambdaSim records; run `usdgrip migrate`.",
+    tags=("slots", "lambdasim", "migration"),
+)
+def check_slot_record_version(context: SlotContext) -> Iterator[Finding]:
+    """GS.007: records with ``version`` 1 (``up`` vector)."""
+    for record in context.records:
+        if record.version == 1:
+            yield Finding(
+                f"lambdasim gripper_slots[{record.index}] ({record.name!r}) is version 1 "
+                f"(`up` vector, read as up_range = 2|up| = {record.up_range:.4g} m); expected "
+                "version 2 with up_range (run `usdgrip migrate`)"
+            )
+
+
+@rule(
+    "GS.008",
+    "slot-group",
+    "warning",
+    scope="slot",
+    title="Slot groups",
+    summary=("A slot group should have at least two members, and its members should differ in LR."),
+    message="Object {prim}: a slot group has one member or members with the same LR.",
+    tags=("slots",),
+)
+def check_slot_group(context: SlotContext) -> Iterator[Finding]:
+    """GS.008: groups of one, and groups whose members share an LR."""
+    groups: dict[str, list[SlotEntry]] = defaultdict(list)
+    for slot in context.slots:
+        if slot.group:
+            groups[slot.group].append(slot)
+    for group, members in groups.items():
+        names = ", ".join(repr(m.name) for m in members)
+        if len(members) == 1:
+            yield Finding(
+                f"group {group!r} has one member ({names}); a group is sampled jointly with "
+                'other slots: add its partner slot or set its group name to "" (independent)'
+            )
+            continue
+        by_lr: dict[str, list[str]] = defaultdict(list)
+        for m in members:
+            token = m.lr if isinstance(m.lr, str) else (LR_TOKENS[m.lr] if m.lr in (0, 1) else m.lr)
+            by_lr[str(token)].append(m.name)
+        for lr, same in by_lr.items():
+            if len(same) > 1:
+                yield Finding(
+                    f"group {group!r}: slots {', '.join(map(repr, same))} all have LR {lr}; "
+                    "expected members of one group to differ (one left, one right)"
+                )
