@@ -65,10 +65,25 @@ class LocalExecutor:
         self.timeout = timeout
 
     def run(self, tasks: Iterable[Task]) -> Iterator[dict[str, Any]]:
-        """Yield one row per task, in completion order."""
+        """Yield one row per task, in completion order.
+
+        Raises:
+            OSError: a worker process could not start (a broken environment,
+                not a bad file).
+        """
         pending = deque(tasks)
-        idle = [WorkerProcess() for _ in range(min(self.jobs, len(pending)))]
+        starting: dict[Any, WorkerProcess] = {}
+        idle: list[WorkerProcess] = []
         busy: dict[Any, WorkerProcess] = {}
+
+        preload = pending[0].job if pending else None
+
+        def start_worker() -> None:
+            worker = WorkerProcess(preload)
+            starting[worker.connection] = worker
+
+        for _ in range(min(self.jobs, len(pending))):
+            start_worker()
         try:
             while pending or busy:
                 while idle and pending:
@@ -76,13 +91,20 @@ class LocalExecutor:
                     worker = idle.pop()
                     worker.send(task.key, task.path, task.job, task.params)
                     busy[worker.connection] = worker
-                for connection in wait(list(busy), timeout=self._wait_time(busy.values())):
+                ready = wait([*starting, *busy], timeout=self._wait_time(busy.values()))
+                for connection in ready:
+                    if connection in starting:
+                        worker = starting.pop(connection)
+                        worker.receive_ready()
+                        idle.append(worker)
+                        continue
                     worker = busy.pop(connection)
                     row = worker.receive()
                     if row["status"] == "crashed":
                         worker.close()
-                        worker = WorkerProcess()
-                    idle.append(worker)
+                        start_worker()
+                    else:
+                        idle.append(worker)
                     yield row
                 if self.timeout is not None:
                     now = time.perf_counter()
@@ -91,14 +113,15 @@ class LocalExecutor:
                             del busy[connection]
                             row = worker.kill_for_timeout(self.timeout)
                             worker.close()
-                            idle.append(WorkerProcess())
+                            start_worker()
                             yield row
         finally:
-            for worker in [*idle, *busy.values()]:
+            for worker in [*starting.values(), *idle, *busy.values()]:
                 worker.close()
 
     def _wait_time(self, workers: Iterable[WorkerProcess]) -> float | None:
-        if self.timeout is None:
+        workers = list(workers)
+        if self.timeout is None or not workers:
             return None
         now = time.perf_counter()
         return max(0.0, min(w.started + self.timeout - now for w in workers) + 0.001)
@@ -123,7 +146,9 @@ def run_in_sandbox(task: Task, timeout: float | None) -> dict[str, Any]:
     """
     worker: WorkerProcess | None = getattr(_SANDBOX, "worker", None)
     if worker is None or worker.process.poll() is not None:
-        worker = _SANDBOX.worker = WorkerProcess()
+        worker = WorkerProcess(task.job)
+        worker.wait_ready()
+        _SANDBOX.worker = worker
     worker.send(task.key, task.path, task.job, task.params)
     if worker.connection.poll(timeout):
         row = worker.receive()

@@ -38,6 +38,11 @@ VALIDATE_JOB = "usdgrip.batch.jobs:validate_file"
 PLAN_JOB = "usdgrip.batch.jobs:plan_file"
 
 Job = Callable[..., Mapping[str, Any]]
+#: Modules the shipped jobs import on first call; workers load them at start-up.
+JOB_IMPORTS = {
+    VALIDATE_JOB: ("usdgrip.rules",),
+    PLAN_JOB: ("usdgrip.planning", "usdgrip.isaac_yaml", "usdgrip.contracts"),
+}
 
 _JOB_CACHE: dict[str, Job] = {}
 
@@ -79,6 +84,16 @@ def resolve_job(spec: str) -> Job:
         raise ValueError(f"job {spec!r}: {module_name} has no function {func_name!r}")
     _JOB_CACHE[spec] = func
     return func
+
+
+def preload_job(spec: str) -> None:
+    """Import a job and the modules it uses, ignoring failures (each file reports its own)."""
+    try:
+        resolve_job(spec)
+        for module in JOB_IMPORTS.get(spec, ()):
+            importlib.import_module(module)
+    except (ImportError, ValueError):
+        pass
 
 
 def compute_file_facts(path: str | os.PathLike[str]) -> dict[str, Any]:

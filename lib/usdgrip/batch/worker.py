@@ -30,20 +30,29 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from usdgrip.batch.jobs import compute_file_facts, make_row, run_job
+from usdgrip.batch.jobs import compute_file_facts, make_row, preload_job, run_job
 
 _STDERR_TAIL = 800  # characters of a dead worker's stderr kept in its row
+_READY = "ready"
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 
 
 class WorkerProcess:
     """Parent-side handle of one worker process.
 
-    Send a task with :meth:`send`, wait on :attr:`connection` (it is readable
-    when the row is ready *or* the worker died), then call :meth:`receive`.
+    Args:
+        preload: job spec to import before the worker announces itself, so
+            the first file does not pay for the job's imports.
+
+    The worker announces itself once its imports are done: wait until
+    :attr:`connection` is readable and call :meth:`receive_ready` (or call
+    :meth:`wait_ready`). Then send a task with :meth:`send`, wait on
+    :attr:`connection` (readable when the row is ready *or* the worker died)
+    and call :meth:`receive`. The timeout clock of a task starts at
+    :meth:`send`, so a slow start-up never counts against a file.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, preload: str | None = None) -> None:
         task_read, task_write = os.pipe()
         row_read, row_write = os.pipe()
         # The worker's stderr (USD warnings, faulthandler dumps) goes to a private
@@ -54,7 +63,14 @@ class WorkerProcess:
         os.unlink(name)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "usdgrip.batch.worker", str(task_read), str(row_write)],
+                [
+                    sys.executable,
+                    "-m",
+                    "usdgrip.batch.worker",
+                    str(task_read),
+                    str(row_write),
+                    *([preload] if preload else []),
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=self._stderr,
@@ -67,6 +83,35 @@ class WorkerProcess:
         self.connection = Connection(row_read, writable=False)
         self.task: tuple[str, str, str, dict[str, Any]] | None = None
         self.started = 0.0
+
+    def receive_ready(self) -> None:
+        """Take the worker's start-up message.
+
+        Raises:
+            OSError: the worker died while starting (the message quotes its stderr).
+        """
+        try:
+            message = self.connection.recv()
+        except (EOFError, OSError):
+            message = None
+        if message != _READY:
+            self.kill()
+            code = self.process.returncode
+            raise OSError(
+                f"usdgrip batch worker process could not start (exit code {code}): "
+                f"{self._stderr_tail() or 'no output'}"
+            )
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Block until the worker has started.
+
+        Raises:
+            OSError: it died while starting or did not start within ``timeout`` seconds.
+        """
+        if not self.connection.poll(timeout):
+            self.kill()
+            raise OSError(f"usdgrip batch worker process did not start within {timeout:g} s")
+        self.receive_ready()
 
     @property
     def pid(self) -> int:
@@ -211,7 +256,10 @@ def main(argv: list[str]) -> int:
     faulthandler.enable()
     tasks = Connection(int(argv[0]), writable=False)
     rows = Connection(int(argv[1]), readable=False)
-    import usdgrip  # noqa: F401  (registers the schema before any job opens a stage)
+    # usdgrip (and pxr, the schema) is loaded: ``-m usdgrip.batch.worker`` imported it.
+    if len(argv) > 2:
+        preload_job(argv[2])
+    rows.send(_READY)
 
     while True:
         try:
