@@ -21,7 +21,7 @@ from usdgrip.views.grasp_set import (
 )
 from usdgrip.views.qt import QtWidgets, Signal
 from usdgrip.views.shapes import DEFAULT_OPEN_WIDTH
-from usdgrip.views.worker import TaskContext, TaskRunner
+from usdgrip.views.worker import TaskCancelled, TaskContext, TaskRunner
 
 MAX_COUNT = 100_000
 MAX_SEED = 2**31 - 1
@@ -356,11 +356,17 @@ class PlanDialog(_TaskDialog):
             max_candidates_per_gripper=self.countSpin.value(),
             seed=self.seedSpin.value(),
         )
-        kwargs = {"methods": methods} if self.methodChecks else {}
+        # All ticked: let the planner run every backend that applies to this object.
+        chosen = None if len(methods) == len(self.methodChecks) else methods
 
         def task(context: TaskContext):
+            def progress(message: str, fraction: float) -> None:
+                if context.cancelled:
+                    raise TaskCancelled("planning cancelled")
+                context.report(round(1000 * fraction), 1000, message)
+
             context.report(0, 0, f"Planning up to {request.max_candidates_per_gripper} grasp(s)…")
-            return usdgrip.plan_grasps(request, **kwargs)
+            return usdgrip.plan_grasps(request, methods=chosen, progress=progress)
 
         def finish(result) -> GraspSet:
             return compute_grasp_set_from_plan(result, path)

@@ -110,7 +110,8 @@ def compute_gripper_wireframe(poses: ArrayLike, open_width: float) -> Segments:
     Frame convention (GraspGenX, as :func:`usdgrip.compute_grasp_frame`): origin at
     the grasp centre between the pads, ``+X`` closing, ``+Z`` approach. Each
     gripper is 4 segments: two fingers at ``x = ±open_width/2`` reaching a little
-    past the centre, the palm bar joining them, and the approach stem behind it.
+    past the centre, the palm bar joining them, and a short approach stem behind
+    it (so the approach direction reads at a glance).
 
     Args:
         poses: ``(N, 4, 4)`` or ``(4, 4)`` grasp poses in world metres.
@@ -138,7 +139,7 @@ def compute_gripper_wireframe(poses: ArrayLike, open_width: float) -> Segments:
             [[-h, 0, back], [-h, 0, tip]],
             [[h, 0, back], [h, 0, tip]],
             [[-h, 0, back], [h, 0, back]],
-            [[0, 0, back], [0, 0, back - finger]],
+            [[0, 0, back], [0, 0, back - 0.6 * finger]],
         ]
     )  # (4, 2, 3)
     rot, trans = p[:, :3, :3], p[:, :3, 3]
@@ -146,16 +147,19 @@ def compute_gripper_wireframe(poses: ArrayLike, open_width: float) -> Segments:
 
 
 def compute_confidence_colors(confidences: ArrayLike | None, count: int) -> Colors:
-    """Map confidences to a red → yellow → green ramp, ``(count, 3)``.
+    """Map confidences to a red (worst) → yellow → green (best) ramp, ``(count, 3)``.
 
-    Scores are clipped to ``[0, 1]`` (backend scores are rankings, not calibrated
-    probabilities); ``None`` gives the neutral grey for every candidate.
+    Backend scores rank candidates; they are not calibrated probabilities and
+    often sit close together, so the ramp spans the set's own range (min-max
+    normalised); equal scores are all green. ``None`` gives the neutral grey.
     """
     if confidences is None:
         return np.tile(np.asarray(NEUTRAL_COLOR), (count, 1))
-    c = np.clip(np.nan_to_num(np.asarray(confidences, dtype=np.float64).reshape(count)), 0, 1)
+    c = np.nan_to_num(np.asarray(confidences, dtype=np.float64).reshape(count))
+    span = float(c.max() - c.min()) if count else 0.0
+    c = (c - c.min()) / span if span > 0 else np.ones_like(c)
     red = np.clip(2.0 * (1.0 - c), 0, 1)
-    green = np.clip(2.0 * c, 0, 1) * 0.85
+    green = np.clip(2.0 * c, 0, 1) * 0.8
     return np.stack([red, green, np.full_like(c, 0.1)], axis=1)
 
 

@@ -17,6 +17,10 @@ from typing import Any
 from usdgrip.views.qt import QtCore, Signal
 
 
+class TaskCancelled(Exception):
+    """Raised inside a task (e.g. from a progress callback) to stop it after Cancel."""
+
+
 class TaskContext:
     """What a running task sees: progress reporting and the cancel flag."""
 
