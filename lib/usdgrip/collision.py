@@ -680,7 +680,8 @@ class Contact(NamedTuple):
     subject_name: str
     partner_name: str
     inside: bool
-    """True when found by the closed-mesh containment test (no surface contact)."""
+    """True when found by the closed-mesh containment test: a reference point of one shape
+    lies inside the other's closed mesh (this also catches a shape wholly inside)."""
 
     def describe(self) -> str:
         """E.g. ``robot shape 1 'finger_left' vs obstacle #3 '/World/table'``."""
