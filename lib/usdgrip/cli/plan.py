@@ -153,10 +153,12 @@ def run(args: argparse.Namespace) -> int:
     if not output.parent.is_dir():
         raise ValueError(f"-o {output}: folder {output.parent} does not exist; create it first")
     try:
+        geometry = GeometryRef(asset_path=os.path.normpath(args.file), prim_path=args.object)
+    except ValidationError as exc:
+        raise ValueError(f"--object {args.object!r}: {_first_error(exc)}") from None
+    try:
         request = GraspPlanningRequest(
-            object=GraspObject(
-                geometry=GeometryRef(asset_path=os.path.normpath(args.file), prim_path=args.object)
-            ),
+            object=GraspObject(geometry=geometry),
             grippers=grippers,
             max_candidates_per_gripper=args.max_candidates,
             seed=args.seed,
