@@ -53,6 +53,8 @@ _EXPORTS = {
     "write_isaac_grasp": "usdgrip.isaac_yaml",
     "read_isaac_grasp": "usdgrip.isaac_yaml",
     "CollisionScene": "usdgrip.collision",
+    "GripperCollisionModel": "usdgrip.collision",
+    "SceneExclusions": "usdgrip.collision",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -1256,7 +1256,7 @@ def _pairs(bodies: list[_Body], exclusions: SceneExclusions) -> list[tuple[int, 
 
 def _world_aabb(body: _Body, n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     w = body.world if body.world.ndim == 3 else body.world[None]
-    pts = np.einsum("nij,kj->nki", w[:, :3, :3], body.geom.corners) + w[:, None, :3, 3]
+    pts = body.geom.corners @ np.swapaxes(w[:, :3, :3], 1, 2) + w[:, None, :3, 3]
     lo, hi = pts.min(axis=1), pts.max(axis=1)
     if len(lo) != n:
         lo, hi = np.broadcast_to(lo, (n, 3)), np.broadcast_to(hi, (n, 3))
