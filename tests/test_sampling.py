@@ -15,7 +15,6 @@ import usdgrip
 from usdgrip.frames import compute_axis_angle_rotation, compute_rotation_from_quaternion
 from usdgrip.model import GripperSlot
 from usdgrip.sampling import (
-    PERPENDICULAR_COS_TOLERANCE,
     EndEffectorTarget,
     SlotSamples,
     check_slot,
@@ -303,7 +302,7 @@ BAD_SLOTS = [
     ({"forward": (0, 0, 0)}, "forward is (0, 0, 0); expected a finite non-zero direction"),
     ({"span_axis": (math.nan, 0, 0)}, "span_axis is (nan, 0, 0); expected a finite non-zero"),
     ({"center": (0, math.inf, 0)}, "center is (0, inf, 0); expected 3 finite numbers"),
-    ({"span_axis": (1, 0, 0.01)}, "are 89.43° apart; expected perpendicular"),
+    ({"span_axis": (1, 0, 0.05)}, "are 2.86° off perpendicular; expected within 1° of 90°"),
     ({"up_range": 0.0}, "up_range is 0.0 m; expected a finite value > 0 m"),
     ({"up_range": -1.0}, "up_range is -1.0 m; expected a finite value > 0 m"),
     ({"up_range": math.inf}, "up_range is inf m"),
@@ -326,8 +325,12 @@ def test_bad_slot_is_a_value_error_naming_slot_and_problem(change, message):
 
 def test_check_slot_passes_good_slots_and_names_fields():
     assert check_slot(make_slot()) == []
-    tilted = make_slot(span_axis=(1, 0, PERPENDICULAR_COS_TOLERANCE / 2))
+    # 0.57° off perpendicular: within the GS.001 default, sampled on an orthonormal frame.
+    tilted = make_slot(span_axis=(1, 0, 0.01))
     assert check_slot(tilted) == []
+    assert [p.field for p in check_slot(tilted, perpendicular_tolerance_deg=0.5)] == ["span_axis"]
+    pose = sample_gripper_groups([tilted], ee_ids=[0], count=1).poses[0, 0]
+    np.testing.assert_allclose(pose[:3, :3].T @ pose[:3, :3], np.eye(3), atol=1e-12)
     problems = check_slot(make_slot(forward=(0, 0, 0), up_range=0.0, angle=400.0))
     assert [p.field for p in problems] == ["forward", "up_range", "slot_input_angle"]
 

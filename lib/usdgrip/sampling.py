@@ -53,9 +53,10 @@ from numpy.typing import NDArray
 from usdgrip.frames import Mat4, compute_quaternion_wxyz, compute_unit
 from usdgrip.model import GripperSlot
 
-#: Forward and span axes count as perpendicular when ``|cos(angle)| <= 1e-4``
-#: (within about 0.0057° of 90°). Tighter than any gizmo edit, looser than float32 noise.
-PERPENDICULAR_COS_TOLERANCE = 1e-4
+#: Forward and span axes count as perpendicular within this many degrees of 90°: the
+#: default of the GS.001 rule (``slot_perpendicular_tolerance_deg``). Within it the
+#: slot frame is orthonormalised (span recomputed as ``Up x forward``).
+PERPENDICULAR_TOLERANCE_DEG = 1.0
 #: Allowed ``slot_input_angle`` range, degrees (inclusive).
 ANGLE_RANGE_DEG = (0.0, 360.0)
 
@@ -87,19 +88,22 @@ def _vector_text(v: Any) -> str:
     return "(" + ", ".join(f"{float(c):.6g}" for c in np.asarray(v, dtype=np.float64)) + ")"
 
 
-def check_slot(slot: GripperSlot) -> list[SlotProblem]:
+def check_slot(
+    slot: GripperSlot, perpendicular_tolerance_deg: float = PERPENDICULAR_TOLERANCE_DEG
+) -> list[SlotProblem]:
     """Check the authored values of one slot against the GripperSlot contract.
 
     This is the single home of the slot checks: :func:`sample_gripper_groups`
     refuses a slot with any problem, and the GS validation rules report them.
     Checks (local, as authored): ``center`` finite; ``forward`` and
     ``span_axis`` finite and non-zero; forward ⟂ span_axis within
-    :data:`PERPENDICULAR_COS_TOLERANCE`; ``up_range`` finite and > 0 m;
+    ``perpendicular_tolerance_deg``; ``up_range`` finite and > 0 m;
     ``slot_input_angle`` finite within :data:`ANGLE_RANGE_DEG`. World: the
     object transform is finite and keeps both axes non-zero.
 
     Args:
         slot: the slot to check.
+        perpendicular_tolerance_deg: allowed deviation of forward vs span_axis from 90°.
 
     Returns:
         The problems found, each naming the field, the value found and the
@@ -124,14 +128,14 @@ def check_slot(slot: GripperSlot) -> list[SlotProblem]:
             )
     if units["forward"] is not None and units["span_axis"] is not None:
         cosine = float(np.dot(units["forward"], units["span_axis"]))
-        if abs(cosine) > PERPENDICULAR_COS_TOLERANCE:
-            angle = math.degrees(math.acos(max(-1.0, min(1.0, cosine))))
+        deviation = math.degrees(math.asin(min(1.0, abs(cosine))))
+        if deviation > perpendicular_tolerance_deg:
             problems.append(
                 SlotProblem(
                     "span_axis",
                     f"forward {_vector_text(slot.forward_local)} and span_axis "
-                    f"{_vector_text(slot.span_axis_local)} are {angle:.4g}° apart; expected "
-                    f"perpendicular (|cos| <= {PERPENDICULAR_COS_TOLERANCE:g})",
+                    f"{_vector_text(slot.span_axis_local)} are {deviation:.3g}° off "
+                    f"perpendicular; expected within {perpendicular_tolerance_deg:g}° of 90°",
                 )
             )
     up_range = slot.up_range_local
