@@ -29,20 +29,19 @@ TARGET_LAYERS = ("Session layer", "Root layer")
 TOOLTIP_CHARS = 1200
 
 
-def _rule_doc(code: str) -> str:
-    try:
-        from usdgrip.rules import RULES
-    except ImportError:
-        return ""
+def get_rule_doc(code: str) -> str:
+    """The rule's user doc (markdown), cut to :data:`TOOLTIP_CHARS`; "" for an unknown code."""
+    from usdgrip.rules import RULES
+
     rule = RULES.get(code)
-    doc = str(getattr(rule, "doc", "") or "") if rule is not None else ""
+    doc = rule.doc if rule is not None else ""
     return doc if len(doc) <= TOOLTIP_CHARS else doc[:TOOLTIP_CHARS].rstrip() + " …"
 
 
 def _default_validator(stage: Usd.Stage) -> Any:
-    import usdgrip
+    from usdgrip.rules import validate
 
-    return usdgrip.validate(stage)
+    return validate(stage)
 
 
 def _in_scope(prim: str, scope: Sequence[str] | None) -> bool:
@@ -148,8 +147,7 @@ class ResultsPanel(QtWidgets.QWidget):
         self._issues, self._report = [], None
         if self._stage is not None:
             self._report = self._validator(self._stage)
-            issues = list(getattr(self._report, "issues", self._report) or [])
-            self._issues = [i for i in issues if _in_scope(str(i.prim or ""), self._scope)]
+            self._issues = [i for i in self._report.issues if _in_scope(i.prim, self._scope)]
         self._fill()
         self.validated.emit(len(self._issues))
 
@@ -191,39 +189,32 @@ class ResultsPanel(QtWidgets.QWidget):
         """Apply the fixes of the current issue into :meth:`targetLayer`, then re-validate."""
         item = self._tree.currentItem()
         issue = self._issue_of(item) if item is not None else None
-        if issue is None or not getattr(issue, "fixes", None):
+        if issue is None or not issue.fixes:
             return 0
         return self._fix_issues([issue])
 
     def fixAll(self) -> int:
         """Apply every unambiguous fix in scope into :meth:`targetLayer`, then re-validate."""
-        return self._fix_issues([i for i in self._issues if getattr(i, "fixes", None)])
+        return self._fix_issues([i for i in self._issues if i.fixes])
 
     # --- internals --------------------------------------------------------------
 
     def _fix_issues(self, issues: list[Any]) -> int:
+        from usdgrip.rules import Report
+
         layer = self.targetLayer()
         if layer is None or not issues:
             return 0
-        report_type = type(self._report)
         try:
-            subset = report_type(issues=issues)
-        except TypeError:
-            subset = None
-        with Usd.EditContext(self._stage, layer):
-            if subset is not None and hasattr(subset, "apply_fixes"):
-                applied = subset.apply_fixes(layer)
-            else:
-                applied = 0
-                for issue in issues:
-                    for fix in issue.fixes:
-                        fix(self._stage) if callable(fix) else fix.apply(layer)
-                        applied += 1
-        count = applied if isinstance(applied, int) else len(issues)
+            changed = Report(stage=self._stage, issues=issues).apply_fixes(layer)
+        except ValueError as exc:
+            self._summary.setText(str(exc))
+            return 0
         if self._host is not None:
-            self._host.status(f"usdgrip: applied {count} fix(es) into {layer.identifier}")
+            where = "session" if layer == self._stage.GetSessionLayer() else "root"
+            self._host.status(f"usdgrip: {len(changed)} fix(es) written to the {where} layer")
         self.validate()
-        return count
+        return len(changed)
 
     def _fill(self) -> None:
         self._tree.setSortingEnabled(False)
@@ -236,18 +227,18 @@ class ResultsPanel(QtWidgets.QWidget):
         self._code.setCurrentText(current if current in codes else ALL)
         self._code.blockSignals(False)
         for index, issue in enumerate(self._issues):
-            severity = str(getattr(issue.severity, "value", issue.severity))
-            rule = str(getattr(issue, "rule", "") or "")
-            values = (severity, str(issue.code), rule, str(issue.prim or ""), str(issue.message))
+            severity = issue.severity
+            rule = issue.rule
+            values = (severity, str(issue.code), rule, issue.prim, str(issue.message))
             item = QtWidgets.QTreeWidgetItem(list(values))
             item.setData(0, QtCore.Qt.ItemDataRole.UserRole, index)
             color = SEVERITY_COLORS.get(severity)
             if color:
                 item.setForeground(0, QtGui.QBrush(QtGui.QColor(color)))
-            doc = _rule_doc(str(issue.code))
+            doc = get_rule_doc(str(issue.code))
             for column in range(len(values)):
                 item.setToolTip(column, doc or str(issue.message))
-            if getattr(issue, "fixes", None):
+            if issue.fixes:
                 item.setText(1, f"{issue.code} ⚙")
             self._tree.addTopLevelItem(item)
         self._tree.setSortingEnabled(True)
@@ -264,13 +255,13 @@ class ResultsPanel(QtWidgets.QWidget):
         for i in range(root.childCount()):
             item = root.child(i)
             issue = self._issue_of(item)
-            sev = str(getattr(issue.severity, "value", issue.severity))
+            sev = issue.severity
             hide = (severity != ALL and sev != severity) or (
                 code != ALL and str(issue.code) != code
             )
             item.setHidden(hide)
             shown += not hide
-        fixable = sum(1 for i in self._issues if getattr(i, "fixes", None))
+        fixable = sum(1 for i in self._issues if i.fixes)
         if self._stage is None:
             self._summary.setText("No stage validated yet.")
         else:
@@ -283,11 +274,11 @@ class ResultsPanel(QtWidgets.QWidget):
     def _update_buttons(self, *_: Any) -> None:
         item = self._tree.currentItem()
         issue = self._issue_of(item) if item is not None else None
-        self._fix.setEnabled(bool(issue is not None and getattr(issue, "fixes", None)))
-        self._fix_all.setEnabled(any(getattr(i, "fixes", None) for i in self._issues))
+        self._fix.setEnabled(bool(issue is not None and issue.fixes))
+        self._fix_all.setEnabled(any(i.fixes for i in self._issues))
 
     def _on_double_click(self, item: QtWidgets.QTreeWidgetItem, _column: int = 0) -> None:
-        path = str(self._issue_of(item).prim or "")
+        path = self._issue_of(item).prim
         if self._host is not None and path and not self._host.select_prim(path):
             self._host.status(f"usdgrip: prim <{path}> is not on the stage")
 

@@ -1,0 +1,166 @@
+"""usdview's plugin loading path finds the Grippers container and builds every menu entry.
+
+usd-core ships no usdview, so a subprocess installs a stand-in ``pxr.Usdviewq``
+(tests/fake_usdviewq) and runs usdview's steps: Plug registry (from
+PXR_PLUGINPATH_NAME = the repository) → derived types of PluginContainer →
+plugin.Load() → pythonClass() → registerPlugins + configureView. Where a real
+``pxr.Usdviewq`` imports, the same script runs against it.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "tests" / "fake_usdviewq" / "load_plugins.py"
+CONTAINER = REPO / "plugins" / "usdview" / "usdGripUsdview" / "__init__.py"
+
+EXPECTED_MENU = [
+    "Validate Stage",
+    "Validate Selection",
+    "",
+    "Show Slots",
+    "Sample Slot Grasps…",
+    "Plan Grasps…",
+    "Export Grasps…",
+    "",
+    "Clear Overlays",
+    "Overlays visible",
+]
+
+
+def _load(*extra: str, plugin_path: str | None = None) -> dict:
+    env = dict(os.environ)
+    env["PXR_PLUGINPATH_NAME"] = plugin_path if plugin_path is not None else str(REPO)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "plugins" / "usdview"), str(REPO / "lib")])
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def loaded() -> dict:
+    return _load(str(REPO / "examples" / "tote.usda"), "/Tote")
+
+
+def test_loading_path_finds_and_loads_the_container(loaded):
+    calls = [tuple(c) for c in loaded["calls"]]
+    assert ("loadPlugin", "usdGripUsdview") in calls
+    assert ("container", "usdGripUsdview.GrippersPluginContainer") in calls
+    assert loaded["registry"] is True
+    # order: load, instantiate, register every command, then build the menu
+    kinds = [c[0] for c in calls]
+    assert kinds.index("container") < kinds.index("registerCommandPlugin")
+    assert max(i for i, k in enumerate(kinds) if k == "registerCommandPlugin") < kinds.index(
+        "findOrCreateMenu"
+    )
+
+
+def test_every_command_is_registered_once_with_the_prefix(loaded):
+    names = [c[1] for c in loaded["calls"] if c[0] == "registerCommandPlugin"]
+    assert len(names) == 8
+    assert len(set(names)) == len(names)
+    assert all(n.startswith("Grippers.") for n in names)
+    added = [c[2] for c in loaded["calls"] if c[0] == "addItem"]
+    assert added == names, "every registered command is in the menu, in order"
+
+
+def test_one_grippers_menu_with_every_entry(loaded):
+    assert list(loaded["menus"]) == ["Grippers"]
+    actions = loaded["menus"]["Grippers"]
+    assert [a["text"] for a in actions] == EXPECTED_MENU
+    assert [a["separator"] for a in actions] == [t == "" for t in EXPECTED_MENU]
+    assert all(a["toolTip"] for a in actions if not a["separator"])
+    toggle = actions[-1]
+    assert toggle["checkable"] and toggle["checked"]
+    assert toggle["objectName"] == "usdgripOverlaysVisible"
+    assert not any(a["checkable"] for a in actions[:-1])
+
+
+def test_menu_actions_run_the_library_commands(loaded):
+    steps = loaded["steps"]
+    shown = steps["Show Slots"]
+    assert shown["in_session"] and not shown["in_root"]
+    assert shown["children"] == [
+        "/__usdgrip_overlays/slots",
+        "/__usdgrip_overlays/slots/Tote_left_edge",
+        "/__usdgrip_overlays/slots/Tote_right_edge",
+    ]
+    assert steps["Overlays visible"]["visibility"] == "invisible"  # unchecked → hidden
+    assert steps["Clear Overlays"] == {
+        "in_session": False,
+        "in_root": False,
+        "children": [],
+        "visibility": None,
+    }
+    assert loaded["status"] == [
+        "usdgrip: 2 slot(s) shown on 1 prim(s)",
+        "usdgrip: overlays cleared",
+    ]
+
+
+def test_without_the_plugin_path_nothing_is_loaded():
+    out = _load(str(REPO / "examples" / "tote.usda"), plugin_path=str(REPO / "schemas"))
+    assert out["registry"] is False
+    assert out["menus"] == {}
+
+
+def test_container_imports_only_tf_and_the_usdview_plugin_module():
+    tree = ast.parse(CONTAINER.read_text())
+    imports = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imports.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            imports.update(f"{node.module}.{a.name}" for a in node.names)
+    assert imports == {"pxr.Tf", "pxr.Usdviewq.plugin.PluginContainer"}
+    last = tree.body[-1]
+    assert (
+        isinstance(last, ast.Expr)
+        and ast.unparse(last) == "Tf.Type.Define(GrippersPluginContainer)"
+    )
+
+
+def test_plug_info_declares_the_container_type():
+    info = json.loads((REPO / "plugins" / "usdview" / "plugInfo.json").read_text())
+    (plugin,) = info["Plugins"]
+    assert plugin["Type"] == "python"
+    assert plugin["Name"] == "usdGripUsdview"
+    types = plugin["Info"]["Types"]
+    assert types["usdGripUsdview.GrippersPluginContainer"]["bases"] == [
+        "pxr.Usdviewq.plugin.PluginContainer"
+    ]
+    root = json.loads((REPO / "plugInfo.json").read_text())
+    assert "plugins/*/" in root["Includes"]
+
+
+def _real_usdviewq() -> bool:
+    try:
+        return importlib.util.find_spec("pxr.Usdviewq") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@pytest.mark.skipif(not _real_usdviewq(), reason="needs a USD build with usdview (pxr.Usdviewq)")
+def test_real_usdview_loads_the_grippers_menu():
+    out = _load("--real", str(REPO / "examples" / "tote.usda"), "/Tote")
+    assert out["registry"] is True
+    assert [a["text"] for a in out["menus"]["Grippers"]] == EXPECTED_MENU
+    assert out["steps"]["Show Slots"]["in_session"]
+    assert not out["steps"]["Show Slots"]["in_root"]
