@@ -1,0 +1,224 @@
+"""Benchmark: usdgrip validate vs bare traversal vs the NVIDIA engine with our plugin.
+
+Generates one stage (default 100,000 prims with 1,000 gripper sites and 1,000
+slotted objects, a tenth of each deliberately broken), then reports in one run:
+
+- bare Python traversal (``for prim in stage.Traverse()``) of the opened stage;
+- ``usdgrip.validate(stage)`` on the same opened stage (all rules);
+- ``usd_validation_nvidia.ValidationEngine`` with the usdgrip plugin and the
+  ``usdgrip.grippers`` capability (the same rules) on the same stage;
+- optionally (``--cli``) both command lines on the file, wall clock.
+
+Targets (issue 3): usdgrip within 8x of bare traversal, and >= 5x faster than
+the NVIDIA engine. Usage::
+
+    .venv/bin/python bench/bench_validate.py            # 100k prims
+    .venv/bin/python bench/bench_validate.py --small    # 10k prims, quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+HEADER = '#usda 1.0\n(\n    defaultPrim = "World"\n    metersPerUnit = 1\n    upAxis = "Z"\n)\n\n'
+
+SITE = """        def Xform "site_{i}" (
+            prepend apiSchemas = ["GripperSiteAPI"]
+        )
+        {{
+            float gripper:maxOpening = 0.085
+            double3 xformOp:translate = ({x}, 0, 0.13)
+            uniform token[] xformOpOrder = ["xformOp:translate"]
+
+            def BasisCurves "gripper_forward_axis"
+            {{
+                int[] curveVertexCounts = [2]
+                point3f[] points = [(0, 0, 0), (0, 0, 0.05)]
+                uniform token type = "linear"
+            }}
+{grip_line}        }}
+"""
+
+GRIP_LINE = """
+            def BasisCurves "gripper_grip_line"
+            {{
+                int[] curveVertexCounts = [2]
+                point3f[] points = [(0, -0.011, 0), (0, 0.011, 0)]
+                uniform token type = "linear"
+            }}
+"""
+
+SLOTTED = """        def Xform "object_{i}" (
+            prepend apiSchemas = ["GripperSlotAPI:left_edge", "GripperSlotAPI:right_edge"]
+        )
+        {{
+            point3d gripperSlot:left_edge:center = (-0.195, 0, 0.15)
+            vector3d gripperSlot:left_edge:forward = (0, 0, -1)
+            string gripperSlot:left_edge:groupName = "carry"
+            uniform token gripperSlot:left_edge:lr = "left"
+            double gripperSlot:left_edge:slotInputAngle = 30
+            vector3d gripperSlot:left_edge:spanAxis = (1, 0, 0)
+            double gripperSlot:left_edge:upRange = {up_range}
+            point3d gripperSlot:right_edge:center = (0.195, 0, 0.15)
+            vector3d gripperSlot:right_edge:forward = (0, 0, -1)
+            string gripperSlot:right_edge:groupName = "carry"
+            uniform token gripperSlot:right_edge:lr = "right"
+            double gripperSlot:right_edge:slotInputAngle = 30
+            vector3d gripperSlot:right_edge:spanAxis = (-1, 0, 0)
+            double gripperSlot:right_edge:upRange = 0.2
+            double3 xformOp:translate = ({x}, 1, 0)
+            uniform token[] xformOpOrder = ["xformOp:translate"]
+
+            def Cube "body"
+            {{
+                double size = 0.3
+            }}
+        }}
+"""
+
+FILLER = '        def Xform "node_{i}"\n        {{\n        }}\n'
+
+
+def write_bench_stage(path: Path, prims: int, sites: int, slotted: int, group: int = 100) -> int:
+    """Write the benchmark stage as usda text; return the number of prims written.
+
+    Every tenth site lacks its grip line (GR.003) and every tenth slotted
+    object has a negative up range (GS.002), so every engine has findings.
+    """
+    special = sites * 3 + slotted * 2
+    parts = [HEADER, 'def Xform "World"\n{\n']
+    items: list[str] = []
+    for i in range(sites):
+        grip = "" if i % 10 == 9 else GRIP_LINE.format()
+        items.append(SITE.format(i=i, x=i * 0.01, grip_line=grip))
+    for i in range(slotted):
+        up_range = -0.2 if i % 10 == 9 else 0.2
+        items.append(SLOTTED.format(i=i, x=i * 0.01, up_range=up_range))
+    # Groups are prims too: solve filler + groups = prims - 1 (World) - special.
+    budget = prims - 1 - special
+    n_groups = max(1, -(-(budget + len(items)) // (group + 1)))
+    filler = budget - n_groups
+    items.extend(FILLER.format(i=i) for i in range(max(0, filler)))
+    written = 1 + n_groups + special + max(0, filler)
+    for g in range(n_groups):
+        chunk = items[g * group : (g + 1) * group] if g < n_groups - 1 else items[g * group :]
+        parts.append(f'    def Scope "group_{g}"\n    {{\n')
+        parts.extend(chunk)
+        parts.append("    }\n")
+    parts.append("}\n")
+    path.write_text("".join(parts))
+    return written
+
+
+def _best(fn, repeat: int) -> tuple[float, object]:
+    best = float("inf")
+    result = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def _count_codes_usdgrip(report) -> Counter:
+    return Counter(issue.code for issue in report.issues)
+
+
+def _count_codes_nvidia(result) -> Counter:
+    return Counter(issue.code for issue in result.issues if issue.code)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="10,000 prims, 100 sites/objects")
+    parser.add_argument("--prims", type=int, default=100_000)
+    parser.add_argument("--sites", type=int, default=1_000)
+    parser.add_argument("--slotted", type=int, default=1_000)
+    parser.add_argument("--repeat", type=int, default=3, help="best of N (default 3)")
+    parser.add_argument("--cli", action="store_true", help="also time both command lines")
+    parser.add_argument("--profile", action="store_true", help="print cProfile of both engines")
+    args = parser.parse_args(argv)
+    if args.small:
+        args.prims, args.sites, args.slotted = 10_000, 100, 100
+
+    import usd_validation_nvidia as nv
+
+    import usdgrip  # registers the schema before any stage is opened
+    from usdgrip.adapters.nvidia import CAPABILITY_ID
+    from usdgrip.usd_io import open_stage
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.usda"
+        count = write_bench_stage(path, args.prims, args.sites, args.slotted)
+        stage = open_stage(path)
+        total = sum(1 for _ in stage.Traverse())
+        print(
+            f"stage: {count} prims written, {total} traversed, {args.sites} sites, "
+            f"{args.slotted} slotted objects ({path.stat().st_size / 1e6:.1f} MB usda)"
+        )
+
+        t_bare, _ = _best(lambda: [None for _ in stage.Traverse()], args.repeat)
+        t_grip, report = _best(lambda: usdgrip.validate(stage), args.repeat)
+
+        capability = nv.CapabilityRegistry().find(CAPABILITY_ID)
+        engine = nv.ValidationEngine(init_rules=False)
+        engine.enable_capability(capability)
+        t_nv, result = _best(lambda: engine.validate(stage), max(1, args.repeat - 1))
+
+        grip_codes = _count_codes_usdgrip(report)
+        nv_codes = _count_codes_nvidia(result)
+        print(f"bare traversal          {t_bare:8.3f} s")
+        print(
+            f"usdgrip.validate        {t_grip:8.3f} s   {t_grip / t_bare:6.1f}x bare (target <= 8x)"
+        )
+        print(
+            f"NVIDIA engine + plugin  {t_nv:8.3f} s   {t_nv / t_grip:6.1f}x usdgrip (target >= 5x)"
+        )
+        print(f"findings usdgrip: {dict(sorted(grip_codes.items()))}")
+        print(f"findings NVIDIA:  {dict(sorted(nv_codes.items()))}")
+        print(f"same findings: {'yes' if grip_codes == nv_codes else 'NO'}")
+
+        if args.cli:
+            bindir = Path(sys.executable).parent
+            commands = {
+                "usdgrip validate (CLI)": [str(bindir / "usdgrip"), "validate", str(path)],
+                "nvidia_usd_validate (CLI)": [
+                    str(bindir / "nvidia_usd_validate"),
+                    "--capability",
+                    CAPABILITY_ID,
+                    str(path),
+                ],
+            }
+            walls = {}
+            for label, command in commands.items():
+                start = time.perf_counter()
+                subprocess.run(command, capture_output=True, check=False)
+                walls[label] = time.perf_counter() - start
+                print(f"{label:26s}{walls[label]:8.3f} s wall (includes interpreter start-up)")
+            a, b = walls.values()
+            print(f"CLI ratio: {b / a:.1f}x")
+
+        if args.profile:
+            for label, fn in (
+                ("usdgrip", lambda: usdgrip.validate(stage)),
+                ("NVIDIA", lambda: engine.validate(stage)),
+            ):
+                profiler = cProfile.Profile()
+                profiler.runcall(fn)
+                out = io.StringIO()
+                pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(25)
+                print(f"--- profile: {label} ---\n{out.getvalue()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
