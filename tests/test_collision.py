@@ -646,7 +646,7 @@ def test_retreat_bad_arguments(gripper, tabletop):
     [
         (lambda: Shape.sphere(-1), "sphere radius is -1; expected a finite value > 0 m"),
         (lambda: Shape.cylinder(0.1, 0.2, axis="W"), "axis is 'W'; expected one of X, Y, Z"),
-        (lambda: Shape.box((0.1, 0, 0.1)), "half extent"),
+        (lambda: Shape.box((0.1, 0, 0.1)), r"box half extents are \[0.05, 0.0, 0.05\]; expected"),
         (lambda: Shape.box(), "exactly one of size= or half_extents="),
         (lambda: Shape.mesh(np.zeros((3, 3)), [[0, 1, 5]]), r"face indices span \[0, 5\]"),
         (lambda: Shape.mesh(np.zeros((3, 2)), [[0, 1, 2]]), r"vertices have shape \(3, 2\)"),
@@ -668,6 +668,9 @@ def test_bad_poses(gripper):
     bad = np.stack([np.eye(4), np.full((4, 4), np.nan)])
     with pytest.raises(ValueError, match=r"poses\[1\] has non-finite values"):
         scene.check_gripper(gripper, bad)
+    scaled = np.stack([np.eye(4), np.diag([1.0, 1.0, 2.0, 1.0])])
+    with pytest.raises(ValueError, match=r"poses\[1\] is not rigid"):
+        scene.check_gripper(gripper, scaled)
 
 
 @pytest.mark.parametrize("axis", ["X", "Y", "Z"])

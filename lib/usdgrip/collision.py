@@ -138,8 +138,9 @@ class Shape:
             else np.asarray(half_extents, dtype=np.float64)
         )
         h = np.broadcast_to(h, (3,)).copy()
-        for value in h:
-            _positive(value, f"box {name or ''} half extent {h.tolist()}".replace("  ", " "))
+        label = f"box {name!r}" if name else "box"
+        if not np.all(np.isfinite(h)) or np.any(h <= 0):
+            raise ValueError(f"{label} half extents are {h.tolist()}; expected finite values > 0 m")
         return cls("box", half_extents=h, name=name)
 
     @classmethod
@@ -767,6 +768,15 @@ def _as_poses(poses: ArrayLike, what: str = "poses") -> Poses:
     if not np.all(np.isfinite(p)):
         bad = int(np.flatnonzero(~np.all(np.isfinite(p), axis=(1, 2)))[0])
         raise ValueError(f"{what}[{bad}] has non-finite values")
+    r = p[:, :3, :3]
+    error = np.abs(np.swapaxes(r, 1, 2) @ r - np.eye(3)).max(axis=(1, 2))
+    rigid = (error <= 1e-6) & (np.linalg.det(r) > 0)
+    if not rigid.all():
+        bad = int(np.flatnonzero(~rigid)[0])
+        raise ValueError(
+            f"{what}[{bad}] is not rigid (rotation not orthonormal with det +1); expected "
+            "world_from_G rigid transforms"
+        )
     return p
 
 
