@@ -32,8 +32,6 @@ from typing import Any
 #: from the executor when the worker process died or overran ``--timeout``.
 STATUSES = ("ok", "findings", "error", "timeout", "crashed")
 JOB_STATUSES = ("ok", "findings", "error")
-#: Severities whose issues make a file fail (``findings``), as ``usdgrip validate``.
-FAILING_SEVERITIES = ("failure", "error")
 VALIDATE_JOB = "usdgrip.batch.jobs:validate_file"
 PLAN_JOB = "usdgrip.batch.jobs:plan_file"
 
@@ -202,7 +200,7 @@ def validate_file(
     Returns:
         ``status`` (``ok`` when no failure or error issue, else ``findings``),
         ``counts`` per severity and ``issues`` (``code``, ``rule``,
-        ``severity``, ``prim``, ``message`` each).
+        ``severity``, ``prim``, ``message``, ``fixable`` each).
 
     Raises:
         GripperError: the file cannot be opened as a stage.
@@ -215,14 +213,14 @@ def validate_file(
             "code": issue.code,
             "rule": issue.rule,
             "severity": _text(issue.severity),
-            "prim": str(issue.prim) if issue.prim is not None else None,
+            "prim": str(issue.prim),
             "message": issue.message,
+            "fixable": issue.fixable,
         }
         for issue in report.issues
     ]
     counts = compute_counts([issue["severity"] for issue in issues])
-    failed = any(counts.get(severity) for severity in FAILING_SEVERITIES)
-    return {"status": "findings" if failed else "ok", "counts": counts, "issues": issues}
+    return {"status": "ok" if report.ok else "findings", "counts": counts, "issues": issues}
 
 
 def compute_output_path(path: str, root: str, out_dir: str) -> Path:
