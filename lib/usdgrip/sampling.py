@@ -383,7 +383,7 @@ def compute_units(slots: Sequence[GripperSlot]) -> list[list[int]]:
 
 
 #: Candidates composed per block: keeps temporaries in cache; the output is written once.
-POSE_BLOCK = 16384
+POSE_BLOCK = 8192
 
 
 def compute_target_poses(
@@ -391,8 +391,9 @@ def compute_target_poses(
 ) -> Poses:
     """Compose target poses from slot frames and draws (vectorised, see the module formula).
 
-    Works in blocks of :data:`POSE_BLOCK` candidates so that temporaries stay
-    small and only the output array grows with ``count``.
+    ``R = F · diag(σ, σ, 1) · Rx(θ)`` as one batched matmul per block of
+    :data:`POSE_BLOCK` candidates, so temporaries stay small and only the
+    output grows with ``count``; ``p = center + offset · y``.
 
     Args:
         frames: (n_ee, 4, 4) orthonormal slot frames (X span, Y Up, Z forward, origin centre).
@@ -404,20 +405,26 @@ def compute_target_poses(
         (count, n_ee, 4, 4) float64 poses, C-contiguous.
     """
     count, n = offsets.shape
-    x, y, z, center = (frames[:, :3, k] for k in range(4))  # each (n, 3)
+    rotations, up, center = frames[:, :3, :3], frames[:, :3, 1], frames[:, :3, 3]
     poses = np.empty((count, n, 4, 4))
     poses[..., 3, :3] = 0.0
     poses[..., 3, 3] = 1.0
+    local = np.zeros((min(POSE_BLOCK, count), n, 3, 3))  # diag(σ, σ, 1) · Rx(θ), reused
     for start in range(0, count, POSE_BLOCK):
         block = slice(start, min(start + POSE_BLOCK, count))
         out = poses[block]
-        theta = np.deg2rad(tilts_deg[block])[..., None]
+        m = out.shape[0]
+        theta = np.deg2rad(tilts_deg[block])
         c, s = np.cos(theta), np.sin(theta)
-        sigma = np.where(flipped[block], -1.0, 1.0)[..., None]
-        out[..., :3, 0] = sigma * x
-        out[..., :3, 1] = (sigma * c) * y + s * z
-        out[..., :3, 2] = c * z - (sigma * s) * y
-        out[..., :3, 3] = center + offsets[block][..., None] * y
+        sigma = np.where(flipped[block], -1.0, 1.0)
+        lb = local[:m]
+        lb[..., 0, 0] = sigma
+        lb[..., 1, 1] = sigma * c
+        lb[..., 1, 2] = -sigma * s
+        lb[..., 2, 1] = s
+        lb[..., 2, 2] = c
+        np.matmul(rotations, lb, out=out[..., :3, :3])
+        out[..., :3, 3] = center + offsets[block][..., None] * up
     return poses
 
 
