@@ -103,10 +103,9 @@ class ResultsPanel(QtWidgets.QWidget):
         self._tree.setRootIsDecorated(False)
         self._tree.setAlternatingRowColors(True)
         self._tree.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
-        self._tree.setSortingEnabled(True)
         header = self._tree.header()
         header.setStretchLastSection(True)
-        for column, width in enumerate((70, 60, 170, 200)):
+        for column, width in enumerate((70, 80, 170, 150)):
             self._tree.setColumnWidth(column, width)
 
         bar = QtWidgets.QHBoxLayout()
@@ -217,7 +216,6 @@ class ResultsPanel(QtWidgets.QWidget):
         return len(changed)
 
     def _fill(self) -> None:
-        self._tree.setSortingEnabled(False)
         self._tree.clear()
         codes = sorted({str(i.code) for i in self._issues})
         current = self._code.currentText()
@@ -241,8 +239,6 @@ class ResultsPanel(QtWidgets.QWidget):
             if issue.fixes:
                 item.setText(1, f"{issue.code} ⚙")
             self._tree.addTopLevelItem(item)
-        self._tree.setSortingEnabled(True)
-        self._tree.sortByColumn(-1, QtCore.Qt.SortOrder.AscendingOrder)
         self._apply_filters()
 
     def _issue_of(self, item: QtWidgets.QTreeWidgetItem) -> Any:
