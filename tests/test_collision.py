@@ -685,3 +685,20 @@ def test_cylinder_and_capsule_axes(gripper, axis):
         # Shift across the axis by 0.1: clear.
         shift = np.array([0.0, 0.1, 0.0]) if axis != "Y" else np.array([0.0, 0.0, 0.1])
         assert not scene.check_gripper(gripper, pose(*shift)).collides[0]
+
+
+def test_axis_aligned_boxes_match_interval_overlap(gripper):
+    """Unrotated proxy vs random axis-aligned boxes: collide iff the intervals overlap."""
+    rng = np.random.default_rng(11)
+    boxes = [(2 * s.shape.half_extents, s.frame_from_shape[:3, 3]) for s in gripper.shapes]
+    centres = rng.uniform(-0.08, 0.08, (300, 3))
+    sizes = rng.uniform(0.005, 0.06, (300, 3))
+    outcomes = []
+    for c, size in zip(centres, sizes, strict=True):
+        scene = CollisionScene()
+        scene.add_obstacle(Shape.box(size), pose(*c))
+        got = bool(scene.check_gripper(gripper, pose()).collides[0])
+        want = any(bool(np.all(np.abs(c - at) <= (size + dims) / 2)) for dims, at in boxes)
+        assert got == want, (c, size)
+        outcomes.append(got)
+    assert 30 < sum(outcomes) < 270  # both outcomes well represented
