@@ -36,7 +36,7 @@ visited in order of their first slot and each consumes, in order, ``count``
 offsets, ``count`` tilts, one coin and one permutation of ``count``. The same
 slots (same order), ``count`` and seed give bit-identical arrays.
 
-Memory: the result keeps only arrays (about ``170 · count · n_ee`` bytes);
+Memory: the result keeps only arrays (``145 · count · n_ee`` bytes);
 per-candidate Python objects are built lazily by :attr:`SlotSamples.candidates`.
 """
 
