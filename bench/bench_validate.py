@@ -94,7 +94,7 @@ def write_bench_stage(path: Path, prims: int, sites: int, slotted: int, group: i
     Every tenth site lacks its grip line (GR.003) and every tenth slotted
     object has a negative up range (GS.002), so every engine has findings.
     """
-    special = sites * 3 + slotted * 2
+    special = sites * 3 - sites // 10 + slotted * 2
     parts = [HEADER, 'def Xform "World"\n{\n']
     items: list[str] = []
     for i in range(sites):

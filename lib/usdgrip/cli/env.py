@@ -21,7 +21,9 @@ def compute_env_lines() -> list[str]:
     import usdgrip
 
     package_parent = os.path.dirname(os.path.dirname(usdgrip.__file__))
-    python_path = [package_parent, str(usdview_plugin_dir())]
+    # plugins/usdValidation holds the module Plug imports for the UsdValidation validators.
+    validation_dir = share_dir() / "plugins" / "usdValidation"
+    python_path = [package_parent, str(usdview_plugin_dir()), str(validation_dir)]
     lines = []
     for var, entries in (
         ("PXR_PLUGINPATH_NAME", [str(share_dir())]),
