@@ -41,6 +41,8 @@ _EXPORTS = {
     "Report": "usdgrip.rules",
     "sample_gripper_groups": "usdgrip.sampling",
     "SlotSamples": "usdgrip.sampling",
+    "EndEffectorTarget": "usdgrip.sampling",
+    "check_slot": "usdgrip.sampling",
     "plan_grasps": "usdgrip.planning",
     "GraspObject": "usdgrip.contracts",
     "GraspPlanningRequest": "usdgrip.contracts",
