@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fake_usdviewq.fake_api import FakeUsdviewApi
-from PySide6 import QtCore, QtWidgets
 from pxr import Usd, UsdGeom
+from PySide6 import QtCore, QtWidgets
 
 from usdgrip.rules import RULES
 from usdgrip.views import commands, overlays
@@ -180,9 +180,7 @@ def test_fix_all_into_the_root_layer_then_revalidates(panel, api, qtbot):
 def test_selection_scope_lists_only_issues_under_it(panel, api):
     panel.setStage(api.stage, ["/Tote"])
     assert [i.code for i in panel.issues()] == ["GS.008"]
-    assert panel.findChild(QtWidgets.QLabel, "summary").text().startswith(
-        "1 issue(s) under /Tote"
-    )
+    assert panel.findChild(QtWidgets.QLabel, "summary").text().startswith("1 issue(s) under /Tote")
 
 
 def test_validate_commands_dock_the_panel_and_screenshot(api, qtbot, tmp_path):

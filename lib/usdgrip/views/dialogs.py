@@ -39,6 +39,7 @@ class _TaskDialog(QtWidgets.QDialog):
         super().__init__(parent)
         self.setWindowTitle(self.TITLE)
         self.setModal(False)
+        self.setMinimumWidth(460)
         self._stage: Usd.Stage | None = None
         self.runner = TaskRunner(self)
         self.form = QtWidgets.QFormLayout()
