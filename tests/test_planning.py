@@ -91,7 +91,7 @@ def test_mug_metadata(mug_result):
     assert meta.length_unit == "metre" and meta.grasp_frame_convention == "graspgenx"
     assert meta.upstream_revision == f"usdgrip {usdgrip.__version__}"
     assert "methods=antipodal,slots" in meta.generation_mode
-    assert "gripper_models=meshes" in meta.generation_mode
+    assert "gripper_models=proxy" in meta.generation_mode  # no UsdPhysics collision prims
 
 
 def test_antipodal_widths_match_a_block_in_a_moved_frame(write_usda):
@@ -325,3 +325,21 @@ def test_parse_methods_rejects_bad_lists(text, message):
     with pytest.raises(ValueError, match=message):
         parse_methods(text)
     assert parse_methods(" slots , antipodal") == ("slots", "antipodal")
+
+
+def test_gripper_collision_model_modes(write_usda):
+    geometry = plan_grasps(
+        make_request(EXAMPLES / "mug.usda", "/Mug", count=5), gripper_model="geometry"
+    )
+    assert "gripper_models=meshes" in geometry.metadata.generation_mode
+    # A gripper whose meshes carry UsdPhysics.CollisionAPI uses them in auto mode.
+    text = (EXAMPLES / "gripper.usda").read_text()
+    text = text.replace(
+        'def Mesh "palm"', 'def Mesh "palm" ( prepend apiSchemas = ["PhysicsCollisionAPI"] )'
+    )
+    marked = write_usda(text, "marked_gripper.usda")
+    ref = GripperRef(asset_path=str(marked), prim_path="/Gripper/tcp")
+    auto = plan_grasps(make_request(EXAMPLES / "mug.usda", "/Mug", grippers=(ref,), count=5))
+    assert "gripper_models=meshes" in auto.metadata.generation_mode
+    with pytest.raises(ValueError, match="gripper model 'fancy'"):
+        plan_grasps(make_request(EXAMPLES / "mug.usda", "/Mug"), gripper_model="fancy")

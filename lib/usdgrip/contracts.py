@@ -156,9 +156,14 @@ class GraspOrientation(_Contract):
         return self
 
 
+def _yaml_tag(value: str) -> str:
+    # The tag YAML's implicit resolvers give a plain scalar (what safe_load would build).
+    return yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, (True, False))
+
+
 def _check_candidate_id(value: str) -> str:
     # YAML must read the key back as the same string (no numbers, booleans or nulls).
-    if not _CANDIDATE_ID.match(value) or yaml.safe_load(value) != value:
+    if not _CANDIDATE_ID.match(value) or _yaml_tag(value) != "tag:yaml.org,2002:str":
         raise ValueError(
             f"candidate_id {value!r} is not usable as an Isaac-Grasp key; expected a string "
             "that starts with a letter or '_', uses letters, digits, '_', '.', '-', and that "

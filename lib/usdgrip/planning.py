@@ -20,11 +20,15 @@ Pipeline for each gripper, in request order:
      the slot centre, untilted; 0 at a corner of the range).
 
 2. Fit: candidates wider than the site's max opening are dropped.
-3. Collision (:mod:`usdgrip.collision`): the open gripper at the grasp pose
-   against the object and the scene obstacles; then the retreat check (the
-   object attached to the gripper, moved back along -approach by
-   ``retreat_distance``). Each candidate records the exclusions its checks used.
-4. Rank by score (ties by candidate id), keep ``max_candidates_per_gripper``.
+3. Rank by score (ties by candidate id).
+4. Collision (:mod:`usdgrip.collision`), in rank order and in chunks until
+   ``max_candidates_per_gripper`` survive (lower-ranked proposals are never
+   checked): the open gripper at the grasp pose against the object and the
+   scene obstacles; then the retreat check (the object attached to the
+   gripper, moved back along -approach by ``retreat_distance``). Each candidate
+   records the exclusions its checks used. The gripper's collision model is
+   its ``UsdPhysics.CollisionAPI`` prims, else a proxy
+   (:func:`read_gripper_model`).
 
 Frames: poses are ``T_M_G`` with M the object prim's world frame with its
 scale removed (:func:`usdgrip.frames.compute_rigid_part`), in metres; so
@@ -74,6 +78,8 @@ OVERSAMPLE = 3
 DEFAULT_RETREAT_DISTANCE = 0.1
 #: Default opening kept free beyond the contact width (antipodal), metres.
 DEFAULT_CLEARANCE = 0.005
+#: Smallest chunk of ranked proposals collision-checked at once.
+CHECK_CHUNK_MIN = 32
 #: Upper bound on proposals per backend and gripper (memory and time guard).
 MAX_PROPOSALS = 20_000
 
@@ -111,6 +117,16 @@ class _Proposals:
                 kept.widths.append(self.widths[i])
                 kept.scores.append(self.scores[i])
         return kept
+
+    def keep_order(self, order: Sequence[int]) -> _Proposals:
+        mask_free = _Proposals()
+        for i in order:
+            mask_free.ids.append(self.ids[i])
+            mask_free.methods.append(self.methods[i])
+            mask_free.poses.append(self.poses[i])
+            mask_free.widths.append(self.widths[i])
+            mask_free.scores.append(self.scores[i])
+        return mask_free
 
     @property
     def pose_array(self) -> Poses:
@@ -365,22 +381,48 @@ def read_scene(scene: Any):
     )
 
 
-def read_gripper_model(gripper: GripperRef, site):
-    """The gripper's collision model: its meshes when the asset has any, else the proxy.
+#: Gripper collision models (see :func:`read_gripper_model`).
+GRIPPER_MODELS = ("auto", "proxy", "geometry")
 
-    Meshes and Cube/Sphere/Cylinder/Capsule prims under the site's top-level
-    ancestor (e.g. ``/Gripper`` for ``/Gripper/tcp``) are the gripper geometry
-    (``UsdPhysics.CollisionAPI`` prims only when any has it; guide curves are
-    skipped); a prim whose name contains ``finger`` is a finger. Without any,
-    the proxy of :meth:`usdgrip.collision.GripperCollisionModel.proxy` (two
-    finger boxes and a palm from the max opening and pad width) is used.
+
+def read_gripper_model(gripper: GripperRef, site, mode: str = "auto"):
+    """The gripper's collision model (:class:`usdgrip.collision.GripperCollisionModel`).
+
+    The gripper geometry is everything under the site's top-level ancestor
+    (``/Gripper`` for ``/Gripper/tcp``); a prim whose name contains ``finger``
+    is a finger.
+
+    - ``auto``: the gripper's *collision* prims (``UsdPhysics.CollisionAPI``
+      applied) when it has any, else the proxy. Render meshes are not used:
+      they are often detailed (slow in the retreat check's distance queries)
+      and may not be what the physics engine collides.
+    - ``proxy``: :meth:`GripperCollisionModel.proxy` (a palm and two finger
+      boxes from the max opening and grip pad width).
+    - ``geometry``: every Mesh/Cube/Sphere/Cylinder/Capsule under the root,
+      collision prims or not (falls back to the proxy when there is none).
+
+    Raises:
+        ValueError: an unknown ``mode``.
     """
     from usdgrip.collision import GripperCollisionModel
     from usdgrip.usd_geometry import read_collision_shapes
     from usdgrip.usd_io import get_prim, open_stage
 
+    if mode not in GRIPPER_MODELS:
+        raise ValueError(f"gripper model {mode!r}; expected one of {', '.join(GRIPPER_MODELS)}")
+    if mode == "proxy":
+        return GripperCollisionModel.from_site(site)
     stage = open_stage(gripper.asset_path)
     root = get_prim(stage, "/" + gripper.prim_path.strip("/").split("/")[0])
+    if mode == "auto":
+        prefix = str(root.GetPath()) + "/"
+        marked = any(
+            "PhysicsCollisionAPI" in prim.GetAppliedSchemas()
+            for prim in stage.Traverse()
+            if str(prim.GetPath()).startswith(prefix) or prim == root
+        )
+        if not marked:
+            return GripperCollisionModel.from_site(site)
     shapes = read_collision_shapes(root)
     return GripperCollisionModel.from_site(site, shapes or None)
 
@@ -396,14 +438,101 @@ def _describe_exclusion(exclusion, scene, model) -> str:
     return f"{exclusion.kind}({subject}, {partner})"
 
 
-def _top_contacts(contacts, mask, limit: int = 2) -> str:
+def _top_contacts(contacts, limit: int = 2) -> str:
     counts: dict[str, int] = {}
-    for contact, flag in zip(contacts, mask, strict=True):
-        if flag and contact is not None:
+    for contact in contacts:
+        if contact is not None:
             text = contact.describe()
             counts[text] = counts.get(text, 0) + 1
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
     return "; ".join(f"{text} ×{n}" for text, n in ranked)
+
+
+class _RankedChecker:
+    """Grasp-pose and retreat checks over ranked proposals, in chunks, until the budget is met.
+
+    Keeps per-stage counts and the most frequent contacts for the warnings.
+    """
+
+    def __init__(self, scene, model, world_frame, object_id, support_id, distance, steps) -> None:
+        self.scene = scene
+        self.model = model
+        self.world_frame = world_frame
+        self.object_id = object_id
+        self.support_id = support_id
+        self.distance = distance
+        self.steps = steps
+        self.checked = 0
+        self.pose_hits: list = []
+        self.retreat_checked = 0
+        self.retreat_hits: list = []
+
+    def _describe(self, exclusions) -> list[str]:
+        return [_describe_exclusion(e, self.scene, self.model) for e in exclusions]
+
+    def run(
+        self, proposals: _Proposals, budget: int, report: Callable[[int, int], None]
+    ) -> tuple[list[int], dict[int, tuple[str, ...]]]:
+        """Indices (rank order) of the first ``budget`` survivors, and their exclusions."""
+        kept: list[int] = []
+        exclusions: dict[int, tuple[str, ...]] = {}
+        total = len(proposals)
+        start = 0
+        poses = proposals.pose_array
+        while start < total and len(kept) < budget:
+            # Ask for a little more than is missing: most proposals usually survive.
+            size = max(CHECK_CHUNK_MIN, math.ceil(1.25 * (budget - len(kept))))
+            rows = np.arange(start, min(total, start + size))
+            start = int(rows[-1]) + 1
+            report(int(rows[0]), total)
+            world = self.world_frame @ poses[rows]
+            hit = self.scene.check_gripper(self.model, world)
+            self.checked += len(rows)
+            self.pose_hits.extend(
+                c for c, h in zip(hit.first_contact, hit.collides, strict=True) if h
+            )
+            base = self._describe(hit.exclusions_used)
+            rows, world = rows[~hit.collides], world[~hit.collides]
+            used: list[list[str]] = [list(base) for _ in rows]
+            if self.object_id is not None and len(rows):
+                retreat = self.scene.check_retreat(
+                    self.model,
+                    world,
+                    self.object_id,
+                    self.distance,
+                    steps=self.steps,
+                    support_id=self.support_id,
+                )
+                self.retreat_checked += len(rows)
+                self.retreat_hits.extend(
+                    c for c, h in zip(retreat.first_contact, retreat.collides, strict=True) if h
+                )
+                for row, extra in enumerate(retreat.exclusions_used):
+                    used[row].extend(self._describe(extra))
+                keep = ~retreat.collides
+                rows = rows[keep]
+                used = [u for u, k in zip(used, keep, strict=True) if k]
+            for row, names in zip(rows, used, strict=True):
+                if len(kept) < budget:
+                    kept.append(int(row))
+                    exclusions[int(row)] = tuple(dict.fromkeys(names))
+        report(start, total)
+        return kept, exclusions
+
+    def summaries(self) -> list[str]:
+        """Warnings: how many checked proposals collided, and with what."""
+        texts = []
+        if self.pose_hits:
+            texts.append(
+                f"{len(self.pose_hits)} of {self.checked} checked proposals collide at the grasp "
+                f"pose ({_top_contacts(self.pose_hits)})"
+            )
+        if self.retreat_hits:
+            texts.append(
+                f"{len(self.retreat_hits)} of {self.retreat_checked} checked proposals collide "
+                f"while retreating {self.distance:g} m ({_top_contacts(self.retreat_hits)})"
+            )
+        return texts
 
 
 # --- orchestration -----------------------------------------------------------------------------
@@ -427,6 +556,7 @@ def plan_grasps(
     retreat_distance: float = DEFAULT_RETREAT_DISTANCE,
     retreat_steps: int = 5,
     clearance: float = DEFAULT_CLEARANCE,
+    gripper_model: str = "auto",
     progress: Progress | None = None,
 ) -> GraspPlanningResult:
     """Plan collision-checked grasp candidates for every gripper of ``request``.
@@ -446,6 +576,7 @@ def plan_grasps(
         retreat_distance: metres to move back along -approach with the object (> 0).
         retreat_steps: poses sampled along the retreat (>= 1).
         clearance: antipodal opening kept free beyond the contact width, metres.
+        gripper_model: ``auto``, ``proxy`` or ``geometry`` (see :func:`read_gripper_model`).
         progress: optional ``progress(message, fraction)`` callback.
 
     Returns:
@@ -465,6 +596,10 @@ def plan_grasps(
     started = time.perf_counter()
     report = progress or (lambda message, fraction: None)
     requested = parse_methods(methods)
+    if gripper_model not in GRIPPER_MODELS:
+        raise ValueError(
+            f"gripper model {gripper_model!r}; expected one of {', '.join(GRIPPER_MODELS)}"
+        )
     if not (math.isfinite(retreat_distance) and retreat_distance > 0):
         raise ValueError(f"retreat distance is {retreat_distance!r} m; expected a finite value > 0")
     if not (math.isfinite(clearance) and clearance >= 0):
@@ -521,7 +656,7 @@ def plan_grasps(
                     f"{label}: skipped: max opening is {opening!r}; expected a finite value > 0 m"
                 )
                 continue
-            model = read_gripper_model(gripper, site)
+            model = read_gripper_model(gripper, site, gripper_model)
             models_used.append(model.source)
             key = compute_gripper_key(gripper)
             proposals = _Proposals()
@@ -563,58 +698,29 @@ def plan_grasps(
                     f"{opening:g} m dropped"
                 )
                 proposals = proposals.keep(fits)
-            report(
-                f"{label}: grasp-pose collision check ({len(proposals)} poses)", share + step / 3
-            )
-            world = obj.world_frame @ proposals.pose_array
-            hit = collision_scene.check_gripper(model, world)
-            grasp_exclusions = [
-                _describe_exclusion(e, collision_scene, model) for e in hit.exclusions_used
-            ]
-            if hit.collides.any():
-                warnings.append(
-                    f"{label}: {int(hit.collides.sum())} of {len(proposals)} proposals collide at "
-                    f"the grasp pose ({_top_contacts(hit.first_contact, hit.collides)})"
-                )
-            free = ~hit.collides
-            proposals = proposals.keep(free)
-            world = world[free]
-            per_pose_exclusions: list[list[str]] = [list(grasp_exclusions) for _ in proposals.ids]
-            if object_id is not None and len(proposals):
-                report(
-                    f"{label}: retreat check ({len(proposals)} poses, {retreat_distance:g} m)",
-                    share + 2 * step / 3,
-                )
-                retreat = collision_scene.check_retreat(
-                    model,
-                    world,
-                    object_id,
-                    retreat_distance,
-                    steps=retreat_steps,
-                    support_id=support_id,
-                )
-                if retreat.collides.any():
-                    warnings.append(
-                        f"{label}: {int(retreat.collides.sum())} of {len(proposals)} proposals "
-                        f"collide while retreating {retreat_distance:g} m "
-                        f"({_top_contacts(retreat.first_contact, retreat.collides)})"
-                    )
-                for row, used in enumerate(retreat.exclusions_used):
-                    per_pose_exclusions[row].extend(
-                        _describe_exclusion(e, collision_scene, model) for e in used
-                    )
-                keep = ~retreat.collides
-                per_pose_exclusions = [
-                    e for e, k in zip(per_pose_exclusions, keep, strict=True) if k
-                ]
-                proposals = proposals.keep(keep)
-            if not len(proposals):
-                warnings.append(f"{label}: no candidate survived the fit and collision checks")
-                continue
-            order = sorted(
+            # Rank first, then check in rank order until the budget is filled: proposals
+            # below the last kept one are never checked (they would be truncated anyway).
+            ranked = sorted(
                 range(len(proposals)), key=lambda i: (-proposals.scores[i], proposals.ids[i])
             )
-            order = order[:budget]
+            proposals = proposals.keep_order(ranked)
+            checker = _RankedChecker(
+                collision_scene, model, obj.world_frame, object_id, support_id,
+                retreat_distance, retreat_steps,
+            )  # fmt: skip
+            kept, exclusions = checker.run(
+                proposals,
+                budget,
+                lambda done, total, label=label, share=share, step=step: report(
+                    f"{label}: collision checks ({done}/{total} proposals)",
+                    share + step * (0.1 + 0.9 * done / max(total, 1)),
+                ),
+            )
+            warnings.extend(f"{label}: {text}" for text in checker.summaries())
+            if not kept:
+                warnings.append(f"{label}: no candidate survived the fit and collision checks")
+                continue
+            order = kept
             poses = proposals.pose_array[order]
             quaternions = compute_quaternion_wxyz(poses)
             for row, i in enumerate(order):
@@ -630,7 +736,7 @@ def plan_grasps(
                         "xyz": tuple(float(v) for v in quaternions[row, 1:]),
                     },
                     width=float(proposals.widths[i]),
-                    exclusions=tuple(dict.fromkeys(per_pose_exclusions[i])),
+                    exclusions=exclusions[i],
                 )
     finally:
         if object_id is not None:

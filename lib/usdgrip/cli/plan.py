@@ -73,6 +73,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="retreat distance along -approach with the object (default 0.1)",
     )
     parser.add_argument(
+        "--gripper-model",
+        choices=("auto", "proxy", "geometry"),
+        default="auto",
+        help="gripper collision shapes: auto (its UsdPhysics collision prims, else a proxy of "
+        "a palm and two finger boxes), proxy, or geometry (every mesh/shape of the gripper)",
+    )
+    parser.add_argument(
         "-o", "--output", required=True, metavar="YAML", help="output Isaac-Grasp YAML file"
     )
     parser.add_argument(
@@ -173,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
             methods=methods,
             support=args.support,
             retreat_distance=args.retreat,
+            gripper_model=args.gripper_model,
             progress=bar,
         )
     finally:
