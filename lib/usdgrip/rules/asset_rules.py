@@ -37,7 +37,7 @@ def check_asset_unresolved(context: StageContext) -> Iterator[Finding]:
         kind = _UNRESOLVED.get(error.errorType)
         if kind is None:
             continue
-        text = " ".join(str(error).split())
+        text = str(error)
         match = _ASSET.search(text)
         asset = match.group(1) if match else "?"
         arc = _ARC.search(text)
@@ -48,9 +48,15 @@ def check_asset_unresolved(context: StageContext) -> Iterator[Finding]:
             continue
         seen.add((prim, asset))
         where = "the whole stage" if prim == "/" else f"prims at and under <{prim}>"
+        over = context.stage.GetPrimAtPath(prim) if prim != "/" else None
+        state = (
+            f" (<{prim}> is an undefined `over` without it)"
+            if over and not over.HasDefiningSpecifier()
+            else ""
+        )
         yield Finding(
-            f"{kind} @{asset}@ cannot be resolved ({text}); validation of {where} is "
-            "incomplete: prims it should bring (e.g. geometry under an undefined `over`) are "
-            "missing. Fix the asset path or make the file available",
+            f"{kind} @{asset}@ cannot be resolved{state}; validation of {where} is "
+            "incomplete: only what this file authors is checked. Fix the asset path or make "
+            "the file available",
             prim=prim,
         )

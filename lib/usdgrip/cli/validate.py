@@ -1,0 +1,276 @@
+"""``usdgrip validate``: run the GR/GS/GA rules over USD files (text, JSON or SARIF)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+NAME = "validate"
+ORDER = 20
+HELP = "check gripper sites and grasp slots against the GR/GS/GA rules"
+DESCRIPTION = """Check USD files against the usdgrip rules (`usdgrip rules` lists them).
+
+Exit codes: 0 no failure or error (warnings and infos never fail), 1 at least
+one failure or error, 2 usage error or unreadable input.
+
+  usdgrip validate examples/gripper.usda
+  usdgrip validate asset.usda --rule GR.003 --rule GR.004
+  usdgrip validate asset.usda --param orthogonality_tolerance_deg=5
+  usdgrip validate assets/*.usda --format sarif --output validation.sarif
+  usdgrip validate asset.usda --fix        # additive fixes into the file, then re-check"""
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_LEVELS = {"failure": "error", "error": "error", "warning": "warning", "info": "note"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", metavar="FILE", help="USD files to validate")
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="CODE",
+        help="run only this rule (code such as GR.003, or name); repeat or comma-separate",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a tolerance (see docs/validation.md), e.g. orthogonality_tolerance_deg=5",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json", "sarif"), default="text", help="output format"
+    )
+    parser.add_argument(
+        "--fix",
+        action="store_true",
+        help="apply the additive fixes into each file's root layer, save it, then re-validate",
+    )
+    parser.add_argument(
+        "--output", metavar="PATH", help="write the report to PATH (atomically) instead of stdout"
+    )
+
+
+def parse_params(items: Sequence[str]) -> dict[str, float]:
+    """``["name=value", ...]`` → checked parameter overrides.
+
+    Raises:
+        ValueError: malformed item, unknown name or non-numeric value (valid names listed).
+    """
+    from usdgrip.rules import DEFAULT_PARAMS, resolve_params
+
+    params: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ValueError(
+                f"--param {item!r} is not NAME=VALUE; valid names: "
+                f"{', '.join(sorted(DEFAULT_PARAMS))}"
+            )
+        params[name.strip()] = value.strip()
+    resolve_params(params)
+    return {k: float(v) for k, v in params.items()}
+
+
+def _split_rules(items: Sequence[str]) -> list[str] | None:
+    codes = [c.strip() for item in items for c in item.split(",") if c.strip()]
+    return codes or None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_layer_atomically(layer: Any, path: Path) -> None:
+    """Export ``layer`` to a temporary file beside ``path`` (same suffix), then rename over it.
+
+    Raises:
+        ValueError: the layer cannot be exported (e.g. a .usdz package).
+    """
+    path = Path(path)
+    if path.suffix.lower() == ".usdz":
+        raise ValueError(f"{path}: cannot write fixes into a .usdz package; fix its source layer")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.fix-", suffix=path.suffix)
+    os.close(fd)
+    try:
+        if not layer.Export(tmp):
+            raise ValueError(f"{path}: USD could not export the fixed layer")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _file_entry(path: str, report: Any, fixed: list[str] | None) -> dict[str, Any]:
+    entry = report.to_dict(path)
+    if fixed is not None:
+        entry["fixed"] = fixed
+    return entry
+
+
+def _summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    from usdgrip.rules import SEVERITIES
+
+    totals = dict.fromkeys(SEVERITIES, 0)
+    for entry in entries:
+        for severity, count in entry["summary"].items():
+            totals[severity] += count
+    return {
+        "files": len(entries),
+        "files_failing": sum(not e["ok"] for e in entries),
+        **totals,
+        "ok": all(e["ok"] for e in entries),
+    }
+
+
+def format_text(entries: list[dict[str, Any]]) -> str:
+    """Human-readable report: one line per issue, a summary per file and overall."""
+    lines: list[str] = []
+    for entry in entries:
+        counts = entry["summary"]
+        state = "ok" if entry["ok"] else "FAILED"
+        lines.append(
+            f"{entry['path']}: {state} ({counts['failure']} failure, {counts['error']} error, "
+            f"{counts['warning']} warning, {counts['info']} info)"
+        )
+        for fix in entry.get("fixed", []):
+            lines.append(f"  fixed: {fix}")
+        for issue in entry["issues"]:
+            mark = " [fixable: usdgrip validate --fix]" if issue["fixable"] else ""
+            lines.append(
+                f"  {issue['code']} {issue['severity']:<7} <{issue['prim']}> {issue['rule']}: "
+                f"{issue['message']}{mark}"
+            )
+    summary = _summary(entries)
+    if len(entries) > 1:
+        lines.append(
+            f"{summary['files']} files, {summary['files_failing']} failing: "
+            f"{summary['failure']} failure, {summary['error']} error, "
+            f"{summary['warning']} warning, {summary['info']} info"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def format_json(entries: list[dict[str, Any]]) -> str:
+    """``{"files": [{"path", "issues": [...]}], "summary": {...}}``."""
+    return json.dumps({"files": entries, "summary": _summary(entries)}, indent=2) + "\n"
+
+
+def format_sarif(entries: list[dict[str, Any]], codes: Sequence[str]) -> str:
+    """SARIF 2.1.0: one run, every selected rule in ``tool.driver.rules``, one result per issue."""
+    from usdgrip import __version__
+    from usdgrip.rules import RULES
+
+    rule_index = {code: i for i, code in enumerate(codes)}
+    rules = []
+    for code in codes:
+        r = RULES[code]
+        rules.append(
+            {
+                "id": r.code,
+                "name": r.name,
+                "shortDescription": {"text": r.title},
+                "fullDescription": {"text": r.summary},
+                "helpUri": r.doc_path.resolve().as_uri(),
+                "help": {"text": f"{r.summary} See {r.doc_path.name}.", "markdown": r.doc},
+                "defaultConfiguration": {"level": SARIF_LEVELS[r.severity]},
+                "properties": {"tags": list(r.tags), "severity": r.severity},
+            }
+        )
+    results, artifacts = [], []
+    for index, entry in enumerate(entries):
+        uri = Path(entry["path"]).as_posix()
+        artifacts.append({"location": {"uri": uri}})
+        for issue in entry["issues"]:
+            results.append(
+                {
+                    "ruleId": issue["code"],
+                    "ruleIndex": rule_index[issue["code"]],
+                    "level": SARIF_LEVELS[issue["severity"]],
+                    "message": {"text": f"<{issue['prim']}>: {issue['message']}"},
+                    "locations": [
+                        {
+                            "physicalLocation": {"artifactLocation": {"uri": uri, "index": index}},
+                            "logicalLocations": [
+                                {
+                                    "name": issue["prim"].rsplit("/", 1)[-1] or "/",
+                                    "fullyQualifiedName": issue["prim"],
+                                    "kind": "element",
+                                }
+                            ],
+                        }
+                    ],
+                    "properties": {
+                        "severity": issue["severity"],
+                        "rule": issue["rule"],
+                        "fixable": issue["fixable"],
+                    },
+                }
+            )
+    sarif = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "usdgrip",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": rules,
+                    }
+                },
+                "artifacts": artifacts,
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(sarif, indent=2) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    from usdgrip.rules import select_rules, validate
+    from usdgrip.usd_io import open_stage
+
+    codes = [r.code for r in select_rules(_split_rules(args.rule))]
+    params = parse_params(args.param)
+    # Open everything first: an unreadable input is a usage error (exit 2) before any output.
+    stages = [(path, open_stage(path)) for path in args.files]
+    entries = []
+    for path, stage in stages:
+        report = validate(stage, rules=codes, params=params)
+        fixed = None
+        if args.fix:
+            fixed = report.apply_fixes()
+            if fixed:
+                save_layer_atomically(stage.GetRootLayer(), Path(path))
+                report = validate(stage, rules=codes, params=params)
+        entries.append(_file_entry(path, report, fixed))
+    if args.format == "json":
+        text = format_json(entries)
+    elif args.format == "sarif":
+        text = format_sarif(entries, codes)
+    else:
+        text = format_text(entries)
+    if args.output:
+        write_atomically(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
+    return 0 if all(e["ok"] for e in entries) else 1
