@@ -9,18 +9,26 @@ from the environment:
   from native code);
 - ``slow_on`` / ``USDGRIP_TEST_SLOW_ON``: sleep far past any test timeout;
 - ``delay`` / ``USDGRIP_TEST_DELAY``: sleep this many seconds on every file.
+
+It also holds the corpus the batch tests share (``write_library``).
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
 import os
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from usdgrip.batch.jobs import validate_file
 
 HOURS = 3600.0
+REPO = Path(__file__).resolve().parent.parent
+HOOKS = f"{Path(__file__).resolve()}:validate_with_hooks"
+USDGRIP = [sys.executable, "-m", "usdgrip"]
 
 
 def validate_with_hooks(
@@ -41,3 +49,73 @@ def validate_with_hooks(
     if delay:
         time.sleep(delay)
     return validate_file(path, **params)
+
+
+# --- the corpus the batch tests share ------------------------------------------
+
+HEADER = '#usda 1.0\n(\n    defaultPrim = "Gripper"\n    metersPerUnit = 1\n    upAxis = "Z"\n)\n'
+SITE = """
+def Xform "Gripper"
+{{
+    def Xform "tcp" (prepend apiSchemas = ["GripperSiteAPI"])
+    {{
+        float gripper:maxOpening = {opening}
+        def BasisCurves "gripper_forward_axis"
+        {{
+            uniform token type = "linear"
+            int[] curveVertexCounts = [2]
+            point3f[] points = [(0, 0, 0), (0, 0, 0.05)]
+        }}
+        def BasisCurves "gripper_grip_line"
+        {{
+            uniform token type = "linear"
+            int[] curveVertexCounts = [{count}]
+            point3f[] points = [{points}]
+        }}
+    }}
+}}
+"""
+GOOD = HEADER + SITE.format(opening=0.085, count=2, points="(0, -0.01, 0), (0, 0.01, 0)")
+ONE_POINT_GRIP_LINE = HEADER + SITE.format(opening=0.085, count=1, points="(0, 0, 0)")
+
+
+def write_library(root: Path, good: int = 6) -> dict[str, str]:
+    """A small library: clean grippers, one GR.003 failure, one unreadable file,
+    the crash and slow files of the hooks, a nested file and a non-USD file.
+
+    Returns:
+        Expected status per row key.
+    """
+    expected = {}
+    for i in range(good):
+        (root / f"good_{i:02d}.usda").write_text(GOOD)
+        expected[f"good_{i:02d}.usda"] = "ok"
+    (root / "sub").mkdir()
+    (root / "sub" / "nested.usda").write_text(GOOD)
+    expected["sub/nested.usda"] = "ok"
+    (root / "grip_line.usda").write_text(ONE_POINT_GRIP_LINE)
+    expected["grip_line.usda"] = "findings"
+    (root / "unreadable.usda").write_text("this is not USD {\n")
+    expected["unreadable.usda"] = "error"
+    (root / "crash.usda").write_text(GOOD)
+    expected["crash.usda"] = "crashed"
+    (root / "slow.usda").write_text(GOOD)
+    expected["slow.usda"] = "timeout"
+    (root / "notes.txt").write_text("not matched by the glob\n")
+    return expected
+
+
+HOOK_PARAMS = {"crash_on": "crash.usda", "slow_on": "slow.usda"}
+TIMEOUT = 3.0
+
+
+def normalize(rows: list[dict]) -> list[dict]:
+    """Rows sorted by path without the wall-clock field."""
+    return sorted(
+        ({k: v for k, v in row.items() if k != "duration_s"} for row in rows),
+        key=lambda row: row["path"],
+    )
+
+
+def read_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]

@@ -1,0 +1,85 @@
+"""usdgrip batch on a real Dask LocalCluster: same isolation, same rows as the local pool.
+
+One cluster per module (starting one takes seconds); one more test lets the
+CLI start its own LocalCluster.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from batch_hooks import HOOK_PARAMS, HOOKS, REPO, TIMEOUT, USDGRIP, normalize, write_library
+
+from usdgrip.batch import DaskExecutor, run_batch
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    # The workers' environment carries the test hooks, as a real cluster's would carry
+    # its configuration: the CLI test below cannot hand them over any other way.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("USDGRIP_TEST_CRASH_ON", HOOK_PARAMS["crash_on"])
+        patch.setenv("USDGRIP_TEST_SLOW_ON", HOOK_PARAMS["slow_on"])
+        local_cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    with local_cluster:
+        yield local_cluster
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    root = tmp_path_factory.mktemp("library")
+    return root, write_library(root)
+
+
+def test_dask_rows_are_identical_to_the_local_pool(cluster, library, tmp_path):
+    root, expected = library
+    executor = DaskExecutor(timeout=TIMEOUT, scheduler=cluster.scheduler_address)
+    try:
+        on_dask = run_batch(root, HOOKS, params=HOOK_PARAMS, executor=executor)
+    finally:
+        executor.close()
+    local = run_batch(root, HOOKS, params=HOOK_PARAMS, jobs=2, timeout=TIMEOUT)
+    assert {row["path"]: row["status"] for row in on_dask.rows} == expected
+    assert normalize(on_dask.rows) == normalize(local.rows)
+    assert on_dask.summary["executor"] == "dask"
+    crash = next(row for row in on_dask.rows if row["status"] == "crashed")
+    assert "killed by SIGSEGV" in crash["error"]
+    # The Dask workers survived: the crash and the hang only cost sandbox processes.
+    assert len(cluster.scheduler_info["workers"]) == 2
+
+
+def test_dask_cli_with_a_scheduler_streams_rows_and_resumes(cluster, library, tmp_path):
+    root, expected = library
+    out = tmp_path / "rows.jsonl"
+    command = [
+        *USDGRIP, "batch", "validate", str(root), "--executor", "dask",
+        "--scheduler", cluster.scheduler_address, "--job", HOOKS, "--out", str(out),
+        "--timeout", str(TIMEOUT), "--format", "json",
+    ]  # fmt: skip
+    first = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 1, first.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {row["path"]: row["status"] for row in rows} == expected
+    assert len(rows) == len(expected)
+    summary = json.loads(first.stdout)
+    assert summary["executor"] == "dask" and summary["ran"] == len(expected)
+    again = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=120)
+    assert json.loads(again.stdout)["ran"] == 0
+    assert json.loads(again.stdout)["resumed"] == len(expected)
+
+
+def test_dask_cli_starts_its_own_local_cluster(tmp_path):
+    result = subprocess.run(
+        [*USDGRIP, "batch", "validate", str(REPO / "examples"), "--glob", "gripper.usda",
+         "--executor", "dask", "--jobs", "1", "--format", "json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert (summary["files"], summary["ok"], summary["executor"]) == (1, 1, "dask")
