@@ -173,6 +173,8 @@ def test_file_layout_is_plain_isaac_grasp(tmp_path, result):
     assert type(entry["orientation"]["w"]) is float
     assert isinstance(entry["orientation"]["xyz"], list)
     assert all(isinstance(k, str) for k in data["grasps"])
+    assert "position: [" in text  # numbers inline, text lists one item per line
+    assert "  warnings:\n" in text or "warnings: []" in text
 
 
 def test_isaac_sim_importer_accepts_the_file(tmp_path, result, poses):
@@ -201,6 +203,13 @@ def test_loader_checks_reject_a_foreign_format(tmp_path):
     assert isaac_sim_import(bad)[0] == "not in the 'isaac_grasp' YAML format"
     bad.write_text("format: isaac_grasp\nformat_version: 2.0\ngrasps: {}\n")
     assert isaac_sim_import(bad)[1] == ["format version mismatch"]
+
+
+def test_text_lists_are_block_style(tmp_path):
+    result = make_result([], warnings=("first: a, b", "second 'quoted'"))
+    text = format_isaac_grasp(result)
+    assert "  warnings:\n  - 'first: a, b'\n" in text
+    assert read_isaac_grasp(write_isaac_grasp(result, tmp_path / "w.yaml")) == result
 
 
 def test_empty_result_is_still_a_valid_file(tmp_path):

@@ -31,7 +31,7 @@ def test_plan_writes_isaac_grasp_and_prints_the_best(tmp_path, capsys):
     assert code == 0
     result = read_isaac_grasp(output)
     assert len(result.grasps) == 6
-    assert out.startswith(f"wrote {output}: 6 candidate(s) for 1 gripper(s)")
+    assert out.startswith(f"wrote {output}: 6 candidate(s) for 1 of 1 gripper(s)")
     best = next(iter(result.grasps))
     assert out.splitlines()[2].split()[0] == best  # best candidate printed first
     assert len([line for line in out.splitlines() if line.startswith("    g_")]) == 3

@@ -20,8 +20,9 @@ published JSON Schema describes it, with each entry's Isaac-Grasp keys first::
 Isaac Sim's grasp importer reads ``format``, ``format_version`` and
 ``grasps`` (``position``, ``orientation {w, xyz}``); GraspGen's loader reads
 ``confidence``, ``position`` and ``orientation``. Both ignore the extension
-keys. Only plain Python floats, ints, strings and lists are written
-(``yaml.safe_dump`` refuses anything else), and writes are atomic.
+keys. Only plain Python floats, ints, strings and lists are written (the
+dumper is a ``yaml.SafeDumper``, which refuses anything else, e.g. numpy
+scalars), and writes are atomic.
 """
 
 from __future__ import annotations
@@ -49,6 +50,17 @@ _HEADER = (
 )
 
 
+class _Dumper(yaml.SafeDumper):
+    """Safe dumper: number lists inline (``[x, y, z]``), lists of text one item per line."""
+
+    def represent_list(self, data):
+        flow = all(isinstance(v, int | float) and not isinstance(v, bool) for v in data)
+        return self.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+_Dumper.add_representer(list, _Dumper.represent_list)
+
+
 def compute_document(result: GraspPlanningResult) -> dict[str, Any]:
     """The YAML document of ``result``: plain Python types, Isaac-Grasp keys first per entry."""
     data = result.model_dump(mode="json")
@@ -67,8 +79,9 @@ def compute_document(result: GraspPlanningResult) -> dict[str, Any]:
 
 def format_isaac_grasp(result: GraspPlanningResult) -> str:
     """Serialise ``result`` to extended Isaac-Grasp YAML text (a short comment header first)."""
-    body = yaml.safe_dump(
+    body = yaml.dump(
         compute_document(result),
+        Dumper=_Dumper,
         sort_keys=False,
         default_flow_style=None,
         allow_unicode=True,

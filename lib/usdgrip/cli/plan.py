@@ -187,17 +187,18 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     write_isaac_grasp(result, output)
     if not args.quiet:
-        print_summary(result, output, max(0, args.show), sys.stdout)
+        print_summary(result, output, len(grippers), max(0, args.show), sys.stdout)
         for warning in result.metadata.warnings:
             print(f"warning: {warning}", file=sys.stderr)
     return EXIT_OK if result.grasps else EXIT_FINDINGS
 
 
-def print_summary(result, output: Path, show: int, stream: TextIO) -> None:
+def print_summary(result, output: Path, requested: int, show: int, stream: TextIO) -> None:
     """Print what was written and the best ``show`` candidates of each gripper."""
     grippers = result.grippers
     stream.write(
-        f"wrote {output}: {len(result.grasps)} candidate(s) for {len(grippers)} gripper(s) "
+        f"wrote {output}: {len(result.grasps)} candidate(s) for {len(grippers)} of {requested} "
+        "gripper(s) "
         f"in {result.metadata.runtime_seconds:.2f} s (pose frame {result.metadata.pose_frame}, "
         "metres)\n"
     )
