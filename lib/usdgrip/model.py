@@ -180,7 +180,8 @@ class GripperSlot:
         z = self.forward
         y = self.up_axis
         y = y - np.dot(y, z) * z
-        y = y / np.linalg.norm(y)
+        with np.errstate(invalid="ignore", divide="ignore"):  # degenerate → NaN, no warning
+            y = y / np.linalg.norm(y)
         x = np.cross(y, z)
         m = np.eye(4)
         m[:3, 0], m[:3, 1], m[:3, 2], m[:3, 3] = x, y, z, self.center
