@@ -76,14 +76,9 @@ def _read_mesh(prim: Usd.Prim | None, stage: Usd.Stage) -> tuple[NDArray, NDArra
     roots = [prim] if prim is not None else list(stage.GetPseudoRoot().GetChildren())
     triangles = []
     for root in roots:
-        try:
-            mesh = read_object_mesh(root, frame="world")
-        except GripperError:
-            if prim is not None and not any(
-                p.IsA(UsdGeom.Mesh) for p in Usd.PrimRange(root)
-            ):  # an object may have no mesh (slots only)
-                continue
-            raise
+        if not any(p.IsA(UsdGeom.Mesh) for p in Usd.PrimRange(root)):
+            continue  # an object may have slots and no mesh; a bad mesh still raises
+        mesh = read_object_mesh(root, frame="world")
         triangles.append(mesh.vertices[mesh.faces])
     if not triangles:
         return np.zeros((0, 3, 3)), np.zeros((0, 3, 3))
