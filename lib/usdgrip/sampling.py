@@ -407,8 +407,6 @@ def compute_target_poses(
     count, n = offsets.shape
     rotations, up, center = frames[:, :3, :3], frames[:, :3, 1], frames[:, :3, 3]
     poses = np.empty((count, n, 4, 4))
-    poses[..., 3, :3] = 0.0
-    poses[..., 3, 3] = 1.0
     local = np.zeros((min(POSE_BLOCK, count), n, 3, 3))  # diag(σ, σ, 1) · Rx(θ), reused
     for start in range(0, count, POSE_BLOCK):
         block = slice(start, min(start + POSE_BLOCK, count))
@@ -425,6 +423,9 @@ def compute_target_poses(
         lb[..., 2, 2] = c
         np.matmul(rotations, lb, out=out[..., :3, :3])
         out[..., :3, 3] = center + offsets[block][..., None] * up
+        # Bottom row per block, while the block is in cache (one pass over the output).
+        out[..., 3, :3] = 0.0
+        out[..., 3, 3] = 1.0
     return poses
 
 
