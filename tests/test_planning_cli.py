@@ -195,3 +195,23 @@ def test_missing_required_option_is_argparse_exit_2(capsys):
         main(["plan", MUG, "--object", "/Mug", "-o", "x.yaml"])
     assert exc.value.code == 2
     assert "--gripper" in capsys.readouterr().err
+
+
+def test_progress_bar_overwrites_one_line_and_clears_it():
+    import io
+
+    from usdgrip.cli.plan import _ProgressBar
+
+    stream = io.StringIO()
+    bar = _ProgressBar(stream, enabled=True)
+    bar("reading object", 0.0)
+    bar("collision checks", 0.5)
+    bar.close()
+    text = stream.getvalue()
+    assert text.count("\r") == 4 and "[##########..........]  50% collision checks" in text
+    assert text.endswith("\r")
+    silent = io.StringIO()
+    quiet = _ProgressBar(silent, enabled=False)
+    quiet("x", 0.5)
+    quiet.close()
+    assert silent.getvalue() == ""
