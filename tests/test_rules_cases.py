@@ -1,0 +1,320 @@
+"""OK / NOK snippets per rule, beyond the doc examples (edge cases, messages)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from usdgrip.rules import validate
+
+FWD = """
+    def BasisCurves "gripper_forward_axis"
+    {
+        point3f[] points = [(0, 0, 0), (0, 0, 0.05)]
+        int[] curveVertexCounts = [2]
+        uniform token type = "linear"
+    }
+"""
+GRIP = """
+    def BasisCurves "gripper_grip_line"
+    {
+        point3f[] points = [(0, -0.01, 0), (0, 0.01, 0)]
+        int[] curveVertexCounts = [2]
+        uniform token type = "linear"
+    }
+"""
+
+
+def site(
+    attrs: str = "float gripper:maxOpening = 0.085",
+    children: str = FWD + GRIP,
+    *,
+    api: bool = True,
+    type_: str = "Xform",
+    meta: str = "",
+) -> str:
+    schemas = 'prepend apiSchemas = ["GripperSiteAPI"]' if api else ""
+    return f'def {type_} "tcp" (\n{schemas}\n{meta}\n)\n{{\n{attrs}\n{children}\n}}\n'
+
+
+def curve(
+    name: str,
+    points: str,
+    extra: str = 'int[] curveVertexCounts = [2]\nuniform token type = "linear"',
+    type_: str = "BasisCurves",
+) -> str:
+    return f'def {type_} "{name}"\n{{\npoint3f[] points = {points}\n{extra}\n}}\n'
+
+
+def slot(**overrides: str) -> str:
+    values = {
+        "forward": "(0, 0, -1)",
+        "spanAxis": "(1, 0, 0)",
+        "upRange": "0.2",
+        "slotInputAngle": "30",
+        "lr": '"left"',
+    }
+    values.update(overrides)
+    types = {
+        "forward": "vector3d",
+        "spanAxis": "vector3d",
+        "upRange": "double",
+        "slotInputAngle": "double",
+        "lr": "uniform token",
+    }
+    body = "\n".join(f"{types[k]} gripperSlot:s:{k} = {v}" for k, v in values.items())
+    return f'def Xform "Obj" (\nprepend apiSchemas = ["GripperSlotAPI:s"]\n)\n{{\n{body}\n}}\n'
+
+
+def records(value) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return (
+        'def Xform "Obj" (\ncustomData = {\ndictionary lambdasim = {\n'
+        f"string gripper_slots = '{text}'\n}}\n}}\n)\n{{\n}}\n"
+    )
+
+
+def record(**overrides):
+    base = {
+        "center": [0, 0, 0],
+        "forward": [-1, 0, 0],
+        "span_axis": [0, 1, 0],
+        "up_range": 0.04,
+        "slot_input_angle": 20,
+        "LR": 1,
+        "GroupName": "",
+        "version": 2,
+    }
+    base.update(overrides)
+    return {k: v for k, v in base.items() if v is not None}
+
+
+CASES = [
+    # (code, expected to fire, snippet, message fragment)
+    ("GR.001", True, site(type_="Scope"), "expected Xform"),
+    ("GR.001", True, site(type_="Mesh"), "'Mesh'"),
+    ("GR.001", False, site(), None),
+    ("GR.002", True, site(children=GRIP), "no child gripper_forward_axis"),
+    (
+        "GR.002",
+        True,
+        site(
+            children=curve("gripper_forward_axis", "[(0, 0, 0), (0, 0, 1)]", type_="Xform") + GRIP
+        ),
+        "expected BasisCurves",
+    ),
+    ("GR.002", False, site(children=curve("forward_axis", "[(0, 0, 0), (0, 0, 1)]") + GRIP), None),
+    (
+        "GR.003",
+        True,
+        site(
+            children=FWD
+            + curve("gripper_grip_line", "[(0, 0, 0)]")
+            + curve("grip_line", "[(0, -1, 0), (0, 1, 0)]")
+        ),
+        "grip_line is ignored",
+    ),
+    ("GR.003", True, site(children=FWD + curve("gripper_grip_line", "[]")), "has 0 point(s)"),
+    (
+        "GR.003",
+        False,
+        site(children=FWD + curve("grip_line", "[(0, -0.01, 0), (0, 0.01, 0)]")),
+        None,
+    ),
+    (
+        "GR.003",
+        False,
+        site(
+            children=FWD
+            + curve(
+                "gripper_grip_line",
+                "[(0, -0.01, 0), (0, 0, 0), (0, 0.01, 0)]",
+                'int[] curveVertexCounts = [3]\nuniform token type = "linear"',
+            )
+        ),
+        None,
+    ),
+    ("GR.004", True, site(attrs="float gripper:maxOpening = nan"), "gripper:maxOpening is nan m"),
+    ("GR.004", True, site(attrs="float gripper:maxOpening = 0"), "expected a finite value > 0 m"),
+    (
+        "GR.004",
+        True,
+        site(attrs="float gripper:maxOpening = -1\nfloat gripper_maxOpening = 0.085"),
+        "gripper:maxOpening is -1 m",
+    ),
+    ("GR.004", True, site(attrs="float gripper:maxOpening"), "no max opening authored"),
+    ("GR.004", False, site(attrs="custom float custom:maxOpening = 0.05", api=False), None),
+    (
+        "GR.005",
+        True,
+        site(children=curve("gripper_forward_axis", "[(0, 0, 0), (0, 0, inf)]") + GRIP),
+        "not finite",
+    ),
+    (
+        "GR.005",
+        True,
+        site(children=FWD + curve("gripper_grip_line", "[(1, 1, 1), (1, 1, 1)]")),
+        "zero length",
+    ),
+    ("GR.005", False, site(), None),
+    (
+        "GR.006",
+        True,
+        site(children=FWD + curve("gripper_grip_line", "[(0, 0, 0), (0, 0.01, 0.1)]")),
+        "from perpendicular",
+    ),
+    (
+        "GR.006",
+        False,
+        site(children=FWD + curve("gripper_grip_line", "[(0, 0, 0), (0, 0.1, 0.01)]")),
+        None,
+    ),
+    (
+        "GR.007",
+        True,
+        site(
+            children=FWD
+            + curve(
+                "gripper_grip_line",
+                "[(0, -0.01, 0), (0, 0.01, 0)]",
+                'int[] curveVertexCounts = [2]\nuniform token type = "cubic"',
+            )
+        ),
+        'type is "cubic"',
+    ),
+    (
+        "GR.007",
+        True,
+        site(
+            children=FWD
+            + curve(
+                "gripper_grip_line",
+                "[(0, -0.01, 0), (0, 0.01, 0)]",
+                'int[] curveVertexCounts = [3]\nuniform token type = "linear"',
+            )
+        ),
+        "curveVertexCounts is [3]",
+    ),
+    ("GR.007", False, site(), None),
+    (
+        "GR.008",
+        True,
+        site(children=FWD + GRIP + curve("grip_line", "[(0, -1, 0), (0, 1, 0)]")),
+        "both gripper_grip_line and grip_line",
+    ),
+    (
+        "GR.008",
+        True,
+        site(attrs="float gripper:maxOpening = 0.085\nfloat gripper_maxOpening = 0.085"),
+        "ignored because gripper:maxOpening wins",
+    ),
+    (
+        "GR.008",
+        True,
+        site(
+            attrs='float gripper_maxOpening = 0.085\ncustom token simready:attactment:socketType = "Gripper"',
+            api=False,
+        ),
+        "misspelt",
+    ),
+    ("GR.008", False, site(attrs="float gripper_maxOpening = 0.085", api=False), None),
+    ("GR.009", True, site(attrs="float gripper:maxOpening = 0.01"), ">= max opening 0.01 m"),
+    ("GR.009", False, site(attrs="float gripper:maxOpening = 0.021"), None),
+    (
+        "GR.010",
+        True,
+        site(attrs="float gripper:maxOpening = 0.085\nfloat gripper_maxPayload = -2"),
+        "gripper_maxPayload is -2 kg",
+    ),
+    ("GR.010", False, site(attrs="float gripper:maxOpening = 0.085"), None),
+    ("GR.011", True, site(attrs="float gripper_maxOpening = 0.085", api=False), "legacy markers"),
+    (
+        "GR.011",
+        False,
+        site(
+            attrs='float gripper_maxOpening = 0.085\ncustom token simready:attachment:socketType = "Gripper"',
+            api=False,
+        ),
+        None,
+    ),
+    ("GS.001", True, slot(forward="(0, 0, 0)"), "(zero)"),
+    ("GS.001", True, slot(spanAxis="(nan, 0, 0)"), "expected 3 finite numbers"),
+    ("GS.001", True, slot(spanAxis="(1, 0, 0.1)"), "off perpendicular"),
+    ("GS.001", True, records([record(span_axis=[-1, 0.5, 0])]), "lambdasim gripper_slots[0]"),
+    ("GS.001", False, slot(spanAxis="(1, 0, 0.01)"), None),
+    ("GS.002", True, slot(upRange="-0.1"), "upRange is -0.1 m"),
+    ("GS.002", True, records([record(up_range=0)]), "up_range is 0 m"),
+    ("GS.002", False, records([record()]), None),
+    ("GS.003", True, slot(slotInputAngle="-5"), "expected a finite value in [0, 360]"),
+    ("GS.003", True, slot(slotInputAngle="inf"), "inf"),
+    ("GS.003", False, slot(slotInputAngle="360"), None),
+    ("GS.004", True, records([record(LR=3)]), "LR is 3"),
+    ("GS.004", False, slot(lr='"right"'), None),
+    (
+        "GS.005",
+        True,
+        'def Xform "Obj" (\nprepend apiSchemas = ["GripperSlotAPI:center"]\n)\n{\n}\n',
+        "reserved",
+    ),
+    ("GS.005", False, slot(), None),
+    ("GS.006", True, records("not json"), "is not valid JSON"),
+    ("GS.006", True, records([record(), record(LR="left")]), "gripper_slots[1].LR"),
+    ("GS.006", True, records([record(GroupName=None)]), "gripper_slots[0].GroupName"),
+    ("GS.006", False, records([record()]), None),
+    ("GS.007", True, records([record(up_range=None, up=[0, 0, 0.02], version=1)]), "version 1"),
+    ("GS.007", False, records([record()]), None),
+    (
+        "GS.008",
+        True,
+        records([record(GroupName="pair", LR=0), record(GroupName="pair", LR=0, name="b")]),
+        "all have LR left",
+    ),
+    ("GS.008", True, records([record(GroupName="solo")]), "has one member"),
+    (
+        "GS.008",
+        False,
+        records([record(GroupName="pair", LR=0), record(GroupName="pair", LR=1, name="b")]),
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "fires", "snippet", "fragment"),
+    CASES,
+    ids=[f"{c[0]}-{'nok' if c[1] else 'ok'}-{i}" for i, c in enumerate(CASES)],
+)
+def test_rule_case(code, fires, snippet, fragment, open_usda):
+    report = validate(open_usda(snippet), rules=[code])
+    issues = [i for i in report.issues if i.code == code]
+    if fires:
+        assert issues, f"{code} did not fire"
+        assert any(fragment in i.message for i in issues), [i.message for i in issues]
+    else:
+        assert issues == [], [i.message for i in issues]
+
+
+def test_every_rule_has_ok_and_nok_cases():
+    from usdgrip.rules import RULES
+
+    covered = {(c[0], c[1]) for c in CASES}
+    for code in RULES:
+        if code == "GA.001":
+            continue  # needs files on disk: tests/test_rules_engine.py and the docs
+        assert (code, True) in covered and (code, False) in covered, code
+
+
+def test_ga001_sublayer_and_reference(write_usda, tmp_path):
+    (tmp_path / "there.usda").write_text('#usda 1.0\ndef Xform "X"\n{\n}\n')
+    path = write_usda(
+        "#usda 1.0\n(\n    subLayers = [@./gone_sub.usda@]\n)\n"
+        'def Xform "ok" (\n    prepend references = @./there.usda@</X>\n)\n{\n}\n'
+        'def Xform "bad" (\n    prepend references = @./gone_ref.usda@</X>\n)\n{\n}\n'
+    )
+    report = validate(path, rules=["GA.001"])
+    got = {(i.prim, i.severity) for i in report.issues}
+    assert got == {("/", "error"), ("/bad", "error")}
+    messages = " ".join(i.message for i in report.issues)
+    assert "sublayer @" in messages and "gone_sub.usda@" in messages and "reference @" in messages
+    assert "gone_ref.usda" in messages and "there.usda" not in messages
