@@ -343,3 +343,24 @@ def test_gripper_collision_model_modes(write_usda):
     assert "gripper_models=meshes" in auto.metadata.generation_mode
     with pytest.raises(ValueError, match="gripper model 'fancy'"):
         plan_grasps(make_request(EXAMPLES / "mug.usda", "/Mug"), gripper_model="fancy")
+
+
+def test_gripper_too_weak_for_the_object_is_skipped():
+    request = GraspPlanningRequest(
+        object=GraspObject(
+            geometry=GeometryRef(asset_path=str(EXAMPLES / "mug.usda"), prim_path="/Mug"),
+            mass_kg=7.5,
+        ),
+        grippers=(GRIPPER,),
+        max_candidates_per_gripper=3,
+    )
+    result = plan_grasps(request)
+    assert result.grasps == {}
+    assert any(
+        "object mass 7.5 kg exceeds the gripper's max payload 5 kg (gripper:maxPayload)" in w
+        for w in result.metadata.warnings
+    )
+    light = request.model_copy(
+        update={"object": request.object.model_copy(update={"mass_kg": 0.3})}
+    )
+    assert len(plan_grasps(light).grasps) == 3

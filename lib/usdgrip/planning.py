@@ -19,7 +19,8 @@ Pipeline for each gripper, in request order:
      max opening; score = ``1 - |s|/up_range - |θ|/slot_input_angle`` (1 at
      the slot centre, untilted; 0 at a corner of the range).
 
-2. Fit: candidates wider than the site's max opening are dropped.
+2. Fit: candidates wider than the site's max opening are dropped; a gripper
+   whose max payload is below the object's ``mass_kg`` is skipped.
 3. Rank by score (ties by candidate id).
 4. Collision (:mod:`usdgrip.collision`), in rank order and in chunks until
    ``max_candidates_per_gripper`` survive (lower-ranked proposals are never
@@ -336,6 +337,7 @@ def propose_slots(
     if not usable:
         return ids, np.zeros((0, 4, 4)), np.zeros(0), np.zeros(0), notes
     per_slot = max(1, math.ceil(count / len(usable)))
+    used_names: set[str] = set()
     inverse = np.linalg.inv(obj.world_frame)
     seeds = np.random.SeedSequence([int(seed), int(key, 16), METHODS.index("slots")]).spawn(
         len(usable)
@@ -351,6 +353,9 @@ def propose_slots(
             )
         )
         name = _id_part(slot.name)
+        if name in used_names:  # two slot names that differ only in unusable characters
+            name = f"{name}_{len(used_names)}"
+        used_names.add(name)
         ids.extend(f"g_{key}_slots_{name}_{i:04d}" for i in range(per_slot))
     pose_array = np.concatenate(poses)
     return ids, pose_array, np.full(len(ids), float(max_opening)), np.concatenate(scores), notes
@@ -654,6 +659,20 @@ def plan_grasps(
             if opening is None or not (math.isfinite(opening) and opening > 0):
                 warnings.append(
                     f"{label}: skipped: max opening is {opening!r}; expected a finite value > 0 m"
+                )
+                continue
+            mass = request.object.mass_kg
+            payload = site.max_payload
+            too_heavy = (
+                mass is not None
+                and payload is not None
+                and math.isfinite(payload)
+                and mass > payload
+            )
+            if too_heavy:
+                warnings.append(
+                    f"{label}: skipped: object mass {mass:g} kg exceeds the gripper's max "
+                    f"payload {payload:g} kg ({site.max_payload_source})"
                 )
                 continue
             model = read_gripper_model(gripper, site, gripper_model)
