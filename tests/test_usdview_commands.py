@@ -62,7 +62,39 @@ def test_show_slots_on_a_prim_without_slots_draws_nothing(api):
     api.select("/Tote/body")
     commands.show_slots(api)
     assert overlays.list_overlays(api.stage, "slots") == []
-    assert api.status[-1] == "usdgrip: 0 slot(s) shown on 1 prim(s)"
+    assert api.status[-1] == "usdgrip: 0 slot(s) shown on 0 prim(s)"
+
+
+def test_show_slots_includes_prims_under_the_selection(qtbot, open_usda):
+    stage = open_usda(
+        """
+        def Xform "World"
+        {
+            def Xform "A" (prepend apiSchemas = ["GripperSlotAPI:s"])
+            {
+                point3d gripperSlot:s:center = (0, 0, 0)
+                vector3d gripperSlot:s:forward = (0, 0, -1)
+                vector3d gripperSlot:s:spanAxis = (1, 0, 0)
+                double gripperSlot:s:upRange = 0.1
+                double gripperSlot:s:slotInputAngle = 10
+            }
+        }
+        def Xform "Elsewhere" (prepend apiSchemas = ["GripperSlotAPI:s"])
+        {
+            point3d gripperSlot:s:center = (0, 0, 0)
+            vector3d gripperSlot:s:forward = (0, 0, -1)
+            vector3d gripperSlot:s:spanAxis = (1, 0, 0)
+            double gripperSlot:s:upRange = 0.1
+            double gripperSlot:s:slotInputAngle = 10
+        }
+        """
+    )
+    window = QtWidgets.QMainWindow()
+    qtbot.addWidget(window)
+    api = FakeUsdviewApi(stage, window)
+    api.select("/World")
+    commands.show_slots(api)
+    assert overlays.list_overlays(stage, "slots") == ["/__usdgrip_overlays/slots/A_s"]
 
 
 def test_toggle_follows_the_checkable_action(api):

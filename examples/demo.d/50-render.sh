@@ -1,4 +1,9 @@
-# step: render the tote, its slots and planned grasps to a PNG (no viewer needed)
-usdgrip plan examples/tote.usda --object /Tote --gripper examples/gripper.usda:/Gripper/tcp \
-    --max-candidates 12 -o out/tote_grasps.yaml -q
+# step: usdgrip render — the tote, its slots and the planned grasps as a PNG (no viewer needed)
+if [ ! -f out/tote_grasps.yaml ]; then  # written by the plan step; plan here when run alone
+    usdgrip plan examples/tote.usda --object /Tote --gripper examples/gripper.usda:/Gripper/tcp \
+        --max-candidates 50 --seed 0 -o out/tote_grasps.yaml -q
+fi
+echo "\$ usdgrip render examples/tote.usda --slots --grasps out/tote_grasps.yaml -o out/tote.png"
 usdgrip render examples/tote.usda --slots --grasps out/tote_grasps.yaml -o out/tote.png
+echo "\$ usdgrip render examples/gripper.usda -o out/gripper.png"
+usdgrip render examples/gripper.usda -o out/gripper.png

@@ -45,12 +45,18 @@ def validate_selection(usdview_api: Any) -> None:
 
 
 def show_slots(usdview_api: Any) -> None:
-    """Overlay the slots of the selected prims (all prims with slots when none is selected)."""
+    """Overlay the slots of the selected prims and the prims under them (all when none is)."""
+    from pxr import Sdf
+
     from usdgrip.usd_io import iter_slot_prims
 
     if (session := _session(usdview_api)) is not None:
-        stage = session.host.stage
-        paths = session.host.selected_paths or [str(p.GetPath()) for p in iter_slot_prims(stage)]
+        roots = [Sdf.Path(p) for p in session.host.selected_paths] or [Sdf.Path.absoluteRootPath]
+        paths = [
+            str(prim.GetPath())
+            for prim in iter_slot_prims(session.host.stage)
+            if any(prim.GetPath().HasPrefix(root) for root in roots)
+        ]
         count = session.show_slots(paths)
         session.host.status(f"usdgrip: {count} slot(s) shown on {len(paths)} prim(s)")
 
