@@ -364,3 +364,17 @@ def test_gripper_too_weak_for_the_object_is_skipped():
         update={"object": request.object.model_copy(update={"mass_kg": 0.3})}
     )
     assert len(plan_grasps(light).grasps) == 3
+
+
+def test_centimetre_stage_gives_metres(write_usda):
+    body = BLOCK.replace("(0.3, -0.2, 0.1)", "(30, -20, 10)")
+    for old, new in (("0.02", "2"), ("0.04", "4")):
+        body = body.replace(old, new)
+    asset = write_usda(
+        '#usda 1.0\n(\n    metersPerUnit = 0.01\n    upAxis = "Z"\n)\n' + body, "cm.usda"
+    )
+    result = plan_grasps(make_request(asset, "/Block", count=5), methods="antipodal")
+    assert len(result.grasps) == 5
+    for candidate in result.grasps.values():
+        assert candidate.width == pytest.approx(0.04, abs=1e-6)
+        assert max(abs(v) for v in candidate.position) <= 0.04 + 1e-9
