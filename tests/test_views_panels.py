@@ -235,6 +235,10 @@ def test_candidates_panel_lists_best_first_and_highlights_with_keys(api, qtbot):
         api.stage.GetPrimAtPath("/__usdgrip_overlays/grasps/g0000")
     ).GetPrimvar("displayColor")
     assert not np.allclose(other.Get()[0], (0.1, 0.9, 1.0))
+    api.select("/__usdgrip_overlays/grasps/g0003")  # picked in the viewport
+    assert panel.currentRow() == 3
+    api.select("/Tote")
+    assert panel.currentRow() == 3, "other selections leave the list alone"
     panel.setGrasps(None)
     assert panel.rowCount() == 0
 

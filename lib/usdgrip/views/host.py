@@ -57,6 +57,10 @@ class UsdviewHost:
         """Show ``message`` in usdview's status bar."""
         self.api.PrintStatus(message)
 
+    def connect_selection_changed(self, slot: Callable[..., None]) -> None:
+        """Call ``slot`` on a prim selection change (``selection.signalPrimSelectionChanged``)."""
+        self.api.dataModel.selection.signalPrimSelectionChanged.connect(slot)
+
     def connect_stage_replaced(self, slot: Callable[[], None]) -> None:
         """Call ``slot`` after usdview replaces the stage (File > Open, Reload)."""
         self.api.dataModel.signalStageReplaced.connect(slot)

@@ -31,6 +31,7 @@ class GrippersSession(QtCore.QObject):
         self.visible = True
         self._widgets: dict[str, QtWidgets.QWidget] = {}
         host.connect_stage_replaced(self.rebuild)
+        host.connect_selection_changed(self._on_selection_changed)
 
     # --- widgets ------------------------------------------------------------
 
@@ -130,6 +131,18 @@ class GrippersSession(QtCore.QObject):
         """Highlight candidate ``index`` (-1 for none)."""
         if self.host.stage is not None:
             overlays.set_grasp_highlight(self.host.stage, index if index >= 0 else None)
+
+    def _on_selection_changed(self, *_: object) -> None:
+        """Picking a grasp overlay in the viewport selects its row in the candidates list."""
+        panel = self._widgets.get("Candidates")
+        if panel is None or self.grasps is None:
+            return
+        prefix = f"{overlays.GRASPS_SCOPE}/g"
+        for path in self.host.selected_paths:
+            name = path[len(prefix) :] if path.startswith(prefix) else ""
+            if name.isdigit() and int(name) < panel.rowCount():
+                panel.selectCandidate(int(name))
+                return
 
     def set_visible(self, visible: bool) -> None:
         """Show or hide all overlays."""
