@@ -48,21 +48,29 @@ class Task:
 class LocalExecutor:
     """A pool of ``jobs`` sandboxed worker processes on this machine.
 
+    Each worker holds the file it runs plus at most ``prefetch - 1`` queued
+    ones, so it never waits for the parent between files; files queued behind
+    a crash or a timeout go back to the pool.
+
     Args:
         jobs: number of worker processes (>= 1).
         timeout: seconds one file may take before its worker is killed
             (None: no limit).
+        prefetch: files handed to a worker at once (>= 1).
     """
 
     name = "local"
 
-    def __init__(self, jobs: int = 1, timeout: float | None = None) -> None:
+    def __init__(self, jobs: int = 1, timeout: float | None = None, prefetch: int = 2) -> None:
         if jobs < 1:
             raise ValueError(f"--jobs is {jobs}; expected an integer >= 1")
         if timeout is not None and timeout <= 0:
             raise ValueError(f"--timeout is {timeout:g} s; expected a number > 0")
+        if prefetch < 1:
+            raise ValueError(f"prefetch is {prefetch}; expected an integer >= 1")
         self.jobs = jobs
         self.timeout = timeout
+        self.prefetch = prefetch
 
     def run(self, tasks: Iterable[Task]) -> Iterator[dict[str, Any]]:
         """Yield one row per task, in completion order.
@@ -73,50 +81,56 @@ class LocalExecutor:
         """
         pending = deque(tasks)
         starting: dict[Any, WorkerProcess] = {}
-        idle: list[WorkerProcess] = []
-        busy: dict[Any, WorkerProcess] = {}
-
+        ready: dict[Any, WorkerProcess] = {}
         preload = pending[0].job if pending else None
 
         def start_worker() -> None:
             worker = WorkerProcess(preload)
             starting[worker.connection] = worker
 
+        def retire(connection: Any) -> None:
+            worker = ready.pop(connection)
+            pending.extendleft(Task(*task) for task in reversed(worker.take_queued()))
+            worker.close()
+            start_worker()
+
         for _ in range(min(self.jobs, len(pending))):
             start_worker()
         try:
-            while pending or busy:
-                while idle and pending:
-                    task = pending.popleft()
-                    worker = idle.pop()
-                    worker.send(task.key, task.path, task.job, task.params)
-                    busy[worker.connection] = worker
-                ready = wait([*starting, *busy], timeout=self._wait_time(busy.values()))
-                for connection in ready:
+            while True:
+                for worker in ready.values():
+                    # Queue more only while others are not left idle at the tail of the run.
+                    depth = self.prefetch if len(pending) > len(ready) else 1
+                    while pending and len(worker.tasks) < depth:
+                        task = pending.popleft()
+                        worker.send(task.key, task.path, task.job, task.params)
+                busy = [worker for worker in ready.values() if worker.tasks]
+                if not busy and not pending:
+                    break
+                waiting = [*starting, *(worker.connection for worker in busy)]
+                for connection in wait(waiting, timeout=self._wait_time(busy)):
                     if connection in starting:
                         worker = starting.pop(connection)
                         worker.receive_ready()
-                        idle.append(worker)
+                        ready[connection] = worker
                         continue
-                    worker = busy.pop(connection)
-                    row = worker.receive()
+                    row = ready[connection].receive()
                     if row["status"] == "crashed":
-                        worker.close()
-                        start_worker()
-                    else:
-                        idle.append(worker)
+                        retire(connection)
                     yield row
                 if self.timeout is not None:
                     now = time.perf_counter()
-                    for connection, worker in list(busy.items()):
-                        if now - worker.started > self.timeout and not connection.poll():
-                            del busy[connection]
+                    for connection, worker in list(ready.items()):
+                        overdue = worker.tasks and now - worker.started > self.timeout
+                        if overdue and not connection.poll():
                             row = worker.kill_for_timeout(self.timeout)
-                            worker.close()
-                            start_worker()
+                            retire(connection)
                             yield row
         finally:
-            for worker in [*starting.values(), *idle, *busy.values()]:
+            workers = [*starting.values(), *ready.values()]
+            for worker in workers:
+                worker.request_stop()
+            for worker in workers:
                 worker.close()
 
     def _wait_time(self, workers: Iterable[WorkerProcess]) -> float | None:

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import deque
 from collections.abc import Mapping
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -46,10 +47,12 @@ class WorkerProcess:
 
     The worker announces itself once its imports are done: wait until
     :attr:`connection` is readable and call :meth:`receive_ready` (or call
-    :meth:`wait_ready`). Then send a task with :meth:`send`, wait on
-    :attr:`connection` (readable when the row is ready *or* the worker died)
-    and call :meth:`receive`. The timeout clock of a task starts at
-    :meth:`send`, so a slow start-up never counts against a file.
+    :meth:`wait_ready`). Then send tasks with :meth:`send` (several may be
+    queued: the worker runs them in order without waiting for the parent),
+    wait on :attr:`connection` (readable when a row is ready *or* the worker
+    died) and call :meth:`receive`. The timeout clock of a task starts when
+    the worker can start it (sent to an idle worker, or the previous row
+    arrived), so a slow start-up or a queue never counts against a file.
     """
 
     def __init__(self, preload: str | None = None) -> None:
@@ -81,8 +84,9 @@ class WorkerProcess:
             os.close(row_write)
         self._tasks = Connection(task_write, readable=False)
         self.connection = Connection(row_read, writable=False)
-        self.task: tuple[str, str, str, dict[str, Any]] | None = None
+        self.tasks: deque[tuple[str, str, str, dict[str, Any]]] = deque()
         self.started = 0.0
+        self._stopping = False
 
     def receive_ready(self) -> None:
         """Take the worker's start-up message.
@@ -118,32 +122,50 @@ class WorkerProcess:
         """Process id of the worker."""
         return self.process.pid
 
+    @property
+    def task(self) -> tuple[str, str, str, dict[str, Any]] | None:
+        """``(key, path, job, params)`` of the file the worker is on, None when idle."""
+        return self.tasks[0] if self.tasks else None
+
     def send(self, key: str, path: str, job: str, params: Mapping[str, Any]) -> None:
-        """Hand one file to the worker (it must be idle)."""
-        self._stderr.truncate(0)
-        self.task = (key, path, job, dict(params))
+        """Queue one file on the worker."""
+        if not self.tasks:
+            self._start_clock()
+        self.tasks.append((key, path, job, dict(params)))
+        self._tasks.send((path, job, self.tasks[-1][3]))
+
+    def _start_clock(self) -> None:
         self.started = time.perf_counter()
-        self._tasks.send((path, job, self.task[3]))
+        self._stderr.truncate(0)
 
     def receive(self) -> dict[str, Any]:
         """The row of the current task; a crash row when the worker died.
 
         Call when :attr:`connection` is readable. After a crash row the worker
-        is dead: :meth:`close` it and start a new one.
+        is dead: take the files still queued on it with :meth:`take_queued`,
+        :meth:`close` it and start a new one.
         """
-        key = self.task[0]
+        key = self.tasks[0][0]
         try:
             row = self.connection.recv()
         except (EOFError, OSError):
             row = self.failure_row("crashed", self._death_message())
         else:
             row["path"] = key
-        self.task = None
+        self.tasks.popleft()
+        if self.tasks:
+            self._start_clock()
         return row
+
+    def take_queued(self) -> list[tuple[str, str, str, dict[str, Any]]]:
+        """Forget (and return) the files queued behind a crash or a timeout, to run elsewhere."""
+        queued = list(self.tasks)
+        self.tasks.clear()
+        return queued
 
     def failure_row(self, status: str, message: str) -> dict[str, Any]:
         """Row for the current task when the worker gave none (crash or timeout)."""
-        key, path = self.task[0], self.task[1]
+        key, path = self.tasks[0][0], self.tasks[0][1]
         try:
             facts = compute_file_facts(path)
         except OSError:
@@ -159,7 +181,7 @@ class WorkerProcess:
             f"no result after {timeout:g} s (--timeout); the worker process was killed "
             "and replaced",
         )
-        self.task = None
+        self.tasks.popleft()
         return row
 
     def _death_message(self) -> str:
@@ -193,18 +215,24 @@ class WorkerProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
 
+    def request_stop(self) -> None:
+        """Ask an idle worker to exit; it finishes on its own (no waiting here)."""
+        if not self.tasks and not self._stopping:
+            self._stopping = True
+            with contextlib.suppress(OSError):
+                self._tasks.send(None)
+
     def close(self) -> None:
-        """Stop the worker (politely when idle, else kill) and release its pipes."""
+        """Stop the worker (politely when idle, else kill), reap it and release its pipes."""
         if self.process.poll() is None:
-            if self.task is None:
-                with contextlib.suppress(OSError):
-                    self._tasks.send(None)
+            if self.tasks:
+                self.kill()
+            else:
+                self.request_stop()
                 try:
-                    self.process.wait(timeout=2)
+                    self.process.wait(timeout=5)
                 except subprocess.TimeoutExpired:
                     self.kill()
-            else:
-                self.kill()
         for resource in (self._tasks, self.connection, self._stderr):
             with contextlib.suppress(OSError):
                 resource.close()
@@ -265,9 +293,11 @@ def main(argv: list[str]) -> int:
         try:
             task = tasks.recv()
         except (EOFError, OSError):
-            return 0
+            task = None
         if task is None:
-            return 0
+            # Skip interpreter teardown (unloading USD takes a while); nothing is left to flush.
+            sys.stderr.flush()
+            os._exit(0)
         path, job, params = task
         rows.send(run_job(path, job, params))
 
