@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -424,3 +425,37 @@ def test_cli_fix_applies_suggestions_then_revalidates_clean(tmp_path):
     proc, report = _run_cli("--requirement", "GR.011", str(path))
     assert proc.returncode == 0 and _cli_findings(report) == []
     assert "No issues found." in proc.stdout
+
+
+# --- bad input and crashing rules --------------------------------------------------------
+
+
+def test_a_parameter_that_is_not_a_number_is_one_clear_error(zoo):
+    engine = _engine("GR.006")
+    parameter = engine.parameters["orthogonality_tolerance_deg"]
+    engine.add_parameter(UserParameter(parameter=parameter, assigned_value=float("nan")))
+    result = engine.validate(str(zoo))
+    messages = [i.message for i in result.issues]
+    assert [i.severity for i in result.issues] == [nv.IssueSeverity.ERROR] * 2
+    assert (
+        "Failed to initialize rule UsdGripGR006Checker: GR.006 (gripper-axes-orthogonal): "
+        "parameter orthogonality_tolerance_deg is nan; expected a finite number"
+    ) in messages
+
+
+def test_a_crashing_rule_is_an_error_with_its_code_and_the_run_continues(zoo, monkeypatch):
+    checker = adapter.CHECKERS["GR.004"]
+    original = checker.RULE.check
+
+    def boom(context):
+        if context.path == "/World/good":
+            raise RuntimeError("simulated defect")
+        yield from original(context)
+
+    monkeypatch.setattr(checker, "RULE", dataclasses.replace(checker.RULE, check=boom))
+    result = _engine("GR.004").validate(str(zoo))
+    rows = _nv_findings(result)
+    errors = [r for r in rows if r[1] == "error"]
+    assert [(r[0], r[2]) for r in errors] == [("GR.004", "/World/good")]
+    assert "RuntimeError: simulated defect" in errors[0][3]
+    assert ("GR.004", "failure", "/World/base_link/gripper_02") in {r[:3] for r in rows}

@@ -62,6 +62,7 @@ from usdgrip.rules import (
     check_prim,
     check_stage_level,
     iter_candidates,
+    resolve_params,
 )
 
 __all__ = [
@@ -202,16 +203,25 @@ class _UsdGripChecker(BaseRuleChecker):
     REQUIREMENT: Requirement
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Resolve the NVIDIA parameters once.
+
+        Raises:
+            ValueError: a parameter value that is not a finite number (NVIDIA reports
+                "Failed to initialize rule ..." once and skips the rule).
+        """
         super().__init__(*args, **kwargs)
         self._stage: Usd.Stage | None = None
         self._scan: _Scan | None = None
+        try:
+            self.usdgrip_params = resolve_params(self._overrides())
+        except ValueError as error:
+            raise ValueError(f"{self.RULE.code} ({self.RULE.name}): {error}") from None
 
-    @property
-    def usdgrip_params(self) -> dict[str, float]:
-        """The rule's tolerances as overridden by NVIDIA parameters (``--parameter``)."""
+    def _overrides(self) -> dict[str, Any]:
+        """The tolerances as set through NVIDIA parameters (``--parameter NAME=VALUE``)."""
         mapping = self.parameters
         return {
-            name: float(mapping[name].assigned_value)
+            name: mapping[name].assigned_value
             for name in DEFAULT_PARAMS
             if name in mapping and mapping[name].assigned_value is not None
         }
