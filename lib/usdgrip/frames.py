@@ -52,6 +52,13 @@ def compute_fallback_perpendicular(axis: ArrayLike) -> Vec3:
     return x / np.linalg.norm(x)
 
 
+def _cross3(a: Vec3, b: Vec3) -> Vec3:
+    """``np.cross`` of two (3,) vectors, bit-identical and ~30x faster for a single pair."""
+    a0, a1, a2 = a.tolist()
+    b0, b1, b2 = b.tolist()
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
 def compute_grasp_frame(origin: ArrayLike, forward: ArrayLike, grip_line: ArrayLike) -> GraspFrame:
     """Compute the GraspGenX grasp frame G from a site's axes.
 
@@ -76,7 +83,7 @@ def compute_grasp_frame(origin: ArrayLike, forward: ArrayLike, grip_line: ArrayL
         raise ValueError(f"forward axis {np.asarray(forward).tolist()} is zero or not finite")
     warnings: list[str] = []
     g = compute_unit(grip_line)
-    cross = np.cross(z, g) if g is not None else np.zeros(3)
+    cross = _cross3(z, g) if g is not None else np.zeros(3)
     sine = float(np.linalg.norm(cross))
     if g is None:
         warnings.append(
@@ -92,7 +99,7 @@ def compute_grasp_frame(origin: ArrayLike, forward: ArrayLike, grip_line: ArrayL
         x = compute_fallback_perpendicular(z)
     else:
         x = cross / sine
-    y = np.cross(z, x)
+    y = _cross3(z, x)
     matrix = np.eye(4)
     matrix[:3, 0], matrix[:3, 1], matrix[:3, 2] = x, y, z
     matrix[:3, 3] = np.asarray(origin, dtype=np.float64).reshape(3)

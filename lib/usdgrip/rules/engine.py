@@ -446,40 +446,44 @@ def iter_candidates(
     use_custom = "custom" in hints
     if not (use_api or use_props or use_children or use_custom):
         return
-    # path -> [prim, maybe_site, maybe_slot]; parents found via a child keep traversal order
-    found: dict[Sdf.Path, list] = {}
-    for prim in stage.Traverse(usd_io.TRAVERSAL):
+    # Unbound methods: looking a method up on a pxr object costs more than calling it.
+    get_schemas = Usd.Prim.GetAppliedSchemas
+    get_props = Usd.Prim.GetAuthoredPropertyNames
+    get_name = Usd.Prim.GetName
+    has_custom = Usd.Prim.HasCustomDataKey
+    no_site_props = _SITE_PROPS.isdisjoint
+    children = _MARKER_CHILDREN
+    key = CUSTOM_DATA_PATH
+    # Pass 1, the only per-prim work: keep prims that any cheap test flags.
+    hits = [
+        prim
+        for prim in stage.Traverse(usd_io.TRAVERSAL)
+        if (use_api and get_schemas(prim))
+        or (use_props and not no_site_props(get_props(prim)))
+        or (use_children and get_name(prim) in children)
+        or (use_custom and has_custom(prim, key))
+    ]
+    # Pass 2, hits only: say why (an API schema may be someone else's).
+    found: dict[Sdf.Path, list] = {}  # path -> [prim, maybe_site, maybe_slot]
+    for prim in hits:
         maybe_site = maybe_slot = False
-        if use_api:
-            schemas = prim.GetAppliedSchemas()
-            if schemas:
-                for schema in schemas:
-                    if schema == usd_io.SITE_API:
-                        maybe_site = True
-                    elif schema.startswith(_SLOT_PREFIX):
-                        maybe_slot = True
-        if (
-            use_props
-            and not maybe_site
-            and not _SITE_PROPS.isdisjoint(prim.GetAuthoredPropertyNames())
-        ):
+        for schema in get_schemas(prim):
+            if schema == usd_io.SITE_API:
+                maybe_site = True
+            elif schema.startswith(_SLOT_PREFIX):
+                maybe_slot = True
+        if use_props and not maybe_site and not no_site_props(get_props(prim)):
             maybe_site = True
-        if use_custom and prim.HasCustomDataKey(CUSTOM_DATA_PATH):
+        if use_custom and has_custom(prim, key):
             maybe_slot = True
-        if use_children and prim.GetName() in _MARKER_CHILDREN:
+        if use_children and get_name(prim) in children:
             parent = prim.GetParent()
-            entry = found.get(parent.GetPath())
-            if entry is None:
-                found[parent.GetPath()] = [parent, True, False]
-            else:
-                entry[1] = True
+            entry = found.setdefault(parent.GetPath(), [parent, False, False])
+            entry[1] = True
         if maybe_site or maybe_slot:
-            entry = found.get(prim.GetPath())
-            if entry is None:
-                found[prim.GetPath()] = [prim, maybe_site, maybe_slot]
-            else:
-                entry[1] |= maybe_site
-                entry[2] |= maybe_slot
+            entry = found.setdefault(prim.GetPath(), [prim, False, False])
+            entry[1] |= maybe_site
+            entry[2] |= maybe_slot
     for prim, maybe_site, maybe_slot in found.values():
         markers = usd_io.compute_site_markers(prim) if maybe_site else ()
         if markers or maybe_slot:
