@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from pxr import Usd
 from test_adapters_nvidia import ZOO  # the same asset as the NVIDIA adapter tests
 
 import usdgrip
@@ -32,15 +33,29 @@ CLIENT = textwrap.dedent(
     out["by_code"] = [m.name for m in registry.GetValidatorMetadataForKeyword("GR.003")]
     out["imported_before"] = "usdgrip" in sys.modules
     if len(sys.argv) > 1:
+        def rows(errors):
+            return sorted(
+                [e.GetName(), e.GetType().displayName,
+                 [str(s.GetPrim().GetPath()) for s in e.GetSites()],
+                 e.GetMessage(), e.GetValidator().GetMetadata().name]
+                for e in errors
+            )
+
         stage = Usd.Stage.Open(sys.argv[1])
-        context = UsdValidation.ValidationContext(keywords=["usdgrip"])
-        out["errors"] = sorted(
-            [e.GetName(), e.GetType().displayName, [str(s.GetPrim().GetPath()) for s in e.GetSites()],
-             e.GetMessage(), e.GetValidator().GetMetadata().name]
-            for e in context.Validate(stage)
-        )
         one = registry.GetOrLoadValidatorByName("usdGripValidation:gripper-grip-line")
+        out["imported_on_load"] = "usdgrip" in sys.modules
+        # count usdgrip validations: one per stage state, shared by every validator
+        import usdgrip.adapters.usdvalidation as adapter
+        calls = []
+        validate = adapter.validate
+        adapter.validate = lambda *a, **k: calls.append(1) or validate(*a, **k)
+        context = UsdValidation.ValidationContext(keywords=["usdgrip"])
+        out["errors"] = rows(context.Validate(stage))
         out["one"] = sorted(str(e.GetSites()[0].GetPrim().GetPath()) for e in one.Validate(stage))
+        out["calls"] = len(calls)
+        stage.GetPrimAtPath("/World/gripper_01").ApplyAPI("GripperSiteAPI")
+        out["errors_after_edit"] = rows(context.Validate(stage))
+        out["calls_after_edit"] = len(calls)
     out["imported_after"] = "usdgrip" in sys.modules
     if not out["plugin"]:
         from usdgrip.adapters.usdvalidation import register_validators
@@ -88,9 +103,9 @@ def _client(env: dict[str, str], cwd: Path, *args: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _expected(path: Path) -> list[list]:
+def _expected(stage_or_path) -> list[list]:
     rows = []
-    for issue in usdgrip.validate(path).issues:
+    for issue in usdgrip.validate(stage_or_path).issues:
         message = issue.message
         if issue.fixes:
             message += " (usdgrip validate --fix can: "
@@ -125,11 +140,21 @@ def test_fresh_process_with_usdgrip_env_runs_the_rules(tmp_path):
     # metadata comes from plugInfo.json; the module (and usdgrip) load only on first use
     assert out["imported_before"] is False
     assert out["imported_after"] is True
+    assert out["imported_on_load"] is True
     expected = _expected(zoo)
     assert {row[0] for row in expected} >= {"GA.001", "GR.003", "GR.004", "GS.002", "GS.006"}
     assert any(row[2] == ["/World/base_link/gripper_02"] for row in expected)
     assert out["errors"] == expected
     assert out["one"] == sorted(row[2][0] for row in expected if row[0] == "GR.003")
+    # 20 validators, one usdgrip validation; an edit makes the next run validate again
+    assert out["calls"] == 1
+    assert out["calls_after_edit"] == 2
+    stage = Usd.Stage.Open(str(zoo))
+    stage.GetPrimAtPath("/World/gripper_01").ApplyAPI("GripperSiteAPI")
+    edited = _expected(stage)
+    assert edited != expected
+    assert ["GR.011", "Info", ["/World/gripper_01"]] not in [row[:3] for row in edited]
+    assert out["errors_after_edit"] == edited
 
 
 def test_without_the_env_nothing_is_declared_and_registration_says_why(tmp_path):

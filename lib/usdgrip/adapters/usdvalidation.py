@@ -12,9 +12,11 @@ running the SAME rule code as ``usdgrip validate``.
 A process needs only ``eval "$(usdgrip env)"`` (PXR_PLUGINPATH_NAME and
 PYTHONPATH); it never has to import usdgrip itself.
 
-Each rule is a *stage* validator: it runs :func:`usdgrip.rules.validate` for
-its one rule, so the findings (sites under an undefined ``over``, instance
-proxies, unresolved assets) are exactly usdgrip's. A finding becomes a
+Each rule is a *stage* validator reading :func:`get_stage_issues`: the first
+one to run on a stage runs :func:`usdgrip.rules.validate` once for every rule
+(one traversal) and the result is cached until the stage changes, so the
+findings (sites under an undefined ``over``, instance proxies, unresolved
+assets) are exactly usdgrip's at the cost of one usdgrip validation. A finding becomes a
 ``ValidationError`` named by the rule code (``GR.003``) at the prim it names;
 failures and errors map to ``Error``, warnings to ``Warn``, infos to ``Info``.
 
@@ -28,10 +30,13 @@ so the available usdgrip fix is named in the error message instead
 from __future__ import annotations
 
 import json
+import threading
+import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from pxr import Sdf, Usd, UsdValidation
+from pxr import Sdf, Tf, Usd, UsdValidation
 
 from usdgrip.rules import RULES, Issue, Rule, validate
 
@@ -41,6 +46,7 @@ __all__ = [
     "compute_plug_info",
     "compute_validation_error",
     "compute_validator_name",
+    "get_stage_issues",
     "register_validators",
 ]
 
@@ -96,13 +102,54 @@ def compute_validation_error(stage: Usd.Stage, issue: Issue) -> UsdValidation.Va
     return UsdValidation.ValidationError(issue.code, _ERROR_TYPE[issue.severity], [site], message)
 
 
+@dataclass(eq=False)
+class _Entry:
+    """usdgrip's findings on one stage, by code, until the stage changes."""
+
+    issues: dict[str, list[Issue]]
+    listener: Any = None
+    stale: bool = False
+
+
+_CACHE: weakref.WeakKeyDictionary[Usd.Stage, _Entry] = weakref.WeakKeyDictionary()
+_LOCK = threading.RLock()
+
+
+def _mark_stale(notice: Usd.Notice.ObjectsChanged, stage: Usd.Stage) -> None:
+    del notice
+    with _LOCK:
+        entry = _CACHE.get(stage)
+        if entry is not None:
+            entry.stale = True
+
+
+def get_stage_issues(stage: Usd.Stage, code: str) -> list[Issue]:
+    """The usdgrip issues of rule ``code`` on ``stage``; all rules run in ONE validation.
+
+    The first usdgrip validator that runs on a stage validates every rule (one
+    traversal) and caches the issues by code; the others read the cache. Any
+    change to the stage (``Usd.Notice.ObjectsChanged``: an edit, a fix, a variant
+    switch, a load) makes the next validator validate again. The cache holds the
+    stage weakly.
+    """
+    with _LOCK:
+        entry = _CACHE.get(stage)
+        if entry is None or entry.stale:
+            by_code: dict[str, list[Issue]] = {}
+            for issue in validate(stage).issues:
+                by_code.setdefault(issue.code, []).append(issue)
+            entry = _Entry(by_code)
+            entry.listener = Tf.Notice.Register(Usd.Notice.ObjectsChanged, _mark_stale, stage)
+            _CACHE[stage] = entry
+        return list(entry.issues.get(code, ()))
+
+
 def _make_stage_task(
     rule: Rule,
 ) -> Callable[[Usd.Stage, Any], list[UsdValidation.ValidationError]]:
     def task(stage: Usd.Stage, time_range: Any) -> list[UsdValidation.ValidationError]:
         del time_range  # the rules check authored default values
-        report = validate(stage, rules=[rule])
-        return [compute_validation_error(stage, issue) for issue in report.issues]
+        return [compute_validation_error(stage, i) for i in get_stage_issues(stage, rule.code)]
 
     task.__name__ = f"validate_{rule.code.replace('.', '_')}"
     return task
