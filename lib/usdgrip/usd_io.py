@@ -125,6 +125,17 @@ def compute_world_transform(prim: Usd.Prim, time: Usd.TimeCode | None = None) ->
     return scale @ world
 
 
+def set_work_thread_limit(threads: int) -> None:
+    """Limit the threads USD's work pool uses in this process (0: one per core).
+
+    Batch workers run one per core and use one thread each: USD's own threads
+    would only compete with the other workers.
+    """
+    from pxr import Work
+
+    Work.SetConcurrencyLimit(int(threads))
+
+
 # --- gripper sites ----------------------------------------------------------
 
 

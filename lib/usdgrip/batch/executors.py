@@ -17,6 +17,7 @@ identical; only where the workers live differs.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import socket
 import threading
@@ -84,8 +85,11 @@ class LocalExecutor:
         ready: dict[Any, WorkerProcess] = {}
         preload = pending[0].job if pending else None
 
+        # One process per core does the parallel work; USD's threads would only compete.
+        threads = max(1, (os.cpu_count() or 1) // self.jobs)
+
         def start_worker() -> None:
-            worker = WorkerProcess(preload)
+            worker = WorkerProcess(preload, threads)
             starting[worker.connection] = worker
 
         def retire(connection: Any) -> None:
@@ -160,7 +164,7 @@ def run_in_sandbox(task: Task, timeout: float | None) -> dict[str, Any]:
     """
     worker: WorkerProcess | None = getattr(_SANDBOX, "worker", None)
     if worker is None or worker.process.poll() is not None:
-        worker = WorkerProcess(task.job)
+        worker = WorkerProcess(task.job, threads=1)
         worker.wait_ready()
         _SANDBOX.worker = worker
     worker.send(task.key, task.path, task.job, task.params)

@@ -44,6 +44,8 @@ class WorkerProcess:
     Args:
         preload: job spec to import before the worker announces itself, so
             the first file does not pay for the job's imports.
+        threads: USD work threads in the worker (0: USD's default, one per
+            core; ignored when the user set ``PXR_WORK_THREAD_LIMIT``).
 
     The worker announces itself once its imports are done: wait until
     :attr:`connection` is readable and call :meth:`receive_ready` (or call
@@ -55,7 +57,7 @@ class WorkerProcess:
     arrived), so a slow start-up or a queue never counts against a file.
     """
 
-    def __init__(self, preload: str | None = None) -> None:
+    def __init__(self, preload: str | None = None, threads: int = 0) -> None:
         task_read, task_write = os.pipe()
         row_read, row_write = os.pipe()
         # The worker's stderr (USD warnings, faulthandler dumps) goes to a private
@@ -72,6 +74,7 @@ class WorkerProcess:
                     "usdgrip.batch.worker",
                     str(task_read),
                     str(row_write),
+                    str(threads),
                     *([preload] if preload else []),
                 ],
                 stdin=subprocess.DEVNULL,
@@ -285,8 +288,13 @@ def main(argv: list[str]) -> int:
     tasks = Connection(int(argv[0]), writable=False)
     rows = Connection(int(argv[1]), readable=False)
     # usdgrip (and pxr, the schema) is loaded: ``-m usdgrip.batch.worker`` imported it.
-    if len(argv) > 2:
-        preload_job(argv[2])
+    threads = int(argv[2])
+    if threads and "PXR_WORK_THREAD_LIMIT" not in os.environ:
+        from usdgrip.usd_io import set_work_thread_limit
+
+        set_work_thread_limit(threads)
+    if len(argv) > 3:
+        preload_job(argv[3])
     rows.send(_READY)
 
     while True:
