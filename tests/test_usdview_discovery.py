@@ -13,6 +13,7 @@ import ast
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -55,8 +56,11 @@ def _load(*extra: str, plugin_path: str | None = None) -> dict:
 
 
 @pytest.fixture(scope="module")
-def loaded() -> dict:
-    return _load(str(REPO / "examples" / "tote.usda"), "/Tote")
+def loaded(tmp_path_factory) -> dict:
+    shot = tmp_path_factory.mktemp("menu") / "usdview_grippers_menu.png"
+    out = _load("--menu-shot", str(shot), str(REPO / "examples" / "tote.usda"), "/Tote")
+    out["menu_png"] = shot
+    return out
 
 
 def test_loading_path_finds_and_loads_the_container(loaded):
@@ -91,6 +95,15 @@ def test_one_grippers_menu_with_every_entry(loaded):
     assert toggle["checkable"] and toggle["checked"]
     assert toggle["objectName"] == "usdgripOverlaysVisible"
     assert not any(a["checkable"] for a in actions[:-1])
+
+
+def test_menu_screenshot(loaded):
+    shot = loaded["menu_png"]
+    assert loaded["menu_shot"] is True
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 1000
+    target = os.environ.get("USDGRIP_SCREENSHOTS")
+    if target:
+        shutil.copyfile(shot, Path(target) / shot.name)
 
 
 def test_menu_actions_run_the_library_commands(loaded):

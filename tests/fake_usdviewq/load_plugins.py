@@ -1,6 +1,6 @@
 """Run usdview's plugin start-up in this process and print what it built, as JSON.
 
-Usage: python load_plugins.py [--real] STAGE [SELECT_PATH]
+Usage: python load_plugins.py [--real] [--menu-shot PNG] STAGE [SELECT_PATH]
 
 Without ``--real`` the stand-in ``pxr.Usdviewq`` of this folder is installed
 first; with it, the real ``pxr.Usdviewq`` must import. Either way the steps
@@ -23,6 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 real = "--real" in sys.argv
 args = [a for a in sys.argv[1:] if a != "--real"]
+menu_shot = None
+if "--menu-shot" in args:
+    at = args.index("--menu-shot")
+    menu_shot = args[at + 1]
+    del args[at : at + 2]
 if not real:
     import fake_usdviewq
 
@@ -53,6 +58,13 @@ for menu in window.menuBar().findChildren(QtWidgets.QMenu):
         }
         for a in menu.actions()
     ]
+if menu_shot:
+    grippers = [
+        m for m in window.menuBar().findChildren(QtWidgets.QMenu) if m.title() == "Grippers"
+    ]
+    if grippers:
+        grippers[0].adjustSize()
+        out["menu_shot"] = bool(grippers[0].grab().save(menu_shot))
 if hasattr(plugin, "CALLS"):
     out["calls"] = [list(c) for c in plugin.CALLS]
 
