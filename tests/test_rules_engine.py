@@ -296,6 +296,7 @@ def test_candidates_match_site_discovery(open_usda):
     assert {k: m for k, (m, _) in found.items() if m} == expected_sites
     assert set(expected_sites) == {"/a", "/b", "/c", "/e", "/f"}
     assert {k for k, (_, s) in found.items() if s} == {"/h", "/i"}
+    assert {str(p.GetPath()) for p in usd_io.iter_slot_prims(stage)} == {"/h", "/i"}
     assert compute_marker_hints(stage) == {"api", "props", "children", "custom"}
 
 

@@ -361,21 +361,20 @@ class SlotContext:
         return entries
 
     def _schema_entry(self, name: str) -> SlotEntry:
-        def get(prop: str) -> Any:
-            attr = self.prim.GetAttribute(usd_io.get_slot_attribute_name(name, prop))
-            return attr.Get() if attr else None
-
+        prim = self.prim
+        values = []
+        for prop in usd_io.SLOT_PROPERTIES:
+            attr = _get_attribute(prim, usd_io.get_slot_attribute_name(name, prop))
+            values.append(_attribute_get(attr) if attr else None)
+        center, forward, span_axis, up_range, angle, lr, group = values
         return SlotEntry(
-            name,
-            "schema",
-            get("center"),
-            get("forward"),
-            get("spanAxis"),
-            get("upRange"),
-            get("slotInputAngle"),
-            get("lr"),
-            str(get("groupName") or ""),
+            name, "schema", center, forward, span_axis, up_range, angle, lr, str(group or "")
         )
+
+
+# Unbound pxr methods: looking a method up on a pxr object costs more than calling it.
+_get_attribute = Usd.Prim.GetAttribute
+_attribute_get = Usd.Attribute.Get
 
 
 # --- the traversal -------------------------------------------------------------
