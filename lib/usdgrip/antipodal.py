@@ -27,8 +27,9 @@ RayBackend = Literal["auto", "embree", "triangle"]
 
 #: Ray origins start this fraction of the mesh's bounding-box diagonal inside
 #: the surface, so the ray does not hit the triangle it starts on (Embree
-#: works in float32).
-RAY_OFFSET_FRACTION = 1e-6
+#: works in float32). trimesh's pure-python intersector accepts hits slightly
+#: behind the origin, so it needs a larger offset.
+RAY_OFFSET_FRACTION = {"embree": 1e-6, "triangle": 1e-4}
 #: Contact pairs closer than this fraction of the bounding-box diagonal are
 #: degenerate (a ray that re-hit its own sliver) and dropped.
 MIN_WIDTH_FRACTION = 1e-5
@@ -224,12 +225,13 @@ def find_contact_pairs(
     cache = {} if _cache is None else _cache
     if "normals" not in cache:
         cache["normals"], cache["areas"] = compute_face_normals(v, f)
-        cache["intersector"] = _make_intersector(v, f, get_ray_backend(ray_backend))
+        cache["backend"] = get_ray_backend(ray_backend)
+        cache["intersector"] = _make_intersector(v, f, cache["backend"])
         cache["scale"] = float(np.linalg.norm(np.ptp(v, axis=0))) or 1.0
     normals, areas, intersector = cache["normals"], cache["areas"], cache["intersector"]
     if not np.any(areas > 0):
         raise ValueError("every triangle has zero area; expected a mesh with a surface")
-    offset = RAY_OFFSET_FRACTION * cache["scale"]
+    offset = RAY_OFFSET_FRACTION[cache["backend"]] * cache["scale"]
     points, face = sample_surface_points(v, f, areas, point_count, rng)
     n1 = normals[face]
     inward = -n1

@@ -414,13 +414,15 @@ def _read_primitive(prim: Usd.Prim, kind: str, world: Mat4) -> SceneShape:
     return SceneShape(path, "mesh", {"tessellated_from": kind}, rigid, mesh)
 
 
-def read_collision_shapes(stage_or_prim: Usd.Stage | Usd.Prim) -> list[SceneShape]:
+def read_collision_shapes(
+    stage_or_prim: Usd.Stage | Usd.Prim, *, prefer_collision: bool = True
+) -> list[SceneShape]:
     """Read the collision obstacles of a stage (or of the subtree under a prim).
 
-    Rule: when any Mesh/Cube/Sphere/Cylinder/Capsule in scope has
-    ``UsdPhysics.CollisionAPI`` applied (and ``physics:collisionEnabled`` is not
-    false), only those prims are obstacles, as a physics engine would see them;
-    otherwise every such prim is. Guide-purpose, inactive and unloaded prims
+    Rule: when ``prefer_collision`` is true and any Mesh/Cube/Sphere/Cylinder/
+    Capsule in scope has ``UsdPhysics.CollisionAPI`` applied, only those prims
+    whose ``physics:collisionEnabled`` is not false are obstacles, as a physics
+    engine would see them; otherwise every such prim is. Guide-purpose, inactive and unloaded prims
     are skipped; meshes with no faces are skipped.
 
     Primitives keep their analytic form (sizes from the authored attributes and
@@ -431,6 +433,8 @@ def read_collision_shapes(stage_or_prim: Usd.Stage | Usd.Prim) -> list[SceneShap
 
     Args:
         stage_or_prim: a stage (its pseudo-root is the scope) or a prim.
+        prefer_collision: apply the CollisionAPI rule above; False reads every
+            shape in scope.
 
     Returns:
         Shapes in traversal order, poses rigid in world metres.
@@ -444,7 +448,7 @@ def read_collision_shapes(stage_or_prim: Usd.Stage | Usd.Prim) -> list[SceneShap
         for prim in _iter_gprims(root, UsdGeom.Gprim)
         if (kind := _shape_kind(prim)) is not None
     ]
-    if any(prim.HasAPI(UsdPhysics.CollisionAPI) for prim, _ in candidates):
+    if prefer_collision and any(prim.HasAPI(UsdPhysics.CollisionAPI) for prim, _ in candidates):
         candidates = [(prim, kind) for prim, kind in candidates if _collision_enabled(prim)]
     shapes: list[SceneShape] = []
     for prim, kind in candidates:
