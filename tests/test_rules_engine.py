@@ -132,6 +132,9 @@ def test_simready_2f85_example():
     assert set(by_code) == {"GA.001", "GR.009", "GR.008"}
     assert "robotiq_2f85_base_link.usd" in by_code["GA.001"].message
     assert by_code["GA.001"].prim == "/Robotiq_2F_85/base_link"
+    assert "under it, checked without it: </Robotiq_2F_85/base_link/gripper_01>" in (
+        by_code["GA.001"].message
+    )
     assert by_code["GR.009"].prim == "/Robotiq_2F_85/base_link/gripper_01"
     # Readable: the site is found and read despite the missing payload.
     (site,) = usd_io.find_gripper_sites(report.stage)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from pxr import Pcp
+from pxr import Pcp, Usd
 
+from usdgrip import usd_io
 from usdgrip.rules.engine import Finding, StageContext, rule
 
 _UNRESOLVED = {
@@ -54,9 +55,25 @@ def check_asset_unresolved(context: StageContext) -> Iterator[Finding]:
             if over and not over.HasDefiningSpecifier()
             else ""
         )
+        sites = _sites_under(over) if over else []
+        shown = ", ".join(f"<{p}>" for p in sites[:_MAX_LISTED])
+        more = f" and {len(sites) - _MAX_LISTED} more" if len(sites) > _MAX_LISTED else ""
+        affected = f"; gripper site(s) under it, checked without it: {shown}{more}" if sites else ""
         yield Finding(
             f"{kind} @{asset}@ cannot be resolved{state}; validation of {where} is "
-            "incomplete: only what this file authors is checked. Fix the asset path or make "
-            "the file available",
+            f"incomplete: only what this file authors is checked{affected}. Fix the asset path "
+            "or make the file available",
             prim=prim,
         )
+
+
+_MAX_LISTED = 5
+
+
+def _sites_under(prim: Usd.Prim) -> list[str]:
+    """Paths of gripper sites at or under ``prim`` (what this file still authors there)."""
+    return [
+        str(p.GetPath())
+        for p in Usd.PrimRange(prim, usd_io.TRAVERSAL)
+        if usd_io.compute_site_markers(p)
+    ]

@@ -686,13 +686,13 @@ class Report:
         target = self.stage.GetRootLayer() if layer is None else layer
         changed: list[str] = []
         seen: set[str] = set()
-        with Sdf.ChangeBlock():
-            for issue in self.issues:
-                for fix in issue.fixes:
-                    if fix.description in seen:
-                        continue
-                    seen.add(fix.description)
-                    changed.append(fix.apply(target))
+        # No Sdf.ChangeBlock: fixes use the Usd API, which needs composed state between edits.
+        for issue in self.issues:
+            for fix in issue.fixes:
+                if fix.description in seen:
+                    continue
+                seen.add(fix.description)
+                changed.append(fix.apply(target))
         return changed
 
     def to_dict(self, path: str | None = None) -> dict[str, Any]:
