@@ -50,6 +50,12 @@ def check_asset_unresolved(context: StageContext) -> Iterator[Finding]:
         seen.add((prim, asset))
         where = "the whole stage" if prim == "/" else f"prims at and under <{prim}>"
         over = context.stage.GetPrimAtPath(prim) if prim != "/" else None
+        authored = _authored_asset_path(over, asset) if over else None
+        label = (
+            f"@{authored}@ (looked for at {asset})"
+            if authored and authored != asset
+            else f"@{asset}@"
+        )
         state = (
             f" (<{prim}> is an undefined `over` without it)"
             if over and not over.HasDefiningSpecifier()
@@ -60,7 +66,7 @@ def check_asset_unresolved(context: StageContext) -> Iterator[Finding]:
         more = f" and {len(sites) - _MAX_LISTED} more" if len(sites) > _MAX_LISTED else ""
         affected = f"; gripper site(s) under it, checked without it: {shown}{more}" if sites else ""
         yield Finding(
-            f"{kind} @{asset}@ cannot be resolved{state}; validation of {where} is "
+            f"{kind} {label} cannot be resolved{state}; validation of {where} is "
             f"incomplete: only what this file authors is checked{affected}. Fix the asset path "
             "or make the file available",
             prim=prim,
@@ -68,6 +74,19 @@ def check_asset_unresolved(context: StageContext) -> Iterator[Finding]:
 
 
 _MAX_LISTED = 5
+
+
+def _authored_asset_path(prim: Usd.Prim, absolute: str) -> str | None:
+    """The asset path as authored in a reference/payload whose anchored path is ``absolute``."""
+    for spec in prim.GetPrimStack():
+        for items in (spec.payloadList, spec.referenceList):
+            for item in items.GetAddedOrExplicitItems():
+                if item.assetPath and (
+                    item.assetPath == absolute
+                    or spec.layer.ComputeAbsolutePath(item.assetPath) == absolute
+                ):
+                    return item.assetPath
+    return None
 
 
 def _sites_under(prim: Usd.Prim) -> list[str]:
