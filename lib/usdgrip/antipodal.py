@@ -36,8 +36,12 @@ MIN_WIDTH_FRACTION = 1e-5
 #: Rays per call to trimesh's pure-python intersector, which builds per-ray
 #: candidate arrays and runs out of memory on large batches.
 TRIANGLE_CHUNK = 16
+#: Shell boundaries one ray may cross looking for the outer exit.
+MAX_SHELL_CROSSINGS = 8
 #: Sampling rounds before giving up on finding ``count`` candidates.
 MAX_ROUNDS = 6
+#: Largest number of surface points sampled in one round.
+MAX_ROUND_POINTS = 200_000
 
 
 class AntipodalGrasps(NamedTuple):
@@ -188,14 +192,64 @@ def _first_hits(
     t = np.full(len(origins), np.nan)
     hit = tri >= 0
     if np.any(hit):
-        v0 = vertices[faces[tri[hit], 0]]
-        e1 = vertices[faces[tri[hit], 1]] - v0
-        e2 = vertices[faces[tri[hit], 2]] - v0
-        n = np.cross(e1, e2)
-        denom = np.einsum("ij,ij->i", directions[hit], n)
-        num = np.einsum("ij,ij->i", v0 - origins[hit], n)
-        t[hit] = np.divide(num, denom, out=np.full(len(num), np.nan), where=denom != 0)
+        t[hit] = _plane_hits(vertices, faces, tri[hit], origins[hit], directions[hit])[1]
     return tri, t
+
+
+def _plane_hits(
+    vertices: NDArray, faces: NDArray, tri: NDArray, origins: NDArray, directions: NDArray
+) -> tuple[NDArray, NDArray]:
+    """Ray parameter ``t`` where each ray meets its triangle's plane (float64); NaN if parallel."""
+    v0 = vertices[faces[tri, 0]]
+    n = np.cross(vertices[faces[tri, 1]] - v0, vertices[faces[tri, 2]] - v0)
+    denom = np.einsum("ij,ij->i", directions, n)
+    num = np.einsum("ij,ij->i", v0 - origins, n)
+    return tri, np.divide(num, denom, out=np.full(len(num), np.nan), where=denom != 0)
+
+
+def _walk_to_exit(
+    intersector,
+    vertices: NDArray,
+    faces: NDArray,
+    normals: NDArray,
+    starts: NDArray,
+    directions: NDArray,
+    start_faces: NDArray,
+    max_distance: float,
+    offset: float,
+) -> NDArray[np.int64]:
+    """Triangle where each ray from a surface point into the solid leaves it for good.
+
+    A depth counter walks the hits along the ray: a face whose outward normal
+    points along the ray leaves a shell (depth - 1), one facing the ray enters
+    another shell (depth + 1). Starting inside one shell (depth 1), the exit is
+    the hit that brings depth to 0, so overlapping closed shells (a tote built
+    from boxes) give the outer width, not the first buried face.
+
+    Returns:
+        (N,) triangle index, -1 where the ray escapes, re-hits its start face,
+        goes beyond ``max_distance`` or needs more than :data:`MAX_SHELL_CROSSINGS`.
+    """
+    count = len(starts)
+    result = np.full(count, -1, dtype=np.int64)
+    depth = np.ones(count, dtype=np.int64)
+    origins = starts + offset * directions
+    active = np.arange(count)
+    for _ in range(MAX_SHELL_CROSSINGS):
+        if len(active) == 0:
+            break
+        tri, t = _first_hits(intersector, vertices, faces, origins[active], directions[active])
+        travelled = np.einsum("ij,ij->i", origins[active] - starts[active], directions[active])
+        alive = (tri >= 0) & np.isfinite(t) & (travelled + np.nan_to_num(t) <= max_distance)
+        alive &= tri != start_faces[active]
+        active, tri, t = active[alive], tri[alive], t[alive]
+        leaving = np.einsum("ij,ij->i", normals[tri], directions[active]) > 0
+        depth[active] += np.where(leaving, -1, 1)
+        done = depth[active] == 0
+        result[active[done]] = tri[done]
+        active, t = active[~done], t[~done]
+        origins[active] += directions[active] * (t + offset)[:, None]
+    return result
 
 
 def find_contact_pairs(
@@ -234,17 +288,18 @@ def find_contact_pairs(
     offset = RAY_OFFSET_FRACTION[cache["backend"]] * cache["scale"]
     points, face = sample_surface_points(v, f, areas, point_count, rng)
     n1 = normals[face]
-    inward = -n1
-    origins = points + offset * inward
-    tri, t = _first_hits(intersector, v, f, origins, inward)
-    width = t + offset
-    ok = (tri >= 0) & (tri != face) & np.isfinite(width)
-    ok &= (width > MIN_WIDTH_FRACTION * cache["scale"]) & (width <= max_width)
+    line = -n1  # unit, contact 1 -> contact 2
+    tri = _walk_to_exit(intersector, v, f, normals, points, line, face, max_width, offset)
+    ok = tri >= 0
     idx = np.flatnonzero(ok)
-    p1, n1, tri, width = points[idx], n1[idx], tri[idx], width[idx]
-    p2 = p1 + inward[idx] * width[:, None]
+    p1, n1, tri, line = points[idx], n1[idx], tri[idx], line[idx]
+    # Exact float64 width from contact 1 to the exit triangle's plane.
+    _, width = _plane_hits(v, f, tri, p1, line)
+    keep = np.isfinite(width) & (width > MIN_WIDTH_FRACTION * cache["scale"])
+    keep &= width <= max_width
+    p1, n1, tri, line, width = (a[keep] for a in (p1, n1, tri, line, width))
+    p2 = p1 + line * width[:, None]
     n2 = normals[tri]
-    line = inward[idx]  # unit, contact 1 -> contact 2
     # Friction cones: the jaw at contact 1 pushes along +line (inside cone about -n1),
     # the jaw at contact 2 along -line (inside cone about -n2).
     angle1 = np.arccos(np.clip(-np.einsum("ij,ij->i", n1, line), -1.0, 1.0))
@@ -254,17 +309,13 @@ def find_contact_pairs(
     keep = worst <= cone
     p1, p2, n1, n2, width, worst, line = (a[keep] for a in (p1, p2, n1, n2, width, worst, line))
     if len(p1):
-        # Both contacts must be on the outer surface: just outside each contact, a ray
-        # continuing outward must not first leave a solid (that would mean the contact
-        # is an internal face of overlapping shells).
-        out_origins = np.concatenate([p1 - offset * line, p2 + offset * line])
-        out_dirs = np.concatenate([-line, line])
-        out_tri, _ = _first_hits(intersector, v, f, out_origins, out_dirs)
-        leaving = np.zeros(len(out_tri), dtype=bool)
+        # Contact 1 must be on the outer surface: a ray leaving it outward must not first
+        # leave another solid (then the sample sits on a face buried in an overlapping shell).
+        out_tri, _ = _first_hits(intersector, v, f, p1 - offset * line, -line)
         hit = out_tri >= 0
-        leaving[hit] = np.einsum("ij,ij->i", normals[out_tri[hit]], out_dirs[hit]) > 0
-        visible = ~(leaving[: len(p1)] | leaving[len(p1) :])
-        p1, p2, n1, n2, width, worst = (a[visible] for a in (p1, p2, n1, n2, width, worst))
+        buried = np.zeros(len(p1), dtype=bool)
+        buried[hit] = np.einsum("ij,ij->i", normals[out_tri[hit]], -line[hit]) > 0
+        p1, p2, n1, n2, width, worst = (a[~buried] for a in (p1, p2, n1, n2, width, worst))
     return ContactPairs(
         points=np.stack([p1, p2], axis=1),
         normals=np.stack([n1, n2], axis=1),
@@ -335,8 +386,9 @@ def sample_antipodal_grasps(
     (half-angle ``atan(mu)``) of the contact line. Each pair gives
     ``approach_samples`` frames rotated about the closing axis X. Sampling
     repeats (at most :data:`MAX_ROUNDS` rounds) until ``ceil(count /
-    approach_samples)`` pairs are found, then the best ``count`` frames are
-    returned.
+    approach_samples)`` pairs are found; the first that many pairs in sampling
+    order are kept (an unbiased spread over the surface, not the best-scoring
+    ones), and their frames are returned best first, at most ``count``.
 
     Score (in [0, 1]): ``(1 - w) * antipodality + w * margin`` with ``w =
     clearance_weight``, ``antipodality = 1 - worst_cone_angle / atan(mu)`` and
@@ -402,12 +454,16 @@ def sample_antipodal_grasps(
         total += len(pairs.widths)
         if total >= pairs_needed:
             break
-        # Grow the next round by the observed yield (at least doubling).
+        # Grow the next round by the observed yield: at least x2, at most x4 and
+        # MAX_ROUND_POINTS, so an object with no graspable pair fails fast.
         rate = max(total, 1) / point_count
-        point_count = int(min(max(2 * point_count, 1.5 * (pairs_needed - total) / rate), 2e6))
-    points = np.concatenate([p.points for p in found])
-    widths = np.concatenate([p.widths for p in found])
-    antipodality = np.concatenate([p.antipodality for p in found])
+        wanted = 1.5 * (pairs_needed - total) / rate
+        point_count = int(min(max(2 * point_count, wanted), 4 * point_count, MAX_ROUND_POINTS))
+    # Keep the first pairs in sampling order (an unbiased sample of the surface), not
+    # the best-scoring ones, so candidates stay spread over the object for later filters.
+    points = np.concatenate([p.points for p in found])[:pairs_needed]
+    widths = np.concatenate([p.widths for p in found])[:pairs_needed]
+    antipodality = np.concatenate([p.antipodality for p in found])[:pairs_needed]
     if len(widths) == 0:
         empty = np.zeros((0,))
         return AntipodalGrasps(np.zeros((0, 4, 4)), empty, empty.copy(), np.zeros((0, 2, 3)))
