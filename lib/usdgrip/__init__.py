@@ -57,6 +57,13 @@ _EXPORTS = {
     "CollisionScene": "usdgrip.collision",
     "GripperCollisionModel": "usdgrip.collision",
     "SceneExclusions": "usdgrip.collision",
+    "sample_antipodal_grasps": "usdgrip.antipodal",
+    "AntipodalGrasps": "usdgrip.antipodal",
+    "TriangleMesh": "usdgrip.usd_geometry",
+    "SceneShape": "usdgrip.usd_geometry",
+    "read_object_mesh": "usdgrip.usd_geometry",
+    "read_collision_shapes": "usdgrip.usd_geometry",
+    "check_manifold": "usdgrip.usd_geometry",
 }
 
 __all__ = ["__version__", *_EXPORTS]
