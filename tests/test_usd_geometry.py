@@ -155,12 +155,19 @@ def Xform "Obj" {{
     assert check_manifold(mesh) == []
 
 
-def test_hole_faces_dropped_and_guide_meshes_skipped(open_usda):
+def test_hole_faces_dropped_guide_and_inactive_meshes_skipped(open_usda):
     stage = open_usda(
         f"""
         def Xform "Obj" {{
             {_mesh("box", CUBE, "int[] holeIndices = [1]")}
             {_mesh("guide", CUBE, 'uniform token purpose = "guide"')}
+            def Xform "annotations" {{
+                uniform token purpose = "guide"
+                {_mesh("inherits_guide")}
+            }}
+            def Xform "off" (active = false) {{
+                {_mesh("inactive")}
+            }}
         }}
         """
     )

@@ -18,8 +18,8 @@ Choices (also in ``docs/antipodal.md``):
 - Prims with ``purpose = "guide"`` are skipped (they are annotations, like the
   gripper's axis curves); invisible prims are kept (collision meshes are
   usually invisible).
-- The first authored time sample is not consulted: geometry is read at the
-  default time code.
+- Geometry is read at the default time code (an attribute authored only as
+  time samples has no default value and reads as empty).
 """
 
 from __future__ import annotations
@@ -112,8 +112,8 @@ def _iter_gprims(root: Usd.Prim, schema: type) -> Iterator[Usd.Prim]:
     for prim in Usd.PrimRange(root, TRAVERSAL):
         if not prim.IsA(schema):
             continue
-        purpose = UsdGeom.Imageable(prim).GetPurposeAttr().Get()
-        if purpose == UsdGeom.Tokens.guide:
+        # Purpose is inherited: a mesh under a guide Xform is a guide too.
+        if UsdGeom.Imageable(prim).ComputePurpose() == UsdGeom.Tokens.guide:
             continue
         yield prim
 
@@ -255,7 +255,9 @@ def _edge_problems(faces: Triangles) -> tuple[int, int, int]:
     directed = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]])
     directed = directed[directed[:, 0] != directed[:, 1]]
     undirected = np.sort(directed, axis=1)
-    unique, inverse, uses = np.unique(undirected, axis=0, return_inverse=True, return_counts=True)
+    # One int64 key per undirected edge (faster than unique rows).
+    keys = undirected[:, 0] * (int(faces.max()) + 1) + undirected[:, 1]
+    unique, inverse, uses = np.unique(keys, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
     # Consistent winding: an interior edge is walked once in each direction.
     forward = (directed[:, 0] < directed[:, 1]).astype(np.int64)
