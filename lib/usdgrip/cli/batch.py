@@ -226,7 +226,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({**summary, "out": args.out}, indent=2))
     else:
-        problems = [row for row in result.rows if row["status"] != "ok"]
+        problems = sorted(
+            (row for row in result.rows if row["status"] != "ok"), key=lambda row: row["path"]
+        )
         print(format_summary(summary, problems), file=sys.stderr)
         if args.out:
             print(f"results: {args.out}", file=sys.stderr)
