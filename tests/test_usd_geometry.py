@@ -376,3 +376,18 @@ def test_collision_api_prims_are_preferred_when_present(open_usda):
     assert [s.path for s in read_collision_shapes(stage.GetPrimAtPath("/Scene/visual"))] == [
         "/Scene/visual"
     ]
+
+
+def test_object_prim_that_is_itself_a_mesh(open_usda):
+    translate = (
+        "double3 xformOp:translate = (0, 0, 2)\n"
+        'uniform token[] xformOpOrder = ["xformOp:translate"]'
+    )
+    body = _mesh("Obj", CUBE, translate)
+    stage = open_usda(f'def Xform "Root" {{\n{body}\n}}')
+    prim = stage.GetPrimAtPath("/Root/Obj")
+    local = read_object_mesh(prim)
+    world = read_object_mesh(prim, frame="world")
+    assert local.source_paths == ("/Root/Obj",)
+    np.testing.assert_allclose(local.vertices.min(0), [0, 0, 0])
+    np.testing.assert_allclose(world.vertices.min(0), [0, 0, 2])

@@ -409,7 +409,7 @@ def sample_antipodal_grasps(
         pad_width: jaw pad width along Y; when given, grasps whose pads would
             overhang the surface along Y are ranked lower: the score is multiplied
             by ``0.5 + 0.5 * support``, ``support`` the fraction of the four pad
-            edges that rest on the surface (:func:`compute_pad_support`);
+            edges that rest on the surface (:func:`_compute_pad_support`);
             ``None`` skips the pad check.
         clearance_weight: weight of the width margin in the score, in [0, 1].
         ray_backend: "auto" (Embree when available), "embree" or "triangle".
@@ -474,8 +474,13 @@ def sample_antipodal_grasps(
     poses = compute_approach_frames(points, approach_samples, rng)
     scores = np.repeat(pair_scores, approach_samples)
     if pad_width is not None:
-        support = compute_pad_support(
-            poses, np.repeat(points, approach_samples, axis=0), pad_width, cache, v, f
+        support = _compute_pad_support(
+            cache["intersector"],
+            v,
+            f,
+            poses,
+            np.repeat(points, approach_samples, axis=0),
+            pad_width,
         )
         scores = scores * (0.5 + 0.5 * support)
     all_widths = np.repeat(widths, approach_samples)
@@ -484,13 +489,13 @@ def sample_antipodal_grasps(
     return AntipodalGrasps(poses[order], all_widths[order], scores[order], all_contacts[order])
 
 
-def compute_pad_support(
+def _compute_pad_support(
+    intersector,
+    vertices: NDArray,
+    faces: NDArray,
     poses: Poses,
     contacts: NDArray,
     pad_width: float,
-    cache: dict,
-    vertices: NDArray,
-    faces: NDArray,
 ) -> NDArray[np.float64]:
     """Fraction (in [0, 1]) of the four pad edge probes that find surface under the pad.
 
@@ -510,7 +515,7 @@ def compute_pad_support(
             directions.append(push)
     origins_all = np.concatenate(origins)
     directions_all = np.concatenate(directions)
-    _, t = _first_hits(cache["intersector"], vertices, faces, origins_all, directions_all)
+    _, t = _first_hits(intersector, vertices, faces, origins_all, directions_all)
     on_pad = np.isfinite(t) & (t >= 0) & (t <= 2.0 * back)
     return on_pad.reshape(4, -1).mean(axis=0)
 
