@@ -367,6 +367,12 @@ class SlotContext:
             attr = _get_attribute(prim, usd_io.get_slot_attribute_name(name, prop))
             values.append(_attribute_get(attr) if attr else None)
         center, forward, span_axis, up_range, angle, lr, group = values
+        # Gf vectors -> tuples of floats once, through the buffer protocol (tuple(Gf.Vec3d)
+        # iterates in Python and is 20x slower), so rules work on plain tuples.
+        center, forward, span_axis = (
+            tuple(np.asarray(v, dtype=np.float64).tolist()) if v is not None else None
+            for v in (center, forward, span_axis)
+        )
         return SlotEntry(
             name, "schema", center, forward, span_axis, up_range, angle, lr, str(group or "")
         )

@@ -23,6 +23,8 @@ def _vector(value: Any) -> tuple[float, ...] | None:
     """3 floats, or ``None`` when ``value`` is not a 3-vector."""
     if value is None:
         return None
+    if type(value) is tuple and len(value) == 3 and all(type(c) is float for c in value):
+        return value
     try:
         items = tuple(float(c) for c in value)
     except (TypeError, ValueError):
