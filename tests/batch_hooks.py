@@ -106,7 +106,7 @@ def write_library(root: Path, good: int = 6) -> dict[str, str]:
 
 
 HOOK_PARAMS = {"crash_on": "crash.usda", "slow_on": "slow.usda"}
-TIMEOUT = 3.0
+TIMEOUT = 2.0
 
 
 def normalize(rows: list[dict]) -> list[dict]:
