@@ -121,20 +121,31 @@ def test_sarif_format(capsys, tmp_path):
     for r in rules:
         assert r["helpUri"].startswith("file://") and r["helpUri"].endswith(f"{r['id']}.md")
         assert r["defaultConfiguration"]["level"] in ("error", "warning", "note")
-    assert {a["location"]["uri"] for a in run_["artifacts"]} == {Path(p).as_posix() for p in paths}
+    uris = [Path(p).as_uri() for p in paths]  # absolute paths become file URIs
+    assert [a["location"]["uri"] for a in run_["artifacts"]] == uris
     assert run_["results"]
     for result in run_["results"]:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         assert result["level"] in ("error", "warning", "note")
         assert result["message"]["text"]
         (location,) = result["locations"]
-        assert location["physicalLocation"]["artifactLocation"]["uri"] in [
-            Path(p).as_posix() for p in paths
-        ]
+        assert location["physicalLocation"]["artifactLocation"]["uri"] in uris
         (logical,) = location["logicalLocations"]
         assert logical["fullyQualifiedName"].startswith("/")
     levels = {r["ruleId"]: r["level"] for r in run_["results"]}
     assert levels.get("GA.001", "error") == "error"
+
+
+def test_sarif_relative_path_stays_relative(capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    code, out, _ = run(
+        capsys, "validate", "examples/broken/GR.004-gripper-max-opening.usda", "--format", "sarif"
+    )
+    assert code == 1
+    (result,) = json.loads(out)["runs"][0]["results"]
+    location = result["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location["uri"] == "examples/broken/GR.004-gripper-max-opening.usda"
+    assert result["ruleId"] == "GR.004" and result["level"] == "error"
 
 
 def test_rule_filter_and_params(write_usda, capsys):

@@ -196,7 +196,7 @@ def format_sarif(entries: list[dict[str, Any]], codes: Sequence[str]) -> str:
         )
     results, artifacts = [], []
     for index, entry in enumerate(entries):
-        uri = Path(entry["path"]).as_posix()
+        uri = _artifact_uri(entry["path"])
         artifacts.append({"location": {"uri": uri}})
         for issue in entry["issues"]:
             results.append(
@@ -243,6 +243,12 @@ def format_sarif(entries: list[dict[str, Any]], codes: Sequence[str]) -> str:
         ],
     }
     return json.dumps(sarif, indent=2) + "\n"
+
+
+def _artifact_uri(path: str) -> str:
+    """Relative paths stay relative (CI resolves them against the checkout); absolute → file URI."""
+    file = Path(path)
+    return file.as_uri() if file.is_absolute() else file.as_posix()
 
 
 def run(args: argparse.Namespace) -> int:
