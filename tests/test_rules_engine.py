@@ -303,6 +303,81 @@ def test_candidates_match_site_discovery(open_usda):
     assert compute_marker_hints(stage) == {"api", "props", "children", "custom"}
 
 
+TRICKY = """
+def Xform "gripper_grip_line"
+{
+}
+def Xform "A"
+{
+    def Xform "x" (prepend apiSchemas = ["GripperSiteAPI", "GripperSlotAPI:s"])
+    {
+    }
+    def Xform "B"
+    {
+        def BasisCurves "gripper_forward_axis"
+        {
+        }
+    }
+    def Xform "y" (prepend apiSchemas = ["MaterialBindingAPI"])
+    {
+        def Scope "gripper_grip_line"
+        {
+        }
+    }
+    def BasisCurves "gripper_grip_line"
+    {
+    }
+}
+class "Proto"
+{
+    def Xform "tcp"
+    {
+        custom token simready:attactment:socketType = "Gripper"
+        def Xform "gripper_forward_axis"
+        {
+        }
+    }
+}
+def Xform "I1" (instanceable = true
+    prepend references = </Proto>)
+{
+}
+over "Over"
+{
+    def Xform "s"
+    {
+        float gripper_maxOpening = 0.1
+    }
+    def Xform "m" (customData = { dictionary lambdasim = { string gripper_slots = "[]" } })
+    {
+    }
+}
+"""
+
+
+def _reference_discovery(stage):
+    # The definition: every traversed prim, in order, through compute_site_markers.
+    sites, slots = [], []
+    for prim in stage.Traverse(usd_io.TRAVERSAL):
+        markers = usd_io.compute_site_markers(prim)
+        if markers:
+            sites.append((str(prim.GetPath()), markers))
+        if usd_io.list_slot_instances(prim) or prim.GetCustomDataByKey("lambdasim:gripper_slots"):
+            slots.append(str(prim.GetPath()))
+    return sites, slots
+
+
+def test_fast_discovery_equals_the_definition_in_order(open_usda):
+    stage = open_usda(TRICKY)
+    sites, slots = _reference_discovery(stage)
+    assert [p for p, _ in sites] == ["/A", "/A/x", "/A/B", "/A/y", "/I1/tcp", "/Over/s"]
+    assert [(str(p.GetPath()), m) for p, m in usd_io.iter_site_prims(stage)] == sites
+    assert [str(p.GetPath()) for p in usd_io.iter_slot_prims(stage)] == slots == ["/A/x", "/Over/m"]
+    marked = [(str(p.GetPath()), m, s) for p, m, s in iter_candidates(stage)]
+    assert [(p, m) for p, m, _ in marked if m] == sites
+    assert [p for p, _, s in marked if s] == slots
+
+
 def test_hints_skip_absent_markers_and_binary_layers_enable_all(open_usda, tmp_path):
     stage = open_usda('def Xform "plain" {}')
     assert compute_marker_hints(stage) == frozenset()

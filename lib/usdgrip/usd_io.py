@@ -157,10 +157,152 @@ def compute_site_markers(prim: Usd.Prim) -> tuple[str, ...]:
     return tuple(markers)
 
 
+# --- finding marked prims fast ------------------------------------------------
+#
+# A Python call per prim costs more than USD's whole traversal, so discovery
+# (1) skips the kinds of markers no used layer mentions and (2) makes only the
+# remaining cheap queries on every prim, as unbound methods (looking a method
+# up on a pxr object costs more than calling it); the exact markers are then
+# computed for the few prims flagged.
+
+#: Marker kind -> tokens that must occur in some used layer for the kind to mark a prim.
+MARKER_TOKENS: dict[str, tuple[bytes, ...]] = {
+    "api": (SITE_API.encode(), SLOT_API.encode()),
+    "props": (b"socketType", b"maxOpening"),
+    "children": (FORWARD_AXIS_NAMES[0].encode(), GRIP_LINE_NAMES[0].encode()),
+    "custom": (CUSTOM_DATA_PATH.split(":")[0].encode(),),
+}
+_SITE_PROPS = frozenset((*SOCKET_TYPE_ATTRS, *MAX_OPENING_ATTRS))
+_MARKER_CHILDREN = frozenset((FORWARD_AXIS_NAMES[0], GRIP_LINE_NAMES[0]))
+_SLOT_PREFIX = f"{SLOT_API}:"
+
+
+def _layer_text(layer: Sdf.Layer) -> bytes | None:
+    """Text of a layer for marker hints, or ``None`` when there is no cheap text (binary)."""
+    if layer.anonymous or layer.dirty:
+        return layer.ExportToString().encode()
+    real = layer.realPath
+    if not real:
+        return None
+    try:
+        with open(real, "rb") as handle:
+            head = handle.read(6)
+            if head != b"#usda ":
+                return None  # crate or package: query every prim
+            return head + handle.read()
+    except OSError:
+        return None
+
+
+def compute_marker_hints(stage: Usd.Stage) -> frozenset[str]:
+    """Kinds of discovery markers (keys of :data:`MARKER_TOKENS`) that can occur on ``stage``.
+
+    A kind whose tokens appear in no used layer cannot mark any prim. usda
+    files are read from disk, unsaved or anonymous layers exported to text;
+    a binary layer enables every kind.
+    """
+    kinds: set[str] = set()
+    for layer in stage.GetUsedLayers():
+        text = _layer_text(layer)
+        if text is None:
+            return frozenset(MARKER_TOKENS)
+        for kind, tokens in MARKER_TOKENS.items():
+            if kind not in kinds and any(t in text for t in tokens):
+                kinds.add(kind)
+        if len(kinds) == len(MARKER_TOKENS):
+            break
+    return frozenset(kinds)
+
+
+def _scan_marked_prims(
+    stage: Usd.Stage, kinds: frozenset[str]
+) -> list[tuple[Usd.Prim, bool, bool]]:
+    """``(prim, maybe_site, maybe_slot)`` in traversal order for prims any marker may apply to."""
+    use_api, use_props = "api" in kinds, "props" in kinds
+    use_children, use_custom = "children" in kinds, "custom" in kinds
+    if not (use_api or use_props or use_children or use_custom):
+        return []
+    get_schemas = Usd.Prim.GetAppliedSchemas
+    get_props = Usd.Prim.GetAuthoredPropertyNames
+    get_name = Usd.Prim.GetName
+    get_path = Usd.Prim.GetPath
+    has_custom = Usd.Prim.HasCustomDataKey
+    no_site_props = _SITE_PROPS.isdisjoint
+    children, key = _MARKER_CHILDREN, CUSTOM_DATA_PATH
+    # Pass 1, the only per-prim work: keep prims that any cheap query flags.
+    hits = [
+        prim
+        for prim in stage.Traverse(TRAVERSAL)
+        if (use_api and get_schemas(prim))
+        or (use_props and not no_site_props(get_props(prim)))
+        or (use_children and get_name(prim) in children)
+        or (use_custom and has_custom(prim, key))
+    ]
+    # Pass 2, hits only: say why (an applied API may be someone else's). A parent
+    # marked by a child sorts just before the first hit of its subtree (pre-order).
+    found: dict[Sdf.Path, list] = {}  # path -> [(order, depth), prim, maybe_site, maybe_slot]
+    for index, prim in enumerate(hits):
+        maybe_site = maybe_slot = False
+        for schema in get_schemas(prim):
+            if schema == SITE_API:
+                maybe_site = True
+            elif schema.startswith(_SLOT_PREFIX):
+                maybe_slot = True
+        if use_props and not maybe_site and not no_site_props(get_props(prim)):
+            maybe_site = True
+        if use_custom and has_custom(prim, key):
+            maybe_slot = True
+        if use_children and get_name(prim) in children:
+            parent = prim.GetParent()
+            parent_path = get_path(parent)
+            entry = found.get(parent_path)
+            if parent.IsPseudoRoot():
+                pass  # a root prim named like a marker child marks no site
+            elif entry is None:
+                first = index
+                while first > 0 and get_path(hits[first - 1]).HasPrefix(parent_path):
+                    first -= 1
+                order = (first - 0.5, parent_path.pathElementCount)
+                found[parent_path] = [order, parent, True, False]
+            else:
+                entry[2] = True
+        if maybe_site or maybe_slot:
+            path = get_path(prim)
+            entry = found.get(path)
+            if entry is None:
+                found[path] = [(index, path.pathElementCount), prim, maybe_site, maybe_slot]
+            else:
+                entry[2] |= maybe_site
+                entry[3] |= maybe_slot
+    ordered = sorted(found.values(), key=lambda e: e[0])
+    return [(prim, maybe_site, maybe_slot) for _, prim, maybe_site, maybe_slot in ordered]
+
+
+def iter_marked_prims(
+    stage: Usd.Stage, kinds: frozenset[str] | None = None
+) -> Iterator[tuple[Usd.Prim, tuple[str, ...], bool]]:
+    """Yield ``(prim, site_markers, has_slots)`` for every gripper site or slot-carrying prim.
+
+    One traversal (:data:`TRAVERSAL`), in traversal order. ``site_markers`` are
+    exactly :func:`compute_site_markers`; ``has_slots`` is True for prims with
+    GripperSlotAPI instances or LambdaSim records.
+
+    Args:
+        stage: the stage.
+        kinds: marker kinds to look for (default :func:`compute_marker_hints`).
+    """
+    kinds = compute_marker_hints(stage) if kinds is None else kinds
+    for prim, maybe_site, maybe_slot in _scan_marked_prims(stage, kinds):
+        markers = compute_site_markers(prim) if maybe_site else ()
+        if markers or maybe_slot:
+            yield prim, markers, maybe_slot
+
+
 def iter_site_prims(stage: Usd.Stage) -> Iterator[tuple[Usd.Prim, tuple[str, ...]]]:
     """Yield ``(prim, markers)`` for every gripper site on the stage, in traversal order."""
-    for prim in stage.Traverse(TRAVERSAL):
-        markers = compute_site_markers(prim)
+    kinds = compute_marker_hints(stage) - {"custom"}
+    for prim, maybe_site, _ in _scan_marked_prims(stage, kinds):
+        markers = compute_site_markers(prim) if maybe_site else ()
         if markers:
             yield prim, markers
 
@@ -525,8 +667,9 @@ def read_gripper_slots(prim: Usd.Prim) -> list[GripperSlot]:
 
 def iter_slot_prims(stage: Usd.Stage) -> Iterator[Usd.Prim]:
     """Yield every prim carrying GripperSlotAPI instances or LambdaSim slot records."""
-    for prim in stage.Traverse(TRAVERSAL):
-        if list_slot_instances(prim) or prim.GetCustomDataByKey(CUSTOM_DATA_PATH) is not None:
+    kinds = compute_marker_hints(stage) & {"api", "custom"}
+    for prim, _, maybe_slot in _scan_marked_prims(stage, kinds):
+        if maybe_slot:
             yield prim
 
 

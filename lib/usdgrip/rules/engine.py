@@ -8,12 +8,12 @@ a *scope*: ``site`` rules receive a :class:`SiteContext` (one gripper site),
 the engine turns them into :class:`Issue` records carrying the rule's code,
 name and severity.
 
-:func:`validate` walks the stage ONCE. Which prims any rule cares about is
-decided with as few Python calls per prim as possible: the text of the used
-layers tells which discovery markers can occur at all (a layer that never
-mentions ``lambdasim`` cannot give a prim LambdaSim records), and only the
-per-prim queries those markers need are made. Candidates are then checked
-with the exact discovery of :func:`usdgrip.usd_io.compute_site_markers`.
+:func:`validate` walks the stage ONCE, through
+:func:`usdgrip.usd_io.iter_marked_prims` (the same discovery as
+``iter_site_prims``/``iter_slot_prims``): the text of the used layers tells
+which kinds of discovery markers can occur at all, only the per-prim queries
+those kinds need are made, and the exact site markers are computed for the
+few prims flagged.
 :func:`check_prim` and :func:`check_stage_level` are the same code for one
 prim or one stage (the NVIDIA and UsdValidation adapters call them).
 """
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -385,114 +385,12 @@ _attribute_get = Usd.Attribute.Get
 
 # --- the traversal -------------------------------------------------------------
 
-_API_TOKENS = (usd_io.SITE_API.encode(), usd_io.SLOT_API.encode())
-_HINT_TOKENS = {
-    "api": _API_TOKENS,
-    "props": (b"socketType", b"maxOpening"),
-    "children": tuple(
-        n.encode() for n in (usd_io.FORWARD_AXIS_NAMES[0], usd_io.GRIP_LINE_NAMES[0])
-    ),
-    "custom": (CUSTOM_DATA_PATH.split(":")[0].encode(),),
-}
-_SITE_PROPS = frozenset((*usd_io.SOCKET_TYPE_ATTRS, *usd_io.MAX_OPENING_ATTRS))
-_MARKER_CHILDREN = frozenset((usd_io.FORWARD_AXIS_NAMES[0], usd_io.GRIP_LINE_NAMES[0]))
-_SLOT_PREFIX = f"{usd_io.SLOT_API}:"
+#: Which kinds of discovery markers can occur on a stage (text of the used layers).
+compute_marker_hints = usd_io.compute_marker_hints
 
-
-def _layer_text(layer: Sdf.Layer) -> bytes | None:
-    """Text of a layer for marker hints, or ``None`` when unknown (binary layers)."""
-    if layer.anonymous or layer.dirty:
-        return layer.ExportToString().encode()
-    real = layer.realPath
-    if not real:
-        return None
-    try:
-        with open(real, "rb") as handle:
-            head = handle.read(6)
-            if head != b"#usda ":
-                return None  # crate or package: no cheap text, query every prim
-            return head + handle.read()
-    except OSError:
-        return None
-
-
-def compute_marker_hints(stage: Usd.Stage) -> frozenset[str]:
-    """Which kinds of discovery markers can occur on ``stage`` (``api``, ``props``, ...).
-
-    A kind whose tokens appear in no used layer cannot mark any prim, so the
-    traversal skips its per-prim query. Binary layers enable every kind.
-    """
-    kinds: set[str] = set()
-    for layer in stage.GetUsedLayers():
-        text = _layer_text(layer)
-        if text is None:
-            return frozenset(_HINT_TOKENS)
-        for kind, tokens in _HINT_TOKENS.items():
-            if kind not in kinds and any(t in text for t in tokens):
-                kinds.add(kind)
-        if len(kinds) == len(_HINT_TOKENS):
-            break
-    return frozenset(kinds)
-
-
-def iter_candidates(
-    stage: Usd.Stage, hints: frozenset[str] | None = None
-) -> Iterator[tuple[Usd.Prim, tuple[str, ...], bool]]:
-    """Yield ``(prim, site_markers, has_slots)`` for every prim a site or slot rule applies to.
-
-    One traversal (instance proxies and prims under undefined ``over`` included).
-    Site markers are computed exactly as :func:`usdgrip.usd_io.compute_site_markers`
-    does; the cheap per-prim tests only select the prims to compute them for.
-    """
-    hints = compute_marker_hints(stage) if hints is None else hints
-    use_api = "api" in hints
-    use_props = "props" in hints
-    use_children = "children" in hints
-    use_custom = "custom" in hints
-    if not (use_api or use_props or use_children or use_custom):
-        return
-    # Unbound methods: looking a method up on a pxr object costs more than calling it.
-    get_schemas = Usd.Prim.GetAppliedSchemas
-    get_props = Usd.Prim.GetAuthoredPropertyNames
-    get_name = Usd.Prim.GetName
-    has_custom = Usd.Prim.HasCustomDataKey
-    no_site_props = _SITE_PROPS.isdisjoint
-    children = _MARKER_CHILDREN
-    key = CUSTOM_DATA_PATH
-    # Pass 1, the only per-prim work: keep prims that any cheap test flags.
-    hits = [
-        prim
-        for prim in stage.Traverse(usd_io.TRAVERSAL)
-        if (use_api and get_schemas(prim))
-        or (use_props and not no_site_props(get_props(prim)))
-        or (use_children and get_name(prim) in children)
-        or (use_custom and has_custom(prim, key))
-    ]
-    # Pass 2, hits only: say why (an API schema may be someone else's).
-    found: dict[Sdf.Path, list] = {}  # path -> [prim, maybe_site, maybe_slot]
-    for prim in hits:
-        maybe_site = maybe_slot = False
-        for schema in get_schemas(prim):
-            if schema == usd_io.SITE_API:
-                maybe_site = True
-            elif schema.startswith(_SLOT_PREFIX):
-                maybe_slot = True
-        if use_props and not maybe_site and not no_site_props(get_props(prim)):
-            maybe_site = True
-        if use_custom and has_custom(prim, key):
-            maybe_slot = True
-        if use_children and get_name(prim) in children:
-            parent = prim.GetParent()
-            entry = found.setdefault(parent.GetPath(), [parent, False, False])
-            entry[1] = True
-        if maybe_site or maybe_slot:
-            entry = found.setdefault(prim.GetPath(), [prim, False, False])
-            entry[1] |= maybe_site
-            entry[2] |= maybe_slot
-    for prim, maybe_site, maybe_slot in found.values():
-        markers = usd_io.compute_site_markers(prim) if maybe_site else ()
-        if markers or maybe_slot:
-            yield prim, markers, maybe_slot
+#: ``(prim, site_markers, has_slots)`` for every prim a site or slot rule applies to: one
+#: traversal, exactly the prims :func:`usdgrip.usd_io.iter_site_prims` / ``iter_slot_prims`` find.
+iter_candidates = usd_io.iter_marked_prims
 
 
 def _prim_has_slots(prim: Usd.Prim) -> bool:
