@@ -156,12 +156,17 @@ class LocalExecutor:
 _SANDBOX = threading.local()
 
 
-def run_in_sandbox(task: Task, timeout: float | None) -> dict[str, Any]:
-    """Run one task in this thread's sandbox worker process (the Dask task body).
+def run_in_sandbox(tasks: list[Task], timeout: float | None) -> list[dict[str, Any]]:
+    """Run tasks one by one in this thread's sandbox worker process (the Dask task body).
 
-    The sandbox outlives the task, so a Dask worker pays USD's import once;
-    it is replaced after a crash or a timeout, exactly as in the local pool.
+    The sandbox outlives the Dask task, so a Dask worker pays USD's import
+    once; it is replaced after a crash or a timeout, exactly as in the local
+    pool, and the remaining files of the chunk go on in the new one.
     """
+    return [_run_one_in_sandbox(task, timeout) for task in tasks]
+
+
+def _run_one_in_sandbox(task: Task, timeout: float | None) -> dict[str, Any]:
     worker: WorkerProcess | None = getattr(_SANDBOX, "worker", None)
     if worker is None or worker.process.poll() is not None:
         worker = WorkerProcess(task.job, threads=1)
@@ -224,6 +229,10 @@ class DaskExecutor:
         timeout: seconds per file, enforced inside the worker's sandbox.
         scheduler: address of an existing scheduler (``tcp://host:port``).
         connect_timeout: seconds to wait for the scheduler.
+        chunk_size: files per Dask task (None: up to 32, fewer for small runs
+            so that every worker thread gets about 8 chunks). A chunk's rows
+            arrive together: an interrupted client loses at most the chunks
+            in flight, which ``--resume`` runs again.
 
     Raises:
         ValueError: bad address, or the scheduler cannot be reached.
@@ -237,8 +246,12 @@ class DaskExecutor:
         timeout: float | None = None,
         scheduler: str | None = None,
         connect_timeout: float = 10.0,
+        chunk_size: int | None = None,
     ) -> None:
         LocalExecutor(jobs, timeout)  # same argument checks
+        if chunk_size is not None and chunk_size < 1:
+            raise ValueError(f"chunk_size is {chunk_size}; expected an integer >= 1")
+        self.chunk_size = chunk_size
         self.jobs = jobs
         self.timeout = timeout
         self.scheduler = check_scheduler_address(scheduler) if scheduler else None
@@ -279,12 +292,14 @@ class DaskExecutor:
         return self._client
 
     def run(self, tasks: Iterable[Task]) -> Iterator[dict[str, Any]]:
-        """Yield one row per task, in completion order.
+        """Yield one row per task, as each chunk of files completes.
 
-        At most a few tasks per worker thread are in flight, so a library of
-        100,000 files does not flood the scheduler. A task whose Dask worker
-        itself was lost (``KilledWorker`` after ``allowed_failures`` retries)
-        becomes a ``crashed`` row.
+        Files go to Dask in chunks (one Dask task each, see ``chunk_size``),
+        which keeps the scheduler's per-task cost off small files; at most
+        four chunks per worker thread are in flight, so a library of 100,000
+        files does not flood the scheduler. Every file of a chunk whose Dask
+        worker itself was lost (``KilledWorker`` after ``allowed_failures``
+        retries) gets a ``crashed`` row.
         """
         from distributed import as_completed
 
@@ -293,38 +308,37 @@ class DaskExecutor:
         if not pending:
             return
         threads = sum(client.nthreads().values()) or 1
-        window = max(8, 4 * threads)
-        started: dict[Any, tuple[Task, float]] = {}
+        window = 4 * threads
+        # Enough chunks for every thread to stay busy until the end (8 per thread).
+        size = self.chunk_size or max(1, min(32, len(pending) // (8 * threads)))
+        started: dict[Any, tuple[list[Task], float]] = {}
 
         def submit(stream: as_completed | None = None) -> Any:
-            task = pending.popleft()
-            future = client.submit(run_in_sandbox, task, self.timeout, pure=False)
-            started[future] = (task, time.perf_counter())
+            chunk = [pending.popleft() for _ in range(min(size, len(pending)))]
+            future = client.submit(run_in_sandbox, chunk, self.timeout, pure=False)
+            started[future] = (chunk, time.perf_counter())
             if stream is not None:
                 stream.add(future)
             return future
 
-        first = [submit() for _ in range(min(window, len(pending)))]
+        first = [submit() for _ in range(window) if pending]
         stream = as_completed(first)
         try:
             for future in stream:
-                task, start = started.pop(future)
+                chunk, start = started.pop(future)
                 try:
-                    row = future.result()
+                    rows = future.result()
                 except Exception as exc:  # the Dask worker itself died or the task was lost
                     message = " ".join(str(exc).split())
-                    row = make_row(
-                        task.key,
-                        None,
-                        {
-                            "status": "crashed",
-                            "error": f"Dask task failed ({type(exc).__name__}: {message})",
-                        },
-                        time.perf_counter() - start,
-                    )
+                    failure = {
+                        "status": "crashed",
+                        "error": f"Dask task failed ({type(exc).__name__}: {message})",
+                    }
+                    elapsed = time.perf_counter() - start
+                    rows = [make_row(task.key, None, failure, elapsed) for task in chunk]
                 if pending:
                     submit(stream)
-                yield row
+                yield from rows
         finally:
             for future in started:
                 future.cancel()
