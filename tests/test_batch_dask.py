@@ -40,13 +40,19 @@ def library(tmp_path_factory):
 def test_dask_rows_are_identical_to_the_local_pool(cluster, library, tmp_path):
     root, expected = library
     executor = DaskExecutor(timeout=TIMEOUT, scheduler=cluster.scheduler_address)
+    # Chunks of 4 files: the crash and the hang happen inside a chunk, whose other
+    # files must still get their own rows from a fresh sandbox.
+    chunked = DaskExecutor(timeout=TIMEOUT, scheduler=cluster.scheduler_address, chunk_size=4)
     try:
         on_dask = run_batch(root, HOOKS, params=HOOK_PARAMS, executor=executor)
+        in_chunks = run_batch(root, HOOKS, params=HOOK_PARAMS, executor=chunked)
     finally:
         executor.close()
+        chunked.close()
     local = run_batch(root, HOOKS, params=HOOK_PARAMS, jobs=2, timeout=TIMEOUT)
     assert {row["path"]: row["status"] for row in on_dask.rows} == expected
     assert normalize(on_dask.rows) == normalize(local.rows)
+    assert normalize(in_chunks.rows) == normalize(local.rows)
     assert on_dask.summary["executor"] == "dask"
     crash = next(row for row in on_dask.rows if row["status"] == "crashed")
     assert "killed by SIGSEGV" in crash["error"]
