@@ -55,6 +55,7 @@ _EXPORTS = {
     "write_isaac_grasp": "usdgrip.isaac_yaml",
     "read_isaac_grasp": "usdgrip.isaac_yaml",
     "CollisionScene": "usdgrip.collision",
+    "run_batch": "usdgrip.batch",
     "GripperCollisionModel": "usdgrip.collision",
     "SceneExclusions": "usdgrip.collision",
     "sample_antipodal_grasps": "usdgrip.antipodal",
