@@ -285,7 +285,7 @@ def Xform "Obj" (
         ("tote", ("--prim", "/Tote", "--count", "0"), "count is 0; expected an integer >= 1"),
         ("tote", ("--prim", "/Tote", "--seed", "-3"), "seed is -3; expected a non-negative"),
         ("tote", ("--prim", "/Tote", "--format", "npz"), "--format npz writes a binary file"),
-        ("tote", ("--prim", "/Tote", "-o", "no/such/dir/out.json"), "No such file or directory"),
+        ("tote", ("--prim", "/Tote", "-o", "no/such/dir/out.json"), "does not exist; create it"),
         (BAD_RECORD, ("--prim", "/Obj"), "gripper_slots[0].forward: is 'up'; expected 3 numbers"),
         (ZERO_FORWARD, ("--prim", "/Obj"),
          "slot 0 'edge' on </Obj> cannot be sampled: forward is (0, 0, 0)"),

@@ -20,14 +20,13 @@ never touched, only reported.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pxr import Sdf, Usd
 
 from usdgrip import usd_io
+from usdgrip.fileio import replace_atomically
 from usdgrip.lambdasim import CUSTOM_DATA_KEY
 from usdgrip.model import GripperSite
 
@@ -186,13 +185,9 @@ def migrate_stage(stage: Usd.Stage) -> MigrationReport:
 
 def write_layer_atomically(layer: Sdf.Layer, target: str | Path) -> None:
     """Export ``layer`` to ``target`` through a temp file in the same directory + rename."""
-    target = Path(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=target.parent)
-    os.close(fd)
-    try:
-        if not layer.Export(tmp):
+
+    def export(temp: Path) -> None:
+        if not layer.Export(str(temp)):
             raise OSError(f"{target}: USD could not write the layer")
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+
+    replace_atomically(target, export)

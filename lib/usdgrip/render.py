@@ -301,7 +301,7 @@ def render_view(
     fig.text(0.01, 0.99, "\n".join(legend), fontsize=8, family="monospace", va="top")
 
     # The one atomic writer of the CLI (temporary sibling, then os.replace).
-    from usdgrip.cli.sample import write_atomic
+    from usdgrip.fileio import write_bytes_atomically
 
-    write_atomic(out, lambda handle: fig.savefig(handle, format="png"))
+    write_bytes_atomically(out, lambda handle: fig.savefig(handle, format="png"))
     return summary

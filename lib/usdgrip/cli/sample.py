@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import IO
 
 import numpy as np
 
+from usdgrip.fileio import write_bytes_atomically
 from usdgrip.model import GripperSlot
 from usdgrip.sampling import SlotSamples, sample_gripper_groups
 
@@ -95,30 +93,6 @@ def select_slots(
     return picked
 
 
-def write_atomic(path: str | Path, write: Callable[[IO[bytes]], None]) -> None:
-    """Write a file through ``write(file)`` into a temporary sibling, then ``os.replace`` it.
-
-    A failure leaves any previous file untouched and no temporary behind. The
-    new file gets the old file's mode, else the usual ``0o666 & ~umask``.
-    """
-    target = Path(path)
-    if target.exists():
-        mode = target.stat().st_mode & 0o777
-    else:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _fmt(v) -> str:
     return "(" + ", ".join(f"{float(c) + 0.0:.4f}" for c in v) + ")"
 
@@ -185,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
     if fmt == "npz":
-        write_atomic(args.output, lambda f: save_npz(samples, f))
+        write_bytes_atomically(args.output, lambda f: save_npz(samples, f))
     else:
         text = (
             json.dumps(samples.to_dict()) + "\n"
@@ -195,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.output:
             sys.stdout.write(text)
             return 0
-        write_atomic(args.output, lambda f: f.write(text.encode("utf-8")))
+        write_bytes_atomically(args.output, lambda f: f.write(text.encode("utf-8")))
     print(
         f"wrote {samples.count} candidates x {len(samples.ee_ids)} targets ({fmt}) to {args.output}"
     )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from usdgrip.fileio import replace_atomically, write_text_atomically
 
 NAME = "validate"
 ORDER = 20
@@ -84,22 +84,8 @@ def _split_rules(items: Sequence[str]) -> list[str] | None:
     return codes or None
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory."""
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def save_layer_atomically(layer: Any, path: Path) -> None:
-    """Export ``layer`` to a temporary file beside ``path`` (same suffix), then rename over it.
+    """Export ``layer`` over ``path`` atomically (temp sibling with the same suffix, rename).
 
     Raises:
         ValueError: the layer cannot be exported (e.g. a .usdz package).
@@ -107,15 +93,12 @@ def save_layer_atomically(layer: Any, path: Path) -> None:
     path = Path(path)
     if path.suffix.lower() == ".usdz":
         raise ValueError(f"{path}: cannot write fixes into a .usdz package; fix its source layer")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.fix-", suffix=path.suffix)
-    os.close(fd)
-    try:
-        if not layer.Export(tmp):
+
+    def export(temp: Path) -> None:
+        if not layer.Export(str(temp)):
             raise ValueError(f"{path}: USD could not export the fixed layer")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    replace_atomically(path, export)
 
 
 def _file_entry(path: str, report: Any, fixed: list[str] | None) -> dict[str, Any]:
@@ -276,7 +259,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = format_text(entries)
     if args.output:
-        write_atomically(Path(args.output), text)
+        write_text_atomically(Path(args.output), text)
     else:
         sys.stdout.write(text)
     return 0 if all(e["ok"] for e in entries) else 1

@@ -1,0 +1,69 @@
+"""Atomic file writes: every file usdgrip writes goes to a temp sibling, then ``os.replace``.
+
+A failure at any point leaves the previous file untouched and no temp file
+behind. The temp file keeps the target's suffix, so format-by-extension
+writers (``Sdf.Layer.Export``, matplotlib) produce the right format.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+
+def _new_file_mode(target: Path) -> int:
+    if target.exists():
+        return target.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def replace_atomically(path: str | Path, produce: Callable[[Path], None]) -> Path:
+    """Let ``produce(temp_path)`` create the file, then rename it over ``path``.
+
+    The new file keeps the old file's permissions (else ``0o666 & ~umask``).
+
+    Returns:
+        The target path.
+
+    Raises:
+        FileNotFoundError: the target's folder does not exist (the message says so).
+        OSError: the folder is not writable, or ``produce`` failed to write.
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise FileNotFoundError(
+            f"{target}: folder {folder} does not exist; create it or choose another output path"
+        )
+    mode = _new_file_mode(target)
+    fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.stem}.", suffix=target.suffix)
+    os.close(fd)
+    try:
+        produce(Path(temp))
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+    return target
+
+
+def write_bytes_atomically(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
+    """Write a file through ``write(binary_file)``, flushed to disk, then renamed into place."""
+
+    def produce(temp: Path) -> None:
+        with open(temp, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    return replace_atomically(path, produce)
+
+
+def write_text_atomically(path: str | Path, text: str) -> Path:
+    """Write UTF-8 ``text`` atomically (see :func:`write_bytes_atomically`)."""
+    return write_bytes_atomically(path, lambda handle: handle.write(text.encode("utf-8")))

@@ -1,0 +1,42 @@
+"""Atomic writes: a failure leaves the old file and no temp file; modes are kept."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from usdgrip.fileio import replace_atomically, write_bytes_atomically, write_text_atomically
+
+
+def test_write_replaces_and_keeps_mode(tmp_path):
+    target = tmp_path / "out.yaml"
+    target.write_text("old")
+    os.chmod(target, 0o640)
+    write_text_atomically(target, "new")
+    assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["out.yaml"]
+
+
+def test_failure_keeps_the_old_file_and_no_temp(tmp_path):
+    target = tmp_path / "out.bin"
+    target.write_bytes(b"old")
+
+    def broken(handle):
+        handle.write(b"half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_bytes_atomically(target, broken)
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+def test_temp_keeps_suffix_and_missing_folder_is_clear(tmp_path):
+    seen = []
+    replace_atomically(
+        tmp_path / "layer.usda", lambda temp: (seen.append(temp.suffix), temp.write_text("x"))
+    )
+    assert seen == [".usda"]
+    with pytest.raises(FileNotFoundError, match=r"folder .*missing does not exist"):
+        write_text_atomically(tmp_path / "missing" / "f.txt", "x")
