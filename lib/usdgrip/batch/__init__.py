@@ -134,7 +134,8 @@ def run_batch(
         resume: reuse the rows already in ``out`` whose ``sha256`` matches the
             file (error, timeout and crashed rows too, unless ``retry_failed``).
         retry_failed: with ``resume``, run failed files again.
-        on_start: called with the number of files to run, before the first.
+        on_start: called with the number of files to run, once the executor
+            is ready and before the first file.
         on_row: called with each new row as it completes.
         exclude: files under ``root`` to leave out.
 
@@ -168,13 +169,13 @@ def run_batch(
         else:
             tasks.append(Task(key, str(path), job, dict(params or {})))
     rerun = {task.key for task in tasks}
-    if on_start is not None:
-        on_start(len(tasks))
     rows: list[dict[str, Any]] = []
     writer = None
     try:
         if tasks:
             runner.start()  # cluster start-up is not part of the throughput
+        if on_start is not None:
+            on_start(len(tasks))
         start = time.perf_counter()
         if out is not None:
             keep = [row for key, row in previous.items() if key not in rerun]

@@ -225,7 +225,8 @@ class DaskExecutor:
 
     Args:
         jobs: worker processes of the LocalCluster started when ``scheduler``
-            is None (one thread each); ignored with a scheduler.
+            is None (one thread each); with a scheduler, it becomes the
+            cluster's thread count once connected.
         timeout: seconds per file, enforced inside the worker's sandbox.
         scheduler: address of an existing scheduler (``tcp://host:port``).
         connect_timeout: seconds to wait for the scheduler.
@@ -289,6 +290,8 @@ class DaskExecutor:
                     f"--scheduler {self.scheduler}: cannot reach the Dask scheduler "
                     f"within {self.connect_timeout:g} s ({type(exc).__name__})"
                 ) from exc
+            # The cluster decides the parallelism; report it, not --jobs.
+            self.jobs = sum(self._client.nthreads().values()) or self.jobs
         return self._client
 
     def run(self, tasks: Iterable[Task]) -> Iterator[dict[str, Any]]:
