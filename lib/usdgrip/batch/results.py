@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from usdgrip.batch.jobs import STATUSES
+from usdgrip.fileio import write_text_atomically
 
 FAILED_STATUSES = ("error", "timeout", "crashed")
 
@@ -63,11 +64,7 @@ class ResultsWriter:
     ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with open(temp, "w", encoding="utf-8") as stream:
-            for row in keep:
-                stream.write(format_row(row))
-        os.replace(temp, self.path)
+        write_text_atomically(self.path, "".join(format_row(row) for row in keep))
         self._stream: IO[str] = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
 
     def append(self, row: Mapping[str, Any]) -> None:
