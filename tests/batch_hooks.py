@@ -51,6 +51,11 @@ def validate_with_hooks(
     return validate_file(path, **params)
 
 
+def not_json(path: str) -> dict[str, Any]:
+    """A job whose row cannot be written as JSON."""
+    return {"status": "ok", "counts": {}, "output": {"a set": {1, 2}}}
+
+
 # --- the corpus the batch tests share ------------------------------------------
 
 HEADER = '#usda 1.0\n(\n    defaultPrim = "Gripper"\n    metersPerUnit = 1\n    upAxis = "Z"\n)\n'

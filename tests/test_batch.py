@@ -357,6 +357,12 @@ def test_run_job_turns_every_failure_into_a_row(tmp_path):
     )
     row = run_job(str(file), "json:dumps")  # returns a str, not a row
     assert row["status"] == "error" and "ValueError" in row["error"]
+    row = run_job(str(file), f"{HOOKS.rpartition(':')[0]}:not_json")
+    assert row["status"] == "error"
+    assert (
+        "returned a row that is not JSON: Object of type set is not JSON serializable"
+        in (row["error"])
+    )
     with pytest.raises(ValueError, match=r"expected 'package\.module:function'"):
         resolve_job("no_colon")
     with pytest.raises(ValueError, match="cannot import"):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import json
 import os
 import sys
 import time
@@ -161,7 +162,13 @@ def run_job(path: str, job: str, params: Mapping[str, Any] | None = None) -> dic
             }
     except Exception as exc:  # every failure of one file becomes that file's row
         result = {"status": "error", "error": _one_line(exc)}
-    return make_row(path, facts, result, time.perf_counter() - start)
+    row = make_row(path, facts, result, time.perf_counter() - start)
+    try:
+        json.dumps(row)  # the results file takes JSON only
+    except (TypeError, ValueError) as exc:
+        result = {"status": "error", "error": f"job {job} returned a row that is not JSON: {exc}"}
+        row = make_row(path, facts, result, time.perf_counter() - start)
+    return row
 
 
 def _text(value: Any) -> str:
