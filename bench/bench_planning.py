@@ -11,7 +11,9 @@ the object attached, ranks and keeps 1,000.
 
 Baseline in the same run: the antipodal sampler alone on the same mesh and
 proposal count (no USD, no collision), so the printed ratio is the cost of the
-whole pipeline relative to proposal generation. Target (issue 5): the full
+whole pipeline relative to proposal generation; and, for the gripper's meshes,
+the plan with the retreat check's first finger-touch test (an fcl distance query
+per pose, ``bench_collision.distance_only_touch``) patched back in. Target (issue 5): the full
 plan under 3 s on this machine. Usage::
 
     .venv/bin/python bench/bench_planning.py [--candidates 1000] [--repeat 3]
@@ -26,7 +28,9 @@ from pathlib import Path
 
 import numpy as np
 import trimesh
+from bench_collision import distance_only_touch
 
+from usdgrip import collision
 from usdgrip.antipodal import sample_antipodal_grasps
 from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
 from usdgrip.planning import OVERSAMPLE, plan_grasps
@@ -70,7 +74,7 @@ def main() -> int:
             seed=0,
         )
         sphere = trimesh.creation.icosphere(subdivisions=5, radius=0.03)
-        baseline, full, meshes = [], [], []
+        baseline, full, meshes, meshes_before = [], [], [], []
         result = None
         for _ in range(args.repeat):
             start = time.perf_counter()
@@ -86,9 +90,18 @@ def main() -> int:
             result = plan_grasps(request, methods="antipodal")
             full.append(time.perf_counter() - start)
             start = time.perf_counter()
-            plan_grasps(request, methods="antipodal", gripper_model="geometry")
+            last_meshes = plan_grasps(request, methods="antipodal", gripper_model="geometry")
             meshes.append(time.perf_counter() - start)
+            # Before: the retreat check's finger-touch test by fcl distance for every pose.
+            current, collision._touch = collision._touch, distance_only_touch
+            try:
+                start = time.perf_counter()
+                before = plan_grasps(request, methods="antipodal", gripper_model="geometry")
+                meshes_before.append(time.perf_counter() - start)
+            finally:
+                collision._touch = current
     sampler, plan, plan_meshes = min(baseline), min(full), min(meshes)
+    plan_before = min(meshes_before)
     print(f"mesh: {triangles} triangles; best of {args.repeat}")
     print(f"antipodal sampler alone ({OVERSAMPLE * args.candidates} proposals): {sampler:.2f} s")
     print(
@@ -102,8 +115,13 @@ def main() -> int:
         f"({plan_meshes / plan:.2f}x the proxy)"
     )
     print(
-        f"target: plan under {TARGET_SECONDS:g} s: {'met' if plan < TARGET_SECONDS else 'NOT met'}"
+        f"  before (finger-touch by fcl distance for every pose): {plan_before:.2f} s; "
+        f"speed-up {plan_before / plan_meshes:.1f}x; same candidates: "
+        f"{list(before.grasps) == list(last_meshes.grasps)}"
     )
+    worst = max(plan, plan_meshes)
+    verdict = "met" if worst < TARGET_SECONDS else "NOT met"
+    print(f"target: plan under {TARGET_SECONDS:g} s with either gripper model: {verdict}")
     for warning in result.metadata.warnings:
         print(f"  warning: {warning}")
     return 0

@@ -274,11 +274,60 @@ class _Geometry:
     def new_object(self) -> fcl.CollisionObject:
         return fcl.CollisionObject(self.geometry, fcl.Transform())
 
+    def inflated(self, margin: float) -> tuple[fcl.CollisionObject, Mat4, bool]:
+        """A solid containing every point within ``margin`` of this shape (cached).
+
+        Primitives grow by ``margin`` (exact for spheres and capsules, a slight
+        over-estimate at box and cylinder edges); a mesh is bounded by its
+        oriented bounding box grown by ``margin``. Returns the fcl object, its
+        placement ``shape_from_inflated`` and whether the solid is exactly the
+        shape grown by ``margin`` (then an overlap proves the shapes are that close).
+        """
+        cache = self.__dict__.setdefault("_inflated", {})
+        if margin not in cache:
+            s, m = self.shape, float(margin)
+            exact = s.kind in ("sphere", "capsule")
+            placement = self.shape_from_geom.copy()
+            if s.kind == "box":
+                geometry = fcl.Box(*(2.0 * (s.half_extents + m)))
+            elif s.kind == "sphere":
+                geometry = fcl.Sphere(s.radius + m)
+            elif s.kind == "cylinder":
+                geometry = fcl.Cylinder(s.radius + m, s.height + 2.0 * m)
+            elif s.kind == "capsule":
+                geometry = fcl.Capsule(s.radius + m, s.height)
+            else:
+                placement, extents = _oriented_bounds(s.vertices)
+                geometry = fcl.Box(*(extents + 2.0 * m))
+            cache[margin] = (fcl.CollisionObject(geometry, fcl.Transform()), placement, exact)
+        return cache[margin]
+
     def contains(self, points: Points) -> NDArray[np.bool_]:
         """Which local ``points`` (K, 3) are inside this closed mesh."""
         if not self.closed or len(points) == 0:
             return np.zeros(len(points), dtype=bool)
         return np.asarray(self._trimesh.contains(points), dtype=bool)
+
+
+def _oriented_bounds(vertices: Points) -> tuple[Mat4, NDArray[np.float64]]:
+    """(shape_from_box, full extents (3,)) of a tight box around ``vertices``.
+
+    trimesh's minimum-volume oriented box when it is smaller than the
+    axis-aligned one (it can fail on degenerate point sets), else the latter.
+    """
+    lo, hi = vertices.min(axis=0), vertices.max(axis=0)
+    placement = np.eye(4)
+    placement[:3, 3] = (lo + hi) / 2.0
+    extents = hi - lo
+    try:
+        import trimesh
+
+        to_origin, obb = trimesh.bounds.oriented_bounds(vertices)
+    except Exception:
+        return placement, extents
+    if np.prod(obb) < np.prod(extents) and np.all(np.isfinite(to_origin)):
+        return _inverse(np.asarray(to_origin, dtype=np.float64)), np.asarray(obb, dtype=float)
+    return placement, extents
 
 
 # --------------------------------------------------------------------- exclusions
@@ -1344,16 +1393,51 @@ def _run(
 def _touch(
     a: _Body, b: _Body, n: int, request: fcl.CollisionRequest, result: fcl.CollisionResult
 ) -> NDArray[np.bool_]:
-    """(n,) True where ``a`` and ``b`` collide or are within :data:`TOUCH_TOLERANCE`."""
+    """(n,) True where ``a`` and ``b`` collide or are within :data:`TOUCH_TOLERANCE`.
+
+    An exact fcl distance query is slow on a detailed mesh, so it only runs
+    where a solid containing one shape grown by the tolerance
+    (:meth:`_Geometry.inflated`) overlaps the other: elsewhere the shapes are
+    provably farther apart than the tolerance, and the answer is the same.
+    """
     hit, _ = _run([a, b], [(0, 1)], n, request, result)
     (lo_a, hi_a), (lo_b, hi_b) = _world_aabb(a, n), _world_aabb(b, n)
     near = np.all((lo_a <= hi_b + TOUCH_TOLERANCE) & (lo_b <= hi_a + TOUCH_TOLERANCE), axis=1)
+    rows = np.flatnonzero(~hit & near)
+    if not len(rows):
+        return hit
+    # Grow the shape whose inflated solid is tightest: a primitive, else the smaller mesh.
+    grown, other = (a, b) if _inflation_cost(a.geom) <= _inflation_cost(b.geom) else (b, a)
+    solid, shape_from_solid, exact = grown.geom.inflated(TOUCH_TOLERANCE)
+    solid_world = grown.world @ shape_from_solid
+    grown_world = grown.world @ grown.geom.shape_from_geom
+    other_world = other.world @ other.geom.shape_from_geom
+    collide, distance = fcl.collide, fcl.distance
     dreq = fcl.DistanceRequest()
-    for r in np.flatnonzero(~hit & near):
-        for body in (a, b):
-            g = (body.world[r] if body.world.ndim == 3 else body.world) @ body.geom.shape_from_geom
-            body.obj.setRotation(g[:3, :3])
-            body.obj.setTranslation(g[:3, 3])
-        if fcl.distance(a.obj, b.obj, dreq, fcl.DistanceResult()) <= TOUCH_TOLERANCE:
+    for r in rows:
+        sw = solid_world[r] if solid_world.ndim == 3 else solid_world
+        ow = other_world[r] if other_world.ndim == 3 else other_world
+        solid.setRotation(sw[:3, :3])
+        solid.setTranslation(sw[:3, 3])
+        other.obj.setRotation(ow[:3, :3])
+        other.obj.setTranslation(ow[:3, 3])
+        overlaps = collide(solid, other.obj, request, result)
+        result.contacts.clear()
+        if not overlaps:
+            continue
+        if exact:
+            hit[r] = True
+            continue
+        gw = grown_world[r] if grown_world.ndim == 3 else grown_world
+        grown.obj.setRotation(gw[:3, :3])
+        grown.obj.setTranslation(gw[:3, 3])
+        if distance(grown.obj, other.obj, dreq, fcl.DistanceResult()) <= TOUCH_TOLERANCE:
             hit[r] = True
     return hit
+
+
+def _inflation_cost(geom: _Geometry) -> tuple[int, int]:
+    """Sort key: primitives first (tight inflation), then meshes by face count."""
+    if geom.shape.kind != "mesh":
+        return (0, 0)
+    return (1, len(geom.shape.faces))
