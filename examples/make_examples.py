@@ -104,7 +104,7 @@ def make_tote() -> None:
     _mesh(stage, "/Tote/body", *walls)
     tote = stage.GetPrimAtPath("/Tote")
     for name, x, span, lr in (
-        ("left_edge", -lx + t / 2, (1, 0, 0), 0),
+        ("left_edge", -lx + t / 2, (-1, 0, 0), 0),
         ("right_edge", lx - t / 2, (-1, 0, 0), 1),
     ):
         apply_gripper_slot(

@@ -162,6 +162,8 @@ def test_tote_group_pairs_share_draws_and_mug_handle_samples():
     assert np.all(s.poses[..., 2, 2] < -0.96)
     np.testing.assert_allclose(s.poses[:, 0, 0, 3], 0.405)
     np.testing.assert_allclose(s.poses[:, 1, 0, 3], 0.795)
+    # Both edges share Up (+Y), so each pair of grasp points stays aligned across the tote.
+    np.testing.assert_allclose(s.poses[:, 0, 1, 3], s.poses[:, 1, 1, 3], atol=1e-12)
     mug_stage = open_stage(EXAMPLES / "mug.usda")
     mug = mug_stage.GetPrimAtPath("/Mug")
     m = _sample_all(mug, count=10, seed=7)
