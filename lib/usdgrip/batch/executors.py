@@ -102,12 +102,15 @@ class LocalExecutor:
             start_worker()
         try:
             while True:
-                for worker in ready.values():
+                for connection, worker in list(ready.items()):
                     # Queue more only while others are not left idle at the tail of the run.
                     depth = self.prefetch if len(pending) > len(ready) else 1
-                    while pending and len(worker.tasks) < depth:
-                        task = pending.popleft()
-                        worker.send(task.key, task.path, task.job, task.params)
+                    try:
+                        while pending and len(worker.tasks) < depth:
+                            task = pending.popleft()
+                            worker.send(task.key, task.path, task.job, task.params)
+                    except OSError:  # died while idle (killed from outside): replace it
+                        retire(connection)
                 busy = [worker for worker in ready.values() if worker.tasks]
                 if not busy and not pending:
                     break
