@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -49,6 +50,14 @@ def validate_with_hooks(
     if delay:
         time.sleep(delay)
     return validate_file(path, **params)
+
+
+def kill_parent(path: str, kill_on: str) -> dict[str, Any]:
+    """Kill the process that started this worker (a Dask worker) on the named file."""
+    if os.path.basename(path) == kill_on:
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(HOURS)
+    return validate_file(path)
 
 
 def not_json(path: str) -> dict[str, Any]:

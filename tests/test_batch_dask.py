@@ -10,11 +10,21 @@ import json
 import subprocess
 
 import pytest
-from batch_hooks import HOOK_PARAMS, HOOKS, REPO, TIMEOUT, USDGRIP, normalize, write_library
+from batch_hooks import (
+    GOOD,
+    HOOK_PARAMS,
+    HOOKS,
+    REPO,
+    TIMEOUT,
+    USDGRIP,
+    normalize,
+    write_library,
+)
 
 from usdgrip.batch import DaskExecutor, run_batch
 
 distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
 
 
 @pytest.fixture(scope="module")
@@ -24,9 +34,11 @@ def cluster():
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("USDGRIP_TEST_CRASH_ON", HOOK_PARAMS["crash_on"])
         patch.setenv("USDGRIP_TEST_SLOW_ON", HOOK_PARAMS["slow_on"])
-        local_cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        )
+        # A task whose Dask worker dies fails at once (no retries on other workers).
+        with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+            local_cluster = distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            )
     with local_cluster:
         yield local_cluster
 
@@ -89,3 +101,24 @@ def test_dask_cli_starts_its_own_local_cluster(tmp_path):
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert (summary["files"], summary["ok"], summary["executor"]) == (1, 1, "dask")
+
+
+def test_a_lost_dask_worker_becomes_a_crashed_row(cluster, tmp_path):
+    # Last in the module: the killed Dask worker is restarted by its nanny afterwards.
+    for name in ("a.usda", "killer.usda", "z.usda"):
+        (tmp_path / name).write_text(GOOD)
+    job = HOOKS.replace(":validate_with_hooks", ":kill_parent")
+    executor = DaskExecutor(scheduler=cluster.scheduler_address, chunk_size=1)
+    try:
+        result = run_batch(tmp_path, job, params={"kill_on": "killer.usda"}, executor=executor)
+    finally:
+        executor.close()
+    rows = {row["path"]: row for row in result.rows}
+    assert sorted(rows) == ["a.usda", "killer.usda", "z.usda"]
+    assert rows["killer.usda"]["status"] == "crashed"
+    assert rows["killer.usda"]["error"].startswith("Dask task failed (KilledWorker: ")
+    # Files Dask had already queued on the same worker are lost with it (no retries here).
+    for name in ("a.usda", "z.usda"):
+        assert rows[name]["status"] == "ok" or rows[name]["error"].startswith(
+            "Dask task failed (KilledWorker: "
+        )
