@@ -429,3 +429,16 @@ def test_summarize_stderr_keeps_the_error_and_innermost_calls():
         "validate_with_hooks (batch_hooks.py:40), run_job (jobs.py:141)"
     )
     assert summarize_stderr("a\nb\nc\nd\n") == "b | c | d"
+
+
+def test_cli_rule_selects_the_rules_that_run(tmp_path, capsys):
+    out = tmp_path / "rows.jsonl"
+    code = main(
+        ["batch", "validate", str(REPO / "examples" / "broken"), "--rule", "GR.003",
+         "--out", str(out), "--format", "json", "--jobs", "1"]
+    )  # fmt: skip
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 1 and summary["failed"] == 1
+    assert set(summary["by_code"]) == {"GR.003"}
+    codes = {issue["code"] for row in read_lines(out) for issue in row["issues"]}
+    assert codes == {"GR.003"}
