@@ -18,6 +18,8 @@ from usdgrip.antipodal import (
 from usdgrip.usd_geometry import read_object_mesh
 
 CONE = math.atan(0.5)
+#: Score = the contact pair's score only (no approach term, no soft-NMS over pairs).
+PAIR_ONLY = {"approach_weight": 0.0, "pair_decay": 1.0}
 
 
 def _rotated_box(extents, rotation_deg=(20.0, -35.0, 50.0), translation=(0.3, -0.2, 0.9)):
@@ -60,7 +62,7 @@ def _check_frames(poses):
 def test_box_contacts_on_the_thin_faces_with_exact_width():
     box, transform = _rotated_box([0.04, 0.1, 0.2])
     grasps = sample_antipodal_grasps(
-        box.vertices, box.faces, 0.085, rng=np.random.default_rng(3), count=200
+        box.vertices, box.faces, 0.085, rng=np.random.default_rng(3), count=200, **PAIR_ONLY
     )
     assert isinstance(grasps, AntipodalGrasps)
     assert grasps.poses.shape == (200, 4, 4) and grasps.contacts.shape == (200, 2, 3)
@@ -171,6 +173,7 @@ def test_better_aligned_pairs_score_higher_and_scores_in_unit_interval():
             rng=np.random.default_rng(2),
             count=400,
             clearance_weight=0.0,
+            **PAIR_ONLY,
         )
         assert np.all((grasps.scores >= 0) & (grasps.scores <= 1))
         assert np.all(np.diff(grasps.scores) <= 0)  # best first
@@ -181,7 +184,7 @@ def test_better_aligned_pairs_score_higher_and_scores_in_unit_interval():
 
 def test_pairs_outside_the_friction_cone_are_dropped():
     block = _tapered_block(15.0)  # contact normals 30 degrees apart > atan(0.5) = 26.6
-    kwargs = {"rng": np.random.default_rng(4), "count": 100}
+    kwargs = {"rng": np.random.default_rng(4), "count": 100, **PAIR_ONLY}
     assert len(sample_antipodal_grasps(block.vertices, block.faces, 0.085, **kwargs).widths) == 0
     wide_cone = sample_antipodal_grasps(
         block.vertices, block.faces, 0.085, friction_coefficient=1.0, **kwargs
@@ -236,7 +239,13 @@ def test_approach_frames_evenly_spaced_around_the_closing_axis():
 def test_pad_width_ranks_pads_resting_on_a_thin_rod_higher():
     rod = trimesh.creation.box(extents=[0.01, 0.01, 0.3])
     grasps = sample_antipodal_grasps(
-        rod.vertices, rod.faces, 0.085, rng=np.random.default_rng(0), count=400, pad_width=0.03
+        rod.vertices,
+        rod.faces,
+        0.085,
+        rng=np.random.default_rng(0),
+        count=400,
+        pad_width=0.03,
+        **PAIR_ONLY,
     )
     along = np.abs(grasps.poses[:, 2, 1])  # |Y . rod axis|
     best = grasps.scores == grasps.scores.max()
@@ -244,7 +253,7 @@ def test_pad_width_ranks_pads_resting_on_a_thin_rod_higher():
     assert np.all(along[best] > 0.95 * math.cos(math.radians(45)))
     assert grasps.scores.max() > grasps.scores.min()
     plain = sample_antipodal_grasps(
-        rod.vertices, rod.faces, 0.085, rng=np.random.default_rng(0), count=400
+        rod.vertices, rod.faces, 0.085, rng=np.random.default_rng(0), count=400, **PAIR_ONLY
     )
     assert np.ptp(plain.scores) == pytest.approx(0.0, abs=1e-12)
 
@@ -315,3 +324,107 @@ def test_bad_arguments_raise_clear_errors(kwargs, error, message):
             arguments.pop("max_opening"),
             **arguments,
         )
+
+
+# ------------------------------------------------------- approach ranking and diversity
+
+
+def _pair_groups(grasps):
+    """Row indices of each contact pair (rows sharing both contacts), in first-seen order."""
+    keys = [tuple(np.round(c, 12).ravel()) for c in grasps.contacts]
+    groups: dict = {}
+    for row, key in enumerate(keys):
+        groups.setdefault(key, []).append(row)
+    return list(groups.values())
+
+
+def test_approaches_of_one_pair_score_differently_top_down_first():
+    # A plate standing on a table (normal +Z), gripped across its 0.02 m thickness:
+    # the approaches of a pair turn in the Y-Z plane.
+    plate = trimesh.creation.box(bounds=[[-0.01, -0.05, 0.0], [0.01, 0.05, 0.2]])
+    grasps = sample_antipodal_grasps(
+        plate.vertices,
+        plate.faces,
+        0.085,
+        rng=np.random.default_rng(5),
+        count=160,
+        support_normal=[0, 0, 1],
+        pair_decay=1.0,
+    )
+    groups = _pair_groups(grasps)
+    assert len(groups) == 20 and all(len(g) == 8 for g in groups)
+    for rows in groups:
+        scores = grasps.scores[rows]
+        assert np.ptp(scores) > 1e-3  # approaches are told apart
+        up = grasps.poses[rows, 2, 2]  # Z of G . world up
+        # Straight down onto the plate beats coming up from under the table.
+        assert scores[np.argmin(up)] > scores[np.argmax(up)]
+    # Across pairs: the best approaches come from above.
+    assert np.mean(grasps.poses[:20, 2, 2]) < -0.5
+
+
+def test_best_first_list_spreads_over_contact_pairs():
+    box, _ = _rotated_box([0.04, 0.1, 0.2])
+    grasps = sample_antipodal_grasps(
+        box.vertices, box.faces, 0.085, rng=np.random.default_rng(3), count=200
+    )
+    assert np.all(np.diff(grasps.scores) <= 0)
+    first = [tuple(np.round(c, 12).ravel()) for c in grasps.contacts[:10]]
+    assert len(set(first)) == 10  # ten best: ten different contact pairs
+    # Soft-NMS: the k-th best approach of a pair keeps decay**k of its undecayed score.
+    plain = sample_antipodal_grasps(
+        box.vertices, box.faces, 0.085, rng=np.random.default_rng(3), count=200, pair_decay=1.0
+    )
+    np.testing.assert_array_equal(np.sort(plain.widths), np.sort(grasps.widths))
+    assert grasps.scores.sum() < plain.scores.sum()
+
+
+def test_pair_decay_and_approach_quality_formulas():
+    from usdgrip.antipodal import compute_approach_quality, compute_pair_decay
+
+    decayed = compute_pair_decay([0.9, 0.5, 0.8, 0.9, 0.7], [0, 1, 0, 0, 1], 0.5)
+    # Pair 0: 0.9 (first), 0.9 (second, tie by position), 0.8 (third); pair 1: 0.7, 0.5.
+    np.testing.assert_allclose(decayed, [0.9, 0.25, 0.2, 0.45, 0.7])
+    poses = np.repeat(np.eye(4)[None], 3, axis=0)
+    poses[:, :3, 3] = (0.0, 0.0, 0.1)  # grasp centre 0.1 above the centroid
+    poses[1, :3, :3] = np.diag([1.0, -1.0, -1.0])  # +Z down: toward the centroid
+    poses[2, :3, :3] = [[1, 0, 0], [0, 0, -1], [0, 1, 0]]  # +Z sideways
+    q = compute_approach_quality(
+        poses,
+        [0, 0, 0],
+        0.2,
+        palm_free=np.array([np.inf, 0.02, 0.08]),
+        palm_range=0.08,
+        support_normal=[0, 0, 2],
+    )
+    np.testing.assert_allclose(q.centroid, [0.0, 1.0, 0.5])
+    np.testing.assert_allclose(q.support, [0.0, 1.0, 0.5])
+    np.testing.assert_allclose(q.palm, [1.0, 0.25, 1.0])
+    np.testing.assert_allclose(q.quality, [0.25, 3.25 / 4, 2.5 / 4])
+
+
+def test_palm_side_clutter_is_measured_behind_the_object():
+    from usdgrip.antipodal import _compute_palm_free, compute_face_normals, get_ray_backend
+
+    # A 0.01 m plate at y in [0, 0.06] and a block 0.03 m behind it (y in [-0.05, -0.03]).
+    plate = trimesh.creation.box(bounds=[[-0.005, 0.0, 0.0], [0.005, 0.06, 0.1]])
+    block = trimesh.creation.box(bounds=[[-0.05, -0.05, 0.0], [0.05, -0.03, 0.1]])
+    v = np.vstack([plate.vertices, block.vertices])
+    f = np.vstack([plate.faces, block.faces + len(plate.vertices)]).astype(np.int64)
+    backend = get_ray_backend("auto")
+    normals, _ = compute_face_normals(v, f)
+    from usdgrip.antipodal import _make_intersector
+
+    cache = {
+        "intersector": _make_intersector(v, f, backend),
+        "normals": normals,
+        "backend": backend,
+        "scale": float(np.linalg.norm(np.ptp(v, axis=0))),
+    }
+    poses = np.repeat(np.eye(4)[None], 2, axis=0)
+    poses[:, :3, 3] = (0.0, 0.02, 0.05)  # inside the plate, 0.02 from its back face
+    poses[0, :3, :3] = [[1, 0, 0], [0, 0, 1], [0, -1, 0]]  # +Z = +Y: palm toward the block
+    poses[1, :3, :3] = [[1, 0, 0], [0, 0, -1], [0, 1, 0]]  # +Z = -Y: palm in the open
+    free = _compute_palm_free(cache, v, f, poses)
+    assert free[0] == pytest.approx(0.03, abs=1e-6)
+    assert free[1] == np.inf

@@ -42,6 +42,16 @@ MAX_SHELL_CROSSINGS = 8
 MAX_ROUNDS = 6
 #: Largest number of surface points sampled in one round.
 MAX_ROUND_POINTS = 200_000
+#: Default weight of the approach quality in the score (see :func:`compute_approach_quality`).
+DEFAULT_APPROACH_WEIGHT = 0.3
+#: Default soft-NMS factor: the k-th best approach of one contact pair (k = 0, 1, ...)
+#: has its score multiplied by ``PAIR_DECAY ** k``.
+DEFAULT_PAIR_DECAY = 0.5
+#: Below this fraction of the bounding-box diagonal, the offset between the grasp
+#: centre and the object's centroid fades out of the centroid term.
+CENTROID_FADE_FRACTION = 0.1
+#: Weight of the support term in the approach quality (the others weigh 1).
+SUPPORT_TERM_WEIGHT = 2.0
 
 
 class AntipodalGrasps(NamedTuple):
@@ -364,6 +374,146 @@ def compute_approach_frames(
     return poses.reshape(-1, 4, 4)
 
 
+class ApproachQuality(NamedTuple):
+    """Per-frame approach terms, each in [0, 1] (1 best); ``support`` is NaN without a normal."""
+
+    centroid: NDArray[np.float64]  # (N,)
+    support: NDArray[np.float64]  # (N,)
+    palm: NDArray[np.float64]  # (N,)
+    quality: NDArray[np.float64]  # (N,) mean of the available terms
+
+
+def compute_centroid(vertices: ArrayLike, faces: ArrayLike) -> NDArray[np.float64]:
+    """Centroid (3,) of the solid bounded by a closed mesh.
+
+    The surface's area centroid when the enclosed volume is ~0. An inside-out
+    mesh gives the same point (both sums change sign).
+    """
+    v, f = _check_mesh(vertices, faces)
+    v0, v1, v2 = (v[f[:, i]] for i in range(3))
+    # Tetrahedra (origin, v0, v1, v2): signed volume v0 . (v1 x v2) / 6, centroid sum / 4.
+    six_volume = np.einsum("ij,ij->i", v0, np.cross(v1, v2))
+    total = six_volume.sum()
+    scale = float(np.linalg.norm(np.ptp(v, axis=0))) or 1.0
+    if abs(total) > 1e-12 * scale**3:
+        return (six_volume[:, None] * (v0 + v1 + v2)).sum(axis=0) / (4.0 * total)
+    areas = 0.5 * np.linalg.norm(np.cross(v1 - v0, v2 - v0), axis=1)
+    return (areas[:, None] * (v0 + v1 + v2) / 3.0).sum(axis=0) / max(areas.sum(), 1e-300)
+
+
+def compute_approach_quality(
+    poses: Poses,
+    centroid: ArrayLike,
+    scale: float,
+    *,
+    palm_free: NDArray[np.float64] | None = None,
+    palm_range: float = 1.0,
+    support_normal: ArrayLike | None = None,
+) -> ApproachQuality:
+    """How good each approach direction (+Z of G) is, independent of the contact pair.
+
+    Terms, each in [0, 1]:
+
+    - ``centroid = 0.5 + 0.5 * z . d / max(|d|, r0)``, ``d`` from the grasp centre
+      to the object's centroid, ``r0 = CENTROID_FADE_FRACTION * scale``: 1 when the
+      gripper comes from outside toward the object's interior (palm away from the
+      bulk), 0 from the far side; fades to 0.5 for grasps through the centroid.
+    - ``support = 0.5 - 0.5 * z . n``, ``n`` the unit support (table) normal:
+      1 straight down onto the object, 0.5 from the side, 0 from beneath; NaN
+      (left out) without a normal.
+    - ``palm = min(free, palm_range) / palm_range``, ``free`` the distance behind
+      the object, along -Z, to other geometry of the object (``palm_free``;
+      ``inf`` when none): approaches whose palm side is crowded rank lower.
+      1 when ``palm_free`` is not given.
+
+    ``quality`` is the weighted mean of the available terms, the support term
+    counting double (:data:`SUPPORT_TERM_WEIGHT`): a real cell cannot approach
+    from under the table, so top-down always beats from-beneath for one pair.
+
+    Args:
+        poses: (N, 4, 4) grasp frames.
+        centroid: (3,) the object's centroid (:func:`compute_centroid`).
+        scale: the object's size (bounding-box diagonal), same unit.
+        palm_free: (N,) free distance behind the object along -Z, or None.
+        palm_range: distance at which the palm term saturates (> 0).
+        support_normal: (3,) upward support normal (any length), or None.
+    """
+    p = np.asarray(poses, dtype=np.float64).reshape(-1, 4, 4)
+    z, centre = p[:, :3, 2], p[:, :3, 3]
+    d = np.asarray(centroid, dtype=np.float64).reshape(1, 3) - centre
+    reach = np.maximum(np.linalg.norm(d, axis=1), CENTROID_FADE_FRACTION * float(scale))
+    centroid_term = np.clip(0.5 + 0.5 * np.einsum("ij,ij->i", z, d) / reach, 0.0, 1.0)
+    terms = [centroid_term]
+    support = np.full(len(p), np.nan)
+    if support_normal is not None:
+        n = np.asarray(support_normal, dtype=np.float64).reshape(3)
+        norm = float(np.linalg.norm(n))
+        if not (math.isfinite(norm) and norm > 0):
+            raise ValueError(f"support_normal is {n.tolist()}; expected a non-zero finite vector")
+        support = np.clip(0.5 - 0.5 * (z @ n) / norm, 0.0, 1.0)
+        terms.append(support)
+    palm = np.ones(len(p))
+    if palm_free is not None:
+        palm = np.clip(np.asarray(palm_free, dtype=np.float64) / palm_range, 0.0, 1.0)
+        terms.append(palm)
+    weights = [1.0] * len(terms)
+    if support_normal is not None:
+        weights[1] = SUPPORT_TERM_WEIGHT
+    return ApproachQuality(centroid_term, support, palm, np.average(terms, axis=0, weights=weights))
+
+
+def compute_pair_decay(scores: ArrayLike, pairs: ArrayLike, decay: float) -> NDArray[np.float64]:
+    """Soft non-maximum suppression over contact pairs.
+
+    Within each pair (same value in ``pairs``), the approach ranked k-th by
+    score (k = 0 best; ties by position) is multiplied by ``decay ** k``, so a
+    best-first list visits many contact pairs before it repeats one.
+
+    Args:
+        scores: (N,) scores.
+        pairs: (N,) integer pair label of each score.
+        decay: factor in (0, 1]; 1 leaves the scores unchanged.
+
+    Returns:
+        (N,) decayed scores, same order as the input.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    g = np.asarray(pairs)
+    if len(s) == 0 or decay == 1.0:
+        return s.copy()
+    order = np.lexsort((np.arange(len(s)), -s, g))  # by pair, then best first
+    sorted_pairs = g[order]
+    starts = np.r_[0, np.flatnonzero(sorted_pairs[1:] != sorted_pairs[:-1]) + 1]
+    first = np.repeat(starts, np.diff(np.r_[starts, len(s)]))
+    rank = np.empty(len(s), dtype=np.int64)
+    rank[order] = np.arange(len(s)) - first
+    return s * float(decay) ** rank
+
+
+def _compute_palm_free(cache: dict, v: NDArray, f: NDArray, poses: Poses) -> NDArray[np.float64]:
+    """Free distance along -Z behind the object from each grasp centre (inf when none).
+
+    The centre lies inside the solid (between the contacts); the ray first walks
+    out of the solid (depth counter, as for contacts), then the next hit is other
+    geometry of the object where the palm would go.
+    """
+    z, centre = poses[:, :3, 2], poses[:, :3, 3]
+    offset = RAY_OFFSET_FRACTION[cache["backend"]] * cache["scale"]
+    big = 10.0 * cache["scale"]
+    exit_tri = _walk_to_exit(
+        cache["intersector"], v, f, cache["normals"], centre, -z,
+        np.full(len(z), -1, dtype=np.int64), big, offset,
+    )  # fmt: skip
+    free = np.full(len(z), np.inf)
+    out = exit_tri >= 0
+    if np.any(out):
+        _, t_exit = _plane_hits(v, f, exit_tri[out], centre[out], -z[out])
+        origins = centre[out] - z[out] * (np.nan_to_num(t_exit) + offset)[:, None]
+        tri, t = _first_hits(cache["intersector"], v, f, origins, -z[out])
+        free[out] = np.where((tri >= 0) & np.isfinite(t), t + offset, np.inf)
+    return free
+
+
 def sample_antipodal_grasps(
     vertices: ArrayLike,
     faces: ArrayLike,
@@ -377,6 +527,9 @@ def sample_antipodal_grasps(
     pad_width: float | None = None,
     clearance_weight: float = 0.25,
     ray_backend: RayBackend = "auto",
+    support_normal: ArrayLike | None = None,
+    approach_weight: float = DEFAULT_APPROACH_WEIGHT,
+    pair_decay: float = DEFAULT_PAIR_DECAY,
 ) -> AntipodalGrasps:
     """Sample antipodal parallel-jaw grasps on a closed triangle mesh.
 
@@ -393,7 +546,15 @@ def sample_antipodal_grasps(
     Score (in [0, 1]): ``(1 - w) * antipodality + w * margin`` with ``w =
     clearance_weight``, ``antipodality = 1 - worst_cone_angle / atan(mu)`` and
     ``margin = (usable - width) / usable``, ``usable = max_opening - clearance``.
-    All approaches of one pair share its score; ties keep sampling order.
+    Each frame's score is then multiplied by ``1 - approach_weight * (1 -
+    quality)``, ``quality`` in [0, 1] rating its approach direction
+    (:func:`compute_approach_quality`: toward the object's centroid, away from
+    ``support_normal``, nothing of the object behind it where the palm goes),
+    and by ``pair_decay ** k`` for the k-th best approach of the same contact
+    pair (:func:`compute_pair_decay`, soft non-maximum suppression), so the
+    best-first list spreads over contact pairs. ``approach_weight=0`` and
+    ``pair_decay=1`` give every approach of a pair its pair's score. Ties keep
+    sampling order.
 
     Args:
         vertices: (V, 3) positions, any length unit (metres from USD).
@@ -413,6 +574,10 @@ def sample_antipodal_grasps(
             ``None`` skips the pad check.
         clearance_weight: weight of the width margin in the score, in [0, 1].
         ray_backend: "auto" (Embree when available), "embree" or "triangle".
+        support_normal: (3,) upward normal of the surface the object rests on, in
+            the mesh frame, or None (no support term).
+        approach_weight: weight of the approach quality, in [0, 1].
+        pair_decay: soft-NMS factor per extra approach of one pair, in (0, 1].
 
     Returns:
         :class:`AntipodalGrasps`, best first; fewer than ``count`` (possibly
@@ -432,6 +597,16 @@ def sample_antipodal_grasps(
         raise ValueError(f"clearance_weight is {clearance_weight}; expected a value in [0, 1]")
     if pad_width is not None and not (math.isfinite(pad_width) and pad_width > 0):
         raise ValueError(f"pad_width is {pad_width}; expected a finite value > 0 or None")
+    if not (0.0 <= approach_weight <= 1.0):
+        raise ValueError(f"approach_weight is {approach_weight}; expected a value in [0, 1]")
+    if not (0.0 < pair_decay <= 1.0):
+        raise ValueError(f"pair_decay is {pair_decay}; expected a value in (0, 1]")
+    if support_normal is not None:
+        normal = np.asarray(support_normal, dtype=np.float64)
+        if normal.shape != (3,) or not np.all(np.isfinite(normal)) or not normal.any():
+            raise ValueError(
+                f"support_normal is {normal.tolist()}; expected a non-zero finite (3,) vector"
+            )
     v, f = _check_mesh(vertices, faces)
     usable = max_opening - float(clearance)
     pairs_needed = math.ceil(count / approach_samples)
@@ -483,6 +658,19 @@ def sample_antipodal_grasps(
             pad_width,
         )
         scores = scores * (0.5 + 0.5 * support)
+    if approach_weight > 0:
+        quality = compute_approach_quality(
+            poses,
+            compute_centroid(v, f),
+            cache["scale"],
+            palm_free=_compute_palm_free(cache, v, f, poses),
+            palm_range=max_opening,
+            support_normal=support_normal,
+        ).quality
+        scores = scores * (1.0 - approach_weight * (1.0 - quality))
+    scores = compute_pair_decay(
+        scores, np.repeat(np.arange(len(widths)), approach_samples), pair_decay
+    )
     all_widths = np.repeat(widths, approach_samples)
     all_contacts = np.repeat(points, approach_samples, axis=0)
     order = np.argsort(-scores, kind="stable")[:count]

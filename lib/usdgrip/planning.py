@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from usdgrip.antipodal import DEFAULT_PAIR_DECAY, compute_pair_decay
 from usdgrip.contracts import (
     GraspCandidate,
     GraspPlanningMetadata,
@@ -97,13 +98,23 @@ class _Proposals:
     poses: list[Mat4] = field(default_factory=list)  # T_M_G
     widths: list[float] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
+    groups: list[int] = field(default_factory=list)  # diversity group (contact pair)
 
-    def extend(self, ids, method, poses, widths, scores) -> None:
+    def extend(self, ids, method, poses, widths, scores, groups=None) -> None:
+        """Append proposals; ``groups`` (N,) labels the proposals of one contact pair.
+
+        Without ``groups`` each proposal is a group of its own (no soft-NMS).
+        """
+        base = max(self.groups, default=-1) + 1
+        labels = (
+            np.arange(len(ids)) if groups is None else np.unique(groups, return_inverse=True)[1]
+        )
         self.ids.extend(ids)
         self.methods.extend([method] * len(ids))
         self.poses.extend(np.asarray(poses, dtype=np.float64).reshape(-1, 4, 4))
         self.widths.extend(float(w) for w in widths)
         self.scores.extend(float(s) for s in scores)
+        self.groups.extend(int(base + g) for g in np.ravel(labels))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -117,6 +128,7 @@ class _Proposals:
                 kept.poses.append(self.poses[i])
                 kept.widths.append(self.widths[i])
                 kept.scores.append(self.scores[i])
+                kept.groups.append(self.groups[i])
         return kept
 
     def keep_order(self, order: Sequence[int]) -> _Proposals:
@@ -127,6 +139,7 @@ class _Proposals:
             mask_free.poses.append(self.poses[i])
             mask_free.widths.append(self.widths[i])
             mask_free.scores.append(self.scores[i])
+            mask_free.groups.append(self.groups[i])
         return mask_free
 
     @property
@@ -149,6 +162,8 @@ class ObjectData:
     """GripperSlots of the object (world snapshots)."""
     notes: tuple[str, ...]
     """Why a backend cannot use the object (no mesh, bad slots...)."""
+    up: np.ndarray | None = None
+    """(3,) the stage's authored up axis expressed in M (stands for the support normal)."""
 
 
 def compute_gripper_key(gripper: GripperRef) -> str:
@@ -206,7 +221,7 @@ def read_object(
         GripperError: unreadable file, missing prim, no mesh (``need_mesh``),
             a mesh that does not bound a solid (``check_closed``), malformed slots.
     """
-    from usdgrip.usd_geometry import check_manifold, read_object_mesh
+    from usdgrip.usd_geometry import check_manifold, read_object_mesh, read_up_axis
     from usdgrip.usd_io import (
         compute_world_transform,
         get_prim,
@@ -239,6 +254,9 @@ def read_object(
         faces = np.asarray(mesh.faces, dtype=np.int64)
         mesh_paths = mesh.source_paths
     slots = tuple(read_gripper_slots(prim))
+    up = read_up_axis(stage)
+    if up is not None:
+        up = frame[:3, :3].T @ up
     return ObjectData(
         prim_path=str(prim.GetPath()),
         world_frame=frame,
@@ -247,6 +265,7 @@ def read_object(
         mesh_paths=mesh_paths,
         slots=slots,
         notes=tuple(notes),
+        up=up,
     )
 
 
@@ -289,8 +308,16 @@ def propose_antipodal(
     key: str,
     clearance: float = DEFAULT_CLEARANCE,
     pad_width: float | None = None,
-) -> tuple[list[str], Poses, np.ndarray, np.ndarray]:
-    """Antipodal proposals in M: (ids, poses (N, 4, 4), widths (N,), scores (N,))."""
+    ray_backend: str = "auto",
+) -> tuple[list[str], Poses, np.ndarray, np.ndarray, np.ndarray]:
+    """Antipodal proposals in M: (ids, poses (N, 4, 4), widths (N,), scores (N,), pairs (N,)).
+
+    The stage's authored up axis (``obj.up``) is the support normal of the
+    approach ranking (:func:`usdgrip.antipodal.compute_approach_quality`).
+    Scores are not decayed per contact pair (``pair_decay=1``): the planner
+    applies the soft-NMS itself, before and after the collision checks;
+    ``pairs`` labels the proposals of one contact pair.
+    """
     from usdgrip.antipodal import sample_antipodal_grasps
 
     grasps = sample_antipodal_grasps(
@@ -301,9 +328,13 @@ def propose_antipodal(
         count=count,
         clearance=clearance,
         pad_width=pad_width,
+        ray_backend=ray_backend,
+        support_normal=obj.up,
+        pair_decay=1.0,
     )
     ids = [f"g_{key}_antipodal_{i:04d}" for i in range(len(grasps.widths))]
-    return ids, grasps.poses, grasps.widths, grasps.scores
+    pairs = np.unique(grasps.contacts.reshape(-1, 6), axis=0, return_inverse=True)[1]
+    return ids, grasps.poses, grasps.widths, grasps.scores, np.ravel(pairs)
 
 
 def compute_slot_scores(offsets, tilts_deg, up_range: float, angle_deg: float) -> np.ndarray:
@@ -543,6 +574,18 @@ class _RankedChecker:
 # --- orchestration -----------------------------------------------------------------------------
 
 
+def _fallback_warning(asked: str) -> str:
+    why = (
+        "ray_backend 'triangle' was asked"
+        if asked == "triangle"
+        else "Embree is unavailable (embreex is not importable)"
+    )
+    return (
+        f"antipodal: {why}, so ray casting used trimesh's slower pure-python fallback "
+        "(about 25x slower than Embree); install the 'plan' extra (embreex) for speed"
+    )
+
+
 def _available_methods(obj: ObjectData) -> tuple[str, ...]:
     methods = []
     if obj.vertices is not None:
@@ -562,6 +605,8 @@ def plan_grasps(
     retreat_steps: int = 5,
     clearance: float = DEFAULT_CLEARANCE,
     gripper_model: str = "auto",
+    ray_backend: str = "auto",
+    pair_decay: float = DEFAULT_PAIR_DECAY,
     progress: Progress | None = None,
 ) -> GraspPlanningResult:
     """Plan collision-checked grasp candidates for every gripper of ``request``.
@@ -582,6 +627,12 @@ def plan_grasps(
         retreat_steps: poses sampled along the retreat (>= 1).
         clearance: antipodal opening kept free beyond the contact width, metres.
         gripper_model: ``auto``, ``proxy`` or ``geometry`` (see :func:`read_gripper_model`).
+        ray_backend: antipodal ray casting: ``auto`` (Embree when ``embreex`` is
+            importable), ``embree`` or ``triangle`` (trimesh's pure-python
+            fallback, ~25x slower). A warning says when the fallback was used.
+        pair_decay: soft-NMS factor in (0, 1]: the k-th candidate of one antipodal
+            contact pair has its confidence multiplied by ``pair_decay ** k``
+            (:func:`usdgrip.antipodal.compute_pair_decay`); 1 turns it off.
         progress: optional ``progress(message, fraction)`` callback.
 
     Returns:
@@ -596,6 +647,7 @@ def plan_grasps(
         ValueError: bad ``methods``, ``support``, distances or counts.
     """
     import usdgrip
+    from usdgrip.antipodal import get_ray_backend
     from usdgrip.collision import Shape
 
     started = time.perf_counter()
@@ -609,6 +661,9 @@ def plan_grasps(
         raise ValueError(f"retreat distance is {retreat_distance!r} m; expected a finite value > 0")
     if not (math.isfinite(clearance) and clearance >= 0):
         raise ValueError(f"clearance is {clearance!r} m; expected a finite value >= 0")
+    rays = get_ray_backend(ray_backend)  # ValueError for an unknown or unavailable backend
+    if not (math.isfinite(pair_decay) and 0 < pair_decay <= 1):
+        raise ValueError(f"pair decay is {pair_decay!r}; expected a value in (0, 1]")
     geometry = request.object.geometry
     report(f"reading object {geometry}", 0.0)
     antipodal_needed = requested is not None and "antipodal" in requested
@@ -645,6 +700,7 @@ def plan_grasps(
     budget = request.max_candidates_per_gripper
     proposal_count = min(MAX_PROPOSALS, OVERSAMPLE * budget)
     models_used = []
+    fallback_noted = False
     try:
         for index, (gripper, site) in enumerate(zip(request.grippers, sites, strict=True)):
             share = 0.05 + 0.95 * index / len(sites)
@@ -687,7 +743,7 @@ def plan_grasps(
                     if obj.vertices is None:
                         warnings.append(f"{label}: antipodal: object has no mesh")
                         continue
-                    ids, poses, widths, scores = propose_antipodal(
+                    ids, poses, widths, scores, groups = propose_antipodal(
                         obj,
                         opening,
                         count=proposal_count,
@@ -695,7 +751,11 @@ def plan_grasps(
                         key=key,
                         clearance=clearance,
                         pad_width=pad,
+                        ray_backend=rays,
                     )
+                    if rays == "triangle" and not fallback_noted:
+                        fallback_noted = True
+                        warnings.append(_fallback_warning(ray_backend))
                 else:
                     if not obj.slots:
                         warnings.append(f"{label}: slots: object has no GripperSlots")
@@ -703,11 +763,12 @@ def plan_grasps(
                     ids, poses, widths, scores, notes = propose_slots(
                         obj, opening, count=proposal_count, seed=request.seed, key=key
                     )
+                    groups = None
                     warnings.extend(f"{label}: slots: {n}" for n in notes)
                 if not ids:
                     warnings.append(f"{label}: {method} produced no proposals")
                     continue
-                proposals.extend(ids, method, poses, widths, scores)
+                proposals.extend(ids, method, poses, widths, scores, groups)
             if not len(proposals):
                 continue
             fits = np.array(proposals.widths) <= opening * (1 + 1e-9)
@@ -717,10 +778,11 @@ def plan_grasps(
                     f"{opening:g} m dropped"
                 )
                 proposals = proposals.keep(fits)
-            # Rank first, then check in rank order until the budget is filled: proposals
-            # below the last kept one are never checked (they would be truncated anyway).
+            # Rank first (soft-NMS over contact pairs), then check in rank order until the
+            # budget is filled: proposals below the last kept one are never checked.
+            ranked_scores = compute_pair_decay(proposals.scores, proposals.groups, pair_decay)
             ranked = sorted(
-                range(len(proposals)), key=lambda i: (-proposals.scores[i], proposals.ids[i])
+                range(len(proposals)), key=lambda i: (-ranked_scores[i], proposals.ids[i])
             )
             proposals = proposals.keep_order(ranked)
             checker = _RankedChecker(
@@ -739,15 +801,21 @@ def plan_grasps(
             if not kept:
                 warnings.append(f"{label}: no candidate survived the fit and collision checks")
                 continue
-            order = kept
+            # Soft-NMS again among the survivors: a pair whose best approach collided
+            # is not penalised for it.
+            confidence = compute_pair_decay(
+                [proposals.scores[i] for i in kept], [proposals.groups[i] for i in kept], pair_decay
+            )
+            final = sorted(range(len(kept)), key=lambda j: (-confidence[j], proposals.ids[kept[j]]))
+            order = [kept[j] for j in final]
             poses = proposals.pose_array[order]
             quaternions = compute_quaternion_wxyz(poses)
-            for row, i in enumerate(order):
+            for row, (i, j) in enumerate(zip(order, final, strict=True)):
                 cid = proposals.ids[i]
                 grasps[cid] = GraspCandidate(
                     candidate_id=cid,
                     gripper=gripper,
-                    confidence=float(proposals.scores[i]),
+                    confidence=float(confidence[j]),
                     generation_method=proposals.methods[i],
                     position=tuple(float(v) for v in poses[row, :3, 3]),
                     orientation={

@@ -477,3 +477,17 @@ def compute_shape_mesh(shape: SceneShape) -> TriangleMesh:
         return shape.mesh
     points, triangles = _tessellate(shape.kind, shape.params)
     return TriangleMesh(points, triangles, (shape.path,))
+
+
+def read_up_axis(stage: Usd.Stage) -> NDArray[np.float64] | None:
+    """World up (3,) unit vector from the stage's *authored* ``upAxis``, else ``None``.
+
+    With nothing authored ``UsdGeom.GetStageUpAxis`` returns the fallback "Y",
+    which says nothing about the asset, so it is not used.
+    """
+    if not stage.HasAuthoredMetadata("upAxis"):
+        return None
+    axis = UsdGeom.GetStageUpAxis(stage)
+    up = np.zeros(3)
+    up["XYZ".index(str(axis))] = 1.0
+    return up
