@@ -433,3 +433,5 @@ def test_slow_ray_fallback_is_a_warning(write_usda, monkeypatch):
         assert not any("fallback" in w for w in fast.metadata.warnings)
     with pytest.raises(ValueError, match="ray backend is 'gpu'; expected 'auto', 'embree'"):
         plan_grasps(request, ray_backend="gpu")
+    with pytest.raises(ValueError, match=r"pair decay is 1.5; expected a value in \(0, 1\]"):
+        plan_grasps(request, pair_decay=1.5)

@@ -4,7 +4,9 @@ For each surface point sampled by area, a ray is cast along the inward face
 normal; the first triangle it leaves the solid through is the opposing
 contact. Pairs that fit the gripper and lie inside both friction cones become
 grasps, each turned into several approach directions around the closing
-axis. Ray casting uses trimesh with Intel Embree (``embreex``) when it is
+axis, rated by where they come from (:func:`compute_approach_quality`) and
+thinned per contact pair by a soft non-maximum suppression
+(:func:`compute_pair_decay`). Ray casting uses trimesh with Intel Embree (``embreex``) when it is
 installed and trimesh's pure-python/rtree intersector otherwise.
 
 Grasp frame G (GraspGenX): ``+X`` closes from contact 1 to contact 2, ``+Z``

@@ -11,7 +11,9 @@ Pipeline for each gripper, in request order:
 
    - ``antipodal``: :func:`usdgrip.antipodal.sample_antipodal_grasps` on the
      object's ``UsdGeom.Mesh`` surface (all meshes under the object prim);
-     width = contact width; score = antipodality and width margin.
+     width = contact width; score = antipodality and width margin times the
+     approach quality (toward the centroid, away from the stage's authored up
+     axis, nothing of the object behind the palm).
    - ``slots``: every valid GripperSlot of the object sampled on its own with
      :func:`usdgrip.sampling.sample_gripper_groups` (a grouped slot becomes a
      single-gripper grasp too); the slot target frame is already a GraspGenX
@@ -21,7 +23,9 @@ Pipeline for each gripper, in request order:
 
 2. Fit: candidates wider than the site's max opening are dropped; a gripper
    whose max payload is below the object's ``mass_kg`` is skipped.
-3. Rank by score (ties by candidate id).
+3. Rank by score after soft non-maximum suppression over antipodal contact
+   pairs (the k-th approach of a pair times ``pair_decay ** k``), ties by id;
+   the decay is applied again among the survivors and gives ``confidence``.
 4. Collision (:mod:`usdgrip.collision`), in rank order and in chunks until
    ``max_candidates_per_gripper`` survive (lower-ranked proposals are never
    checked): the open gripper at the grasp pose against the object and the
