@@ -707,12 +707,19 @@ def test_axis_aligned_boxes_match_interval_overlap(gripper):
 # ------------------------------------------------------- retreat: finger touch test
 
 
-def mesh_finger_gripper() -> GripperCollisionModel:
-    """The proxy's palm and fingers (opening 0.08) as closed box meshes (BVH, not primitives)."""
+def mesh_finger_gripper(tilt_deg: float = 0.0) -> GripperCollisionModel:
+    """The proxy's palm and fingers (opening 0.08) as closed box meshes (BVH, not primitives).
+
+    With ``tilt_deg`` the mesh vertices are authored rotated in their shape frame and the
+    placement turns them back: same gripper, but not axis-aligned in its own frame.
+    """
     shapes = []
+    turn = pose(rotation=rot((1, 2, 3), tilt_deg))
     for s in GripperCollisionModel.proxy(0.08, 0.02).shapes:
         box = trimesh.creation.box(2 * s.shape.half_extents)
-        shapes.append(RobotShape(s.name, Shape.mesh(box.vertices, box.faces), s.frame_from_shape))
+        vertices = box.vertices @ turn[:3, :3].T
+        placement = s.frame_from_shape @ np.linalg.inv(turn)
+        shapes.append(RobotShape(s.name, Shape.mesh(vertices, box.faces), placement))
     return GripperCollisionModel(shapes, source="meshes", finger_indices=(1, 2))
 
 
@@ -729,13 +736,14 @@ def near_touch_poses(count: int, seed: int = 3) -> np.ndarray:
     return np.stack(poses)
 
 
-@pytest.mark.parametrize("model", ["proxy", "meshes"])
+@pytest.mark.parametrize("model", ["proxy", "meshes", "tilted meshes"])
 def test_retreat_finger_touch_matches_exact_distance(gripper, model):
     import fcl
 
     from usdgrip.collision import TOUCH_TOLERANCE
 
-    model = gripper if model == "proxy" else mesh_finger_gripper()
+    models = {"proxy": gripper, "meshes": mesh_finger_gripper(), "tilted meshes": None}
+    model = models[model] or mesh_finger_gripper(tilt_deg=35.0)
     ball = trimesh.creation.icosphere(subdivisions=3, radius=0.035)
     scene = CollisionScene()
     part = scene.add_obstacle(Shape.mesh(ball.vertices, ball.faces), name="ball")
@@ -779,7 +787,7 @@ def test_retreat_finger_touch_skips_distance_queries_for_clear_fingers(gripper, 
     real = fcl.distance
     monkeypatch.setattr(fcl, "distance", lambda *a, **k: calls.append(1) or real(*a, **k))
     ball = trimesh.creation.icosphere(subdivisions=3, radius=0.035)
-    for model in (gripper, mesh_finger_gripper()):
+    for model in (gripper, mesh_finger_gripper(), mesh_finger_gripper(tilt_deg=35.0)):
         scene = CollisionScene()
         part = scene.add_obstacle(Shape.mesh(ball.vertices, ball.faces), name="ball")
         poses = near_touch_poses(40)

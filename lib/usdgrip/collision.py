@@ -230,6 +230,7 @@ class _Geometry:
         self.shape = shape
         self.closed = False
         self._trimesh: Any = None
+        self._inflated: dict[float, tuple[fcl.CollisionObject, Mat4, bool]] = {}
         # shape_from_geometry: fcl cylinders/capsules are Z-aligned.
         self.shape_from_geom = np.eye(4)
         if shape.kind == "box":
@@ -283,7 +284,7 @@ class _Geometry:
         placement ``shape_from_inflated`` and whether the solid is exactly the
         shape grown by ``margin`` (then an overlap proves the shapes are that close).
         """
-        cache = self.__dict__.setdefault("_inflated", {})
+        cache = self._inflated
         if margin not in cache:
             s, m = self.shape, float(margin)
             exact = s.kind in ("sphere", "capsule")
