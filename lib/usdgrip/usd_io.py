@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -194,6 +194,17 @@ def _layer_text(layer: Sdf.Layer) -> bytes | None:
         return None
 
 
+def _used_layer_texts(stage: Usd.Stage) -> list[bytes] | None:
+    """Texts of every used layer (see :func:`_layer_text`), or ``None`` if one has no text."""
+    texts = []
+    for layer in stage.GetUsedLayers():
+        text = _layer_text(layer)
+        if text is None:
+            return None
+        texts.append(text)
+    return texts
+
+
 def compute_marker_hints(stage: Usd.Stage) -> frozenset[str]:
     """Kinds of discovery markers (keys of :data:`MARKER_TOKENS`) that can occur on ``stage``.
 
@@ -201,17 +212,18 @@ def compute_marker_hints(stage: Usd.Stage) -> frozenset[str]:
     files are read from disk, unsaved or anonymous layers exported to text;
     a binary layer enables every kind.
     """
-    kinds: set[str] = set()
-    for layer in stage.GetUsedLayers():
-        text = _layer_text(layer)
-        if text is None:
-            return frozenset(MARKER_TOKENS)
-        for kind, tokens in MARKER_TOKENS.items():
-            if kind not in kinds and any(t in text for t in tokens):
-                kinds.add(kind)
-        if len(kinds) == len(MARKER_TOKENS):
-            break
-    return frozenset(kinds)
+    return _compute_hints(_used_layer_texts(stage))
+
+
+def _compute_hints(
+    texts: list[bytes] | None, kinds: Iterable[str] = MARKER_TOKENS
+) -> frozenset[str]:
+    """The ``kinds`` whose tokens occur in ``texts`` (every kind when there is no text)."""
+    if texts is None:
+        return frozenset(kinds)
+    return frozenset(
+        kind for kind in kinds if any(t in text for t in MARKER_TOKENS[kind] for text in texts)
+    )
 
 
 def _scan_marked_prims(
@@ -296,6 +308,172 @@ def iter_marked_prims(
         markers = compute_site_markers(prim) if maybe_site else ()
         if markers or maybe_slot:
             yield prim, markers, maybe_slot
+
+
+#: Tokens of composition arcs that can give a prim opinions from a spec at another path
+#: (or several prims from one spec), plus value clips: with none of them in any used
+#: layer, every property spec belongs to the one stage prim at its own path.
+_REMAPPING_TOKENS = (
+    b"references",
+    b"payload",
+    b"inherits",
+    b"specializes",
+    b"relocates",
+    b"clips",
+)
+_SCAN_COLLECTION = "usdgripScan"
+
+
+def _compute_collection_hits(stage: Usd.Stage, expression: str) -> list[Sdf.Path] | None:
+    """Paths of the traversed prims (:data:`TRAVERSAL`) matching a path ``expression``, in C++.
+
+    OpenUSD evaluates a collection's membership expression only against the
+    stage the collection is on, so a temporary collection is authored on a new
+    root ``over`` of the session layer and removed again (layer content restored
+    exactly). ``None`` when that is not possible (session layer locked,
+    population mask, evaluation error): the caller then queries every prim.
+    """
+    layer = stage.GetSessionLayer()
+    if layer is None or not layer.permissionToEdit:
+        return None
+    name = f"__usdgrip_scan_{id(stage):x}"
+    if layer.GetPrimAtPath(Sdf.Path.absoluteRootPath.AppendChild(name)):
+        return None
+    spec = None
+    try:
+        with Sdf.ChangeBlock():
+            spec = Sdf.PrimSpec(layer, name, Sdf.SpecifierOver)
+            attr = Sdf.AttributeSpec(
+                spec,
+                f"collection:{_SCAN_COLLECTION}:membershipExpression",
+                Sdf.ValueTypeNames.PathExpression,
+            )
+            attr.default = Sdf.PathExpression(expression)
+        prim = stage.GetPrimAtPath(spec.path)
+        if not prim:
+            return None
+        query = Usd.CollectionAPI(prim, _SCAN_COLLECTION).ComputeMembershipQuery()
+        return list(Usd.ComputeIncludedPathsFromCollection(query, stage, TRAVERSAL))
+    except Tf.ErrorException:
+        return None
+    finally:
+        if spec is not None:
+            del layer.rootPrims[name]
+
+
+def _props_all_on(texts: list[bytes] | None, prims: Sequence[Usd.Prim]) -> list[bool] | None:
+    """Which of ``prims`` author a site-marker property, if every such spec is on one of them.
+
+    ``None`` when some site-marker property spec of the used layers may sit on another prim.
+
+    Proof by counting: each such spec names its property in its layer's text,
+    so the number of occurrences of the names bounds the number of specs; when
+    no arc can map one spec to another path, the property stacks of ``prims``
+    holding that many specs leave none for any other prim.
+    """
+    if texts is None:
+        return None
+    # Every marker property name contains one of the props tokens: their counts bound the specs.
+    expected = sum(text.count(token) for text in texts for token in MARKER_TOKENS["props"])
+    found = 0
+    marked = []
+    get_props, get_property = Usd.Prim.GetAuthoredPropertyNames, Usd.Prim.GetProperty
+    for prim in prims:
+        names = [n for n in get_props(prim) if n in _SITE_PROPS]
+        marked.append(bool(names))
+        for name in names:
+            found += len(get_property(prim, name).GetPropertyStack())
+    if found != expected or any(t in text for text in texts for t in _REMAPPING_TOKENS):
+        return None
+    return marked
+
+
+def find_marked_prims(
+    stage: Usd.Stage, kinds: frozenset[str] | None = None, *, scan: str = "collection"
+) -> list[tuple[Usd.Prim, bool, bool]]:
+    """``(prim, maybe_site, maybe_slot)`` for every prim a discovery marker may apply to.
+
+    The same prims as :func:`iter_marked_prims` finds (a superset of the sites
+    and slot carriers; :func:`compute_site_markers` decides), sorted by path
+    (not in traversal order). With ``scan="collection"`` the applied-API and
+    marker-child tests run in C++ (an OpenUSD path expression,
+    ``//{hasAPI(GripperSiteAPI, GripperSlotAPI)} //gripper_forward_axis
+    //gripper_grip_line``, evaluated through a temporary collection on the
+    session layer, see :func:`_compute_collection_hits`); marker properties and
+    LambdaSim customData are then queried per prim only when the layer texts
+    cannot rule them out. ``scan="traverse"`` never writes to the stage: every
+    prim is queried from Python (several times slower on large stages).
+
+    Args:
+        stage: the stage. With ``scan="collection"`` it must not be read by another
+            thread meanwhile (the session layer is edited and restored).
+        kinds: marker kinds to look for (keys of :data:`MARKER_TOKENS`, default all); only
+            those :func:`compute_marker_hints` allows are looked for.
+        scan: ``"collection"`` or ``"traverse"``.
+
+    Raises:
+        ValueError: an unknown ``scan``.
+    """
+    if scan not in ("collection", "traverse"):
+        raise ValueError(f"scan is {scan!r}; expected 'collection' or 'traverse'")
+    texts = _used_layer_texts(stage)
+    kinds = _compute_hints(texts, MARKER_TOKENS if kinds is None else kinds)
+    terms = []
+    if "api" in kinds:
+        terms.append(f"//{{hasAPI({SITE_API}, {SLOT_API})}}")
+    if "children" in kinds:
+        terms.extend(f"//{name}" for name in sorted(_MARKER_CHILDREN))
+    hits: list[Sdf.Path] | None = []
+    if scan == "traverse":
+        hits = None
+    elif terms:
+        hits = _compute_collection_hits(stage, " ".join(terms))
+    if hits is None:
+        return sorted(_scan_marked_prims(stage, kinds), key=lambda e: e[0].GetPath())
+    get_prim, get_schemas = stage.GetPrimAtPath, Usd.Prim.GetAppliedSchemas
+    found: dict[Sdf.Path, list] = {}  # path -> [prim, maybe_site, maybe_slot]
+    for path in hits:
+        if path.name in _MARKER_CHILDREN and "children" in kinds:
+            parent = path.GetParentPath()
+            if parent != Sdf.Path.absoluteRootPath:
+                entry = found.get(parent)
+                if entry is None:
+                    found[parent] = [get_prim(parent), True, False]
+                else:
+                    entry[1] = True
+        if "api" not in kinds:
+            continue
+        prim = get_prim(path)
+        maybe_site = maybe_slot = False
+        for schema in get_schemas(prim):
+            if schema == SITE_API:
+                maybe_site = True
+            elif schema.startswith(_SLOT_PREFIX):
+                maybe_slot = True
+        if maybe_site or maybe_slot:
+            entry = found.get(path)
+            if entry is None:
+                found[path] = [prim, maybe_site, maybe_slot]
+            else:
+                entry[1] |= maybe_site
+                entry[2] |= maybe_slot
+    rest = kinds & {"props", "custom"}
+    if "props" in rest:
+        entries = list(found.values())
+        marked = _props_all_on(texts, [entry[0] for entry in entries])
+        if marked is not None:
+            rest = rest - {"props"}
+            for entry, has_props in zip(entries, marked, strict=True):
+                entry[1] = entry[1] or has_props
+    if rest:  # per-prim queries for what no expression can match
+        for prim, maybe_site, maybe_slot in _scan_marked_prims(stage, rest):
+            entry = found.get(prim.GetPath())
+            if entry is None:
+                found[prim.GetPath()] = [prim, maybe_site, maybe_slot]
+            else:
+                entry[1] |= maybe_site
+                entry[2] |= maybe_slot
+    return [tuple(found[path]) for path in sorted(found)]
 
 
 def iter_site_prims(stage: Usd.Stage) -> Iterator[tuple[Usd.Prim, tuple[str, ...]]]:

@@ -631,6 +631,8 @@ def validate(
     stage_or_path: Usd.Stage | str | Path,
     rules: Iterable[str | Rule] | None = None,
     params: Mapping[str, Any] | None = None,
+    *,
+    scan: str = "collection",
 ) -> Report:
     """Validate a stage (or a USD file) against the usdgrip rules in one traversal.
 
@@ -638,14 +640,24 @@ def validate(
         stage_or_path: an open stage, or a path opened with :func:`usdgrip.usd_io.open_stage`.
         rules: codes (``"GR.003"``) or names to run; ``None`` runs every rule.
         params: overrides of :data:`DEFAULT_PARAMS`.
+        scan: how the prims any rule applies to are found
+            (:func:`usdgrip.usd_io.find_marked_prims`): ``"collection"`` (default)
+            evaluates an OpenUSD path expression in C++ through a temporary
+            collection on the session layer, removed before returning (the stage
+            sends two ``ObjectsChanged`` notices; do not validate while another
+            thread reads the same stage); ``"traverse"`` queries every prim from
+            Python and never writes.
 
     Returns:
         A :class:`Report`; issues sorted by prim path (stage-level first).
 
     Raises:
         StageOpenError: the path cannot be opened as USD.
-        ValueError: an unknown rule code or parameter (listing the valid ones).
+        ValueError: an unknown rule code or parameter (listing the valid ones), or
+            an unknown ``scan``.
     """
+    if scan not in ("collection", "traverse"):
+        raise ValueError(f"scan is {scan!r}; expected 'collection' or 'traverse'")
     selected = select_rules(rules)
     resolved = resolve_params(params)
     stage = (
@@ -657,13 +669,12 @@ def validate(
     for r in stage_rules:
         issues.extend(_run(r, context, "/"))
     if site_rules or slot_rules:
-        hints = compute_marker_hints(stage)
-        if not slot_rules:
-            hints = hints - {"custom"}
-        for prim, markers, has_slots in iter_candidates(stage, hints):
-            issues.extend(
-                _check_candidate(
-                    prim, markers, has_slots and bool(slot_rules), site_rules, slot_rules, resolved
+        kinds = set(usd_io.MARKER_TOKENS) if slot_rules else set(usd_io.MARKER_TOKENS) - {"custom"}
+        for prim, maybe_site, maybe_slot in usd_io.find_marked_prims(stage, kinds, scan=scan):
+            markers = usd_io.compute_site_markers(prim) if maybe_site and site_rules else ()
+            has_slots = maybe_slot and bool(slot_rules)
+            if markers or has_slots:
+                issues.extend(
+                    _check_candidate(prim, markers, has_slots, site_rules, slot_rules, resolved)
                 )
-            )
     return Report(stage, sort_issues(issues), tuple(r.code for r in selected), resolved)

@@ -1,0 +1,146 @@
+"""The C++ candidate scan of ``validate``: same prims as the definition, no trace on the stage."""
+
+from __future__ import annotations
+
+import pytest
+from pxr import Sdf, Tf, Usd
+from test_rules_engine import TRICKY, _reference_discovery
+
+from usdgrip import usd_io
+from usdgrip.rules import validate
+
+# No composition arcs: the marker-property proof by counting applies.
+FLAT = """
+def Xform "W"
+{
+    def Xform "api" (prepend apiSchemas = ["GripperSiteAPI"])
+    {
+        float gripper:maxOpening = 0.085
+        def BasisCurves "gripper_forward_axis"
+        {
+            int[] curveVertexCounts = [2]
+            point3f[] points = [(0, 0, 0), (0, 0, 1)]
+            uniform token type = "linear"
+        }
+    }
+    def Xform "only_prop"
+    {
+        float gripper:maxOpening = 0.05
+    }
+    def Mesh "legacy"
+    {
+        custom float gripper_maxOpening = 0.1
+    }
+    def Xform "slots" (prepend apiSchemas = ["GripperSlotAPI:a"])
+    {
+        double gripperSlot:a:upRange = -1
+    }
+    def Xform "plain"
+    {
+    }
+}
+"""
+
+FLAT_COVERED = """
+def Xform "W"
+{
+    def Xform "api" (prepend apiSchemas = ["GripperSiteAPI"])
+    {
+        float gripper:maxOpening = 0.085
+    }
+    def Xform "child_only"
+    {
+        float gripper:maxOpening = -1
+        def Xform "gripper_grip_line"
+        {
+        }
+    }
+}
+"""
+
+
+def _found(stage, scan):
+    return [(str(p.GetPath()), s, m) for p, s, m in usd_io.find_marked_prims(stage, scan=scan)]
+
+
+def _definition(stage):
+    sites, slots = _reference_discovery(stage)
+    return {p for p, _ in sites}, set(slots)
+
+
+@pytest.mark.parametrize("body", [TRICKY, FLAT, FLAT_COVERED], ids=["arcs", "flat", "covered"])
+def test_collection_scan_finds_what_the_definition_finds(open_usda, body):
+    stage = open_usda(body)
+    found = _found(stage, "collection")
+    assert [p for p, _, _ in found] == sorted({p for p, _, _ in found}, key=Sdf.Path)
+    assert sorted(found) == sorted(_found(stage, "traverse"))
+    sites = {p for p, maybe_site, _ in found if maybe_site}
+    slots = {p for p, _, maybe_slot in found if maybe_slot}
+    prims = {p: stage.GetPrimAtPath(p) for p, _, _ in found}
+    assert {p for p in sites if usd_io.compute_site_markers(prims[p])} == _definition(stage)[0]
+    assert slots == _definition(stage)[1]
+
+
+def test_validate_is_the_same_with_either_scan(open_usda):
+    for body in (TRICKY, FLAT, FLAT_COVERED):
+        stage = open_usda(body)
+        fast = [i.to_dict() for i in validate(stage).issues]
+        slow = [i.to_dict() for i in validate(stage, scan="traverse").issues]
+        assert fast == slow and fast
+
+
+def test_the_scan_leaves_no_trace(open_usda):
+    stage = open_usda(FLAT)
+    session = stage.GetSessionLayer()
+    session.ImportFromString(
+        '#usda 1.0\nover "W"\n{\n    over "plain" (active = false)\n    {\n    }\n}\n'
+    )
+    text, used = session.ExportToString(), stage.GetUsedLayers()
+    roots = [str(p.GetPath()) for p in stage.GetPseudoRoot().GetAllChildren()]
+    changed: list[list[str]] = []
+    listener = Tf.Notice.Register(
+        Usd.Notice.ObjectsChanged,
+        lambda notice, _: changed.append([str(p) for p in notice.GetResyncedPaths()]),
+        stage,
+    )
+    issues = validate(stage).issues
+    del listener
+    assert {i.code for i in issues} >= {"GR.001", "GS.002"}
+    assert session.ExportToString() == text
+    assert stage.GetUsedLayers() == used
+    assert [str(p.GetPath()) for p in stage.GetPseudoRoot().GetAllChildren()] == roots
+    assert not stage.GetRootLayer().dirty
+    # The only notices: the temporary root prim appearing and going away.
+    assert len(changed) == 2 and all(p[0].startswith("/__usdgrip_scan") for p in changed)
+
+
+def test_locked_session_layer_falls_back_to_python_queries(open_usda):
+    stage = open_usda(FLAT)
+    expected = _found(stage, "collection")
+    stage.GetSessionLayer().SetPermissionToEdit(False)
+    assert _found(stage, "collection") == expected
+    assert stage.GetSessionLayer().ExportToString() == "#usda 1.0\n\n"
+
+
+def test_unknown_scan_is_a_clear_error(open_usda):
+    stage = open_usda(FLAT)
+    with pytest.raises(ValueError, match=r"scan is 'fast'; expected 'collection' or 'traverse'"):
+        validate(stage, scan="fast")
+    with pytest.raises(ValueError, match=r"scan is 'x'; expected 'collection' or 'traverse'"):
+        usd_io.find_marked_prims(stage, scan="x")
+
+
+@pytest.mark.parametrize(("body", "per_prim"), [(FLAT_COVERED, set()), (FLAT, {"props"})])
+def test_marker_properties_are_queried_per_prim_only_when_not_proven(
+    open_usda, monkeypatch, body, per_prim
+):
+    calls: list[set[str]] = []
+    scan = usd_io._scan_marked_prims
+
+    def spy(stage, kinds):
+        calls.append(set(kinds))
+        return scan(stage, kinds)
+
+    monkeypatch.setattr(usd_io, "_scan_marked_prims", spy)
+    usd_io.find_marked_prims(open_usda(body))
+    assert calls == ([per_prim] if per_prim else [])
