@@ -208,7 +208,7 @@ def main() -> None:
                     n_workers=workers,
                     threads_per_worker=1,
                     processes=True,
-                    dashboard_address=None,
+                    dashboard_address=":0",
                     silence_logs=50,
                 )
                 executor = DaskExecutor(scheduler=cluster.scheduler_address)

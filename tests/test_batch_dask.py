@@ -37,7 +37,7 @@ def cluster():
         # A task whose Dask worker dies fails at once (no retries on other workers).
         with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
             local_cluster = distributed.LocalCluster(
-                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
             )
     with local_cluster:
         yield local_cluster

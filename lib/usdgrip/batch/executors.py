@@ -281,7 +281,7 @@ class DaskExecutor:
                 n_workers=self.jobs,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                dashboard_address=":0",
             )
             self._client = Client(self._cluster)
         else:
