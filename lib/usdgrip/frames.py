@@ -7,6 +7,7 @@ rotation in ``[:3, :3]`` and translation in ``[:3, 3]``; batches are
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -33,8 +34,8 @@ class GraspFrame(NamedTuple):
 def compute_unit(vector: ArrayLike) -> Vec3 | None:
     """Return ``vector`` normalised, or ``None`` when it is zero-length or not finite."""
     v = np.asarray(vector, dtype=np.float64).reshape(3)
-    norm = float(np.linalg.norm(v))
-    if not np.isfinite(norm) or norm <= ZERO_LENGTH_TOLERANCE:
+    norm = math.sqrt(float(v.dot(v)))  # np.linalg.norm of a (3,) vector, without its overhead
+    if not math.isfinite(norm) or norm <= ZERO_LENGTH_TOLERANCE:
         return None
     return v / norm
 
@@ -84,7 +85,7 @@ def compute_grasp_frame(origin: ArrayLike, forward: ArrayLike, grip_line: ArrayL
     warnings: list[str] = []
     g = compute_unit(grip_line)
     cross = _cross3(z, g) if g is not None else np.zeros(3)
-    sine = float(np.linalg.norm(cross))
+    sine = math.sqrt(float(cross.dot(cross)))  # np.linalg.norm(cross)
     if g is None:
         warnings.append(
             "grip line is zero-length or not finite; closing axis X uses the fallback "

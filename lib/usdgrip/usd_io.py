@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -114,15 +114,23 @@ def get_meters_per_unit(stage: Usd.Stage) -> float:
     return float(UsdGeom.GetStageMetersPerUnit(stage))
 
 
-def compute_world_transform(prim: Usd.Prim, time: Usd.TimeCode | None = None) -> Mat4:
+def compute_world_transform(
+    prim: Usd.Prim,
+    time: Usd.TimeCode | None = None,
+    *,
+    xform_cache: UsdGeom.XformCache | None = None,
+) -> Mat4:
     """Local-to-world (4, 4) of ``prim`` with world lengths in metres.
 
     Works for undefined ``over`` prims too (their xformOps still compose).
+    ``xform_cache`` (at ``time``; ``time`` is then ignored) lets many reads of
+    one unchanged stage share their ancestors' transforms.
     """
-    cache = UsdGeom.XformCache(Usd.TimeCode.Default() if time is None else time)
-    world = gf_to_numpy(cache.GetLocalToWorldTransform(prim))
-    scale = np.diag([get_meters_per_unit(prim.GetStage())] * 3 + [1.0])
-    return scale @ world
+    if xform_cache is None:
+        xform_cache = UsdGeom.XformCache(Usd.TimeCode.Default() if time is None else time)
+    world = gf_to_numpy(xform_cache.GetLocalToWorldTransform(prim))
+    world[:3] *= get_meters_per_unit(prim.GetStage())  # diag(mpu, mpu, mpu, 1) @ world
+    return world
 
 
 def set_work_thread_limit(threads: int) -> None:
@@ -144,12 +152,15 @@ def compute_site_markers(prim: Usd.Prim) -> tuple[str, ...]:
     markers: list[str] = []
     if SITE_API in prim.GetAppliedSchemas():
         markers.append(SITE_API)
+    # One query for the authored names; attributes are looked up only when present.
+    authored = _SITE_PROPS.intersection(prim.GetAuthoredPropertyNames())
     for attr_name, marker in SOCKET_TYPE_ATTRS.items():
-        attr = prim.GetAttribute(attr_name)
-        if attr and attr.Get() == "Gripper":
-            markers.append(marker)
+        if attr_name in authored:
+            attr = prim.GetAttribute(attr_name)
+            if attr and attr.Get() == "Gripper":
+                markers.append(marker)
     for attr_name in MAX_OPENING_ATTRS:
-        if prim.GetAttribute(attr_name).IsAuthored():
+        if attr_name in authored and prim.GetAttribute(attr_name).IsAuthored():
             markers.append(attr_name)
     for child_name in (FORWARD_AXIS_NAMES[0], GRIP_LINE_NAMES[0]):
         if prim.GetChild(child_name):
@@ -487,12 +498,20 @@ def iter_site_prims(stage: Usd.Stage) -> Iterator[tuple[Usd.Prim, tuple[str, ...
 
 def find_gripper_sites(stage: Usd.Stage) -> list[GripperSite]:
     """Read every gripper site on the stage (see :func:`read_gripper_site`)."""
-    return [read_gripper_site(prim, markers) for prim, markers in iter_site_prims(stage)]
+    cache = UsdGeom.XformCache(Usd.TimeCode.Default())
+    return [
+        read_gripper_site(prim, markers, xform_cache=cache)
+        for prim, markers in iter_site_prims(stage)
+    ]
 
 
-def _read_float(prim: Usd.Prim, names: Sequence[str]) -> tuple[float | None, str | None]:
+def _read_float(
+    prim: Usd.Prim, names: Sequence[str], authored: Container[str]
+) -> tuple[float | None, str | None]:
     """First authored value among ``names`` (prefixed/schema names first)."""
     for name in names:
+        if name not in authored:  # the prim's authored property names
+            continue
         attr = prim.GetAttribute(name)
         if attr and attr.HasAuthoredValue():
             value = attr.Get()
@@ -508,6 +527,8 @@ def _read_float(prim: Usd.Prim, names: Sequence[str]) -> tuple[float | None, str
 
 def _undefined_ancestor(prim: Usd.Prim) -> Usd.Prim | None:
     """Topmost prim at or above ``prim`` whose specifier is not a definition."""
+    if prim.IsDefined():  # this prim and every ancestor have a defining specifier
+        return None
     found = None
     while prim and not prim.IsPseudoRoot():
         if not prim.HasDefiningSpecifier():
@@ -516,26 +537,45 @@ def _undefined_ancestor(prim: Usd.Prim) -> Usd.Prim | None:
     return found
 
 
+_IDENTITY = np.eye(4)
+_get_child = Usd.Prim.GetChild
+_get_attribute = Usd.Prim.GetAttribute
+
+
+def _get_authored(prim: Usd.Prim, names: frozenset[str], name: str):
+    """Authored value of attribute ``name`` (one of the prim's authored ``names``) or ``None``."""
+    if name not in names:
+        return None
+    attr = _get_attribute(prim, name)
+    return attr.Get() if attr and attr.HasAuthoredValue() else None
+
+
 def _read_curve(site: Usd.Prim, names: Sequence[str], site_world: Mat4) -> CurveInfo | None:
-    children = [(n, c) for n in names if (c := site.GetChild(n))]
+    children = [(n, c) for n in names if (c := _get_child(site, n))]
     if not children:
         return None
     present = [n for n, _ in children]
     child = children[0][1]
-    points_attr = child.GetAttribute("points")
+    # One query for the authored names: unauthored attributes are not looked up (points and
+    # xformOpOrder have no fallback, so skipping them reads the same values).
+    authored = frozenset(child.GetAuthoredPropertyNames())
+    points_attr = _get_attribute(child, "points") if "points" in authored else None
     raw = points_attr.Get() if points_attr else None
     points = np.asarray(raw if raw is not None else [], dtype=np.float64).reshape(-1, 3)
     if child.IsA(UsdGeom.Xformable):
-        local = gf_to_numpy(UsdGeom.Xformable(child).GetLocalTransformation())
+        local = (
+            gf_to_numpy(UsdGeom.Xformable(child).GetLocalTransformation())
+            if "xformOpOrder" in authored
+            else _IDENTITY
+        )
         points = points @ local[:3, :3].T + local[:3, 3]
     direction, length = None, 0.0
     if len(points) >= 2:
         world_delta = site_world[:3, :3] @ (points[1] - points[0])
         length = float(np.linalg.norm(world_delta))
         direction = compute_unit(world_delta)
-    type_attr = child.GetAttribute("type")
-    counts_attr = child.GetAttribute("curveVertexCounts")
-    counts = counts_attr.Get() if counts_attr and counts_attr.HasAuthoredValue() else None
+    curve_type = _get_authored(child, authored, "type")
+    counts = _get_authored(child, authored, "curveVertexCounts")
     return CurveInfo(
         child=present[0],
         path=str(child.GetPath()),
@@ -543,24 +583,31 @@ def _read_curve(site: Usd.Prim, names: Sequence[str], site_world: Mat4) -> Curve
         points=points,
         direction=direction,
         length=length,
-        curve_type=str(type_attr.Get()) if type_attr and type_attr.HasAuthoredValue() else None,
+        curve_type=str(curve_type) if curve_type is not None else None,
         # Through numpy: iterating a Vt array element by element in Python is 10x slower.
         vertex_counts=tuple(np.asarray(counts).tolist()) if counts is not None else None,
         shadowed=present[1] if len(present) > 1 else None,
     )
 
 
-def read_gripper_site(prim: Usd.Prim, markers: tuple[str, ...] | None = None) -> GripperSite:
+def read_gripper_site(
+    prim: Usd.Prim,
+    markers: tuple[str, ...] | None = None,
+    *,
+    xform_cache: UsdGeom.XformCache | None = None,
+) -> GripperSite:
     """Read one gripper site into an immutable :class:`GripperSite`.
 
     Prefixed names win: ``gripper:maxOpening`` over ``gripper_maxOpening`` over
     ``custom:maxOpening``; ``gripper_forward_axis`` over ``forward_axis``;
     ``gripper_grip_line`` over ``grip_line``. Problems that still let the site
     be read (degenerate axes, an undefined ``over`` above it, a grip line
-    authored with the older jaw-span meaning) become ``warnings``.
+    authored with the older jaw-span meaning) become ``warnings``. Reads of many
+    sites of one unchanged stage may share an ``xform_cache`` (default time).
     """
     markers = compute_site_markers(prim) if markers is None else markers
-    world = compute_world_transform(prim)
+    world = compute_world_transform(prim, xform_cache=xform_cache)
+    authored = frozenset(prim.GetAuthoredPropertyNames())
     warnings: list[str] = []
     undefined = _undefined_ancestor(prim)
     if undefined is not None:
@@ -569,8 +616,8 @@ def read_gripper_site(prim: Usd.Prim, markers: tuple[str, ...] | None = None) ->
             "geometry it refers to is probably missing (unresolved reference or payload); "
             "check the asset paths of its layers"
         )
-    max_opening, opening_source = _read_float(prim, MAX_OPENING_ATTRS)
-    max_payload, payload_source = _read_float(prim, MAX_PAYLOAD_ATTRS)
+    max_opening, opening_source = _read_float(prim, MAX_OPENING_ATTRS, authored)
+    max_payload, payload_source = _read_float(prim, MAX_PAYLOAD_ATTRS, authored)
     forward = _read_curve(prim, FORWARD_AXIS_NAMES, world)
     grip = _read_curve(prim, GRIP_LINE_NAMES, world)
     grasp_frame = None
@@ -598,7 +645,9 @@ def read_gripper_site(prim: Usd.Prim, markers: tuple[str, ...] | None = None) ->
             "authored with the older meaning (jaw span); the grip line is the pad width along "
             "the graspable tube axis"
         )
-    legacy = tuple(n for n in LEGACY_SITE_ATTRS if prim.GetAttribute(n).IsAuthored())
+    legacy = tuple(
+        n for n in LEGACY_SITE_ATTRS if n in authored and prim.GetAttribute(n).IsAuthored()
+    )
     return GripperSite(
         path=str(prim.GetPath()),
         type_name=str(prim.GetTypeName()),

@@ -20,6 +20,7 @@ prim or one stage (the NVIDIA and UsdValidation adapters call them).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
-from pxr import Sdf, Usd
+from pxr import Sdf, Usd, UsdGeom
 
 from usdgrip import usd_io
 from usdgrip.lambdasim import CUSTOM_DATA_PATH, RecordProblem, SlotRecord
@@ -239,6 +240,8 @@ class SiteContext:
     prim: Usd.Prim
     markers: tuple[str, ...]
     params: Mapping[str, float]
+    xform_cache: UsdGeom.XformCache | None = None
+    """Shared by the sites of one validation run (default: one per site)."""
 
     @cached_property
     def path(self) -> str:
@@ -250,7 +253,7 @@ class SiteContext:
         """The site as :func:`usdgrip.usd_io.read_gripper_site` reads it."""
         # Non-finite authored points are reported by GR.005, not as numpy warnings.
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            return usd_io.read_gripper_site(self.prim, self.markers)
+            return usd_io.read_gripper_site(self.prim, self.markers, xform_cache=self.xform_cache)
 
     @property
     def declared(self) -> bool:
@@ -326,14 +329,11 @@ class SlotContext:
     @cached_property
     def valid_instance_names(self) -> list[str]:
         """Instance names USD can use as a property namespace."""
-        valid = []
-        for name in self.instance_names:
-            try:
-                usd_io.check_slot_instance_name(name)
-            except ValueError:
-                continue
-            valid.append(name)
-        return valid
+        return [n for n in self.instance_names if get_instance_name_problem(n) is None]
+
+    @cached_property
+    def _authored(self) -> frozenset[str]:
+        return frozenset(self.prim.GetAuthoredPropertyNames())
 
     @cached_property
     def slots(self) -> list[SlotEntry]:
@@ -361,10 +361,14 @@ class SlotContext:
         return entries
 
     def _schema_entry(self, name: str) -> SlotEntry:
-        prim = self.prim
+        prim, authored = self.prim, self._authored
         values = []
-        for prop in usd_io.SLOT_PROPERTIES:
-            attr = _get_attribute(prim, usd_io.get_slot_attribute_name(name, prop))
+        for prop, fallback in zip(usd_io.SLOT_PROPERTIES, _slot_fallbacks(), strict=True):
+            attr_name = usd_io.get_slot_attribute_name(name, prop)
+            if attr_name not in authored:  # what Get() resolves to without an opinion
+                values.append(fallback)
+                continue
+            attr = _get_attribute(prim, attr_name)
             values.append(_attribute_get(attr) if attr else None)
         center, forward, span_axis, up_range, angle, lr, group = values
         # Gf vectors -> tuples of floats once, through the buffer protocol (tuple(Gf.Vec3d)
@@ -381,6 +385,34 @@ class SlotContext:
 # Unbound pxr methods: looking a method up on a pxr object costs more than calling it.
 _get_attribute = Usd.Prim.GetAttribute
 _attribute_get = Usd.Attribute.Get
+
+
+@functools.cache
+def _slot_fallbacks() -> tuple[Any, ...]:
+    """What ``Get()`` returns for each unauthored GripperSlotAPI property (schema fallbacks).
+
+    In the order of :data:`usdgrip.usd_io.SLOT_PROPERTIES`; asked of USD once.
+    """
+    stage = Usd.Stage.CreateInMemory()
+    prim = stage.DefinePrim("/Object", "Xform")
+    prim.ApplyAPI(usd_io.SLOT_API, "probe")
+    return tuple(
+        prim.GetAttribute(usd_io.get_slot_attribute_name("probe", prop)).Get()
+        for prop in usd_io.SLOT_PROPERTIES
+    )
+
+
+@functools.cache
+def get_instance_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a GripperSlotAPI instance name (``None`` when it can).
+
+    :func:`usdgrip.usd_io.check_slot_instance_name`'s message, remembered per name.
+    """
+    try:
+        usd_io.check_slot_instance_name(name)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 # --- the traversal -------------------------------------------------------------
@@ -471,11 +503,12 @@ def _check_candidate(
     site_rules: Sequence[Rule],
     slot_rules: Sequence[Rule],
     params: Mapping[str, float],
+    xform_cache: UsdGeom.XformCache | None = None,
 ) -> list[Issue]:
     issues: list[Issue] = []
     path = str(prim.GetPath())
     if markers and site_rules:
-        site_context = SiteContext(prim, markers, params)
+        site_context = SiteContext(prim, markers, params, xform_cache)
         for r in site_rules:
             issues.extend(_run(r, site_context, path))
     if has_slots and slot_rules:
@@ -670,11 +703,15 @@ def validate(
         issues.extend(_run(r, context, "/"))
     if site_rules or slot_rules:
         kinds = set(usd_io.MARKER_TOKENS) if slot_rules else set(usd_io.MARKER_TOKENS) - {"custom"}
+        # One transform cache for the run: the sites share their ancestors' transforms.
+        cache = UsdGeom.XformCache(Usd.TimeCode.Default())
         for prim, maybe_site, maybe_slot in usd_io.find_marked_prims(stage, kinds, scan=scan):
             markers = usd_io.compute_site_markers(prim) if maybe_site and site_rules else ()
             has_slots = maybe_slot and bool(slot_rules)
             if markers or has_slots:
                 issues.extend(
-                    _check_candidate(prim, markers, has_slots, site_rules, slot_rules, resolved)
+                    _check_candidate(
+                        prim, markers, has_slots, site_rules, slot_rules, resolved, cache
+                    )
                 )
     return Report(stage, sort_issues(issues), tuple(r.code for r in selected), resolved)

@@ -14,17 +14,26 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from usdgrip import usd_io
 from usdgrip.model import LR_TOKENS
-from usdgrip.rules.engine import Finding, SlotContext, SlotEntry, rule
+from usdgrip.rules.engine import (
+    Finding,
+    SlotContext,
+    SlotEntry,
+    get_instance_name_problem,
+    rule,
+)
+
+isfinite = math.isfinite
 
 
 def _vector(value: Any) -> tuple[float, ...] | None:
     """3 floats, or ``None`` when ``value`` is not a 3-vector."""
     if value is None:
         return None
-    if type(value) is tuple and len(value) == 3 and all(type(c) is float for c in value):
-        return value
+    if type(value) is tuple and len(value) == 3:
+        a, b, c = value
+        if type(a) is float and type(b) is float and type(c) is float:
+            return value
     try:
         items = tuple(float(c) for c in value)
     except (TypeError, ValueError):
@@ -33,7 +42,8 @@ def _vector(value: Any) -> tuple[float, ...] | None:
 
 
 def _norm(v: tuple[float, ...]) -> float:
-    return math.sqrt(sum(c * c for c in v))
+    a, b, c = v
+    return math.sqrt(a * a + b * b + c * c)
 
 
 def _field(slot: SlotEntry, schema: str, record: str) -> str:
@@ -57,22 +67,23 @@ def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
     """GS.001: forward and span_axis non-zero, finite, perpendicular within tolerance."""
     tolerance = context.params["slot_perpendicular_tolerance_deg"]
     for slot in context.slots:
-        vectors = {}
+        vectors = []
         for key, value in (("forward", slot.forward), ("span_axis", slot.span_axis)):
-            name = _field(slot, "spanAxis" if key == "span_axis" else key, key)
             v = _vector(value)
-            if v is None or not all(math.isfinite(c) for c in v):
+            if v is None or not (isfinite(v[0]) and isfinite(v[1]) and isfinite(v[2])):
+                name = _field(slot, "spanAxis" if key == "span_axis" else key, key)
                 yield Finding(f"{slot.label}: {name} is {value!r}; expected 3 finite numbers")
             elif _norm(v) <= 1e-12:
+                name = _field(slot, "spanAxis" if key == "span_axis" else key, key)
                 yield Finding(
                     f"{slot.label}: {name} is {list(v)} (zero); expected a non-zero vector"
                 )
             else:
-                vectors[key] = v
+                vectors.append(v)
         if len(vectors) < 2:
             continue
-        f, s = vectors["forward"], vectors["span_axis"]
-        cosine = abs(sum(a * b for a, b in zip(f, s, strict=True))) / (_norm(f) * _norm(s))
+        f, s = vectors
+        cosine = abs(f[0] * s[0] + f[1] * s[1] + f[2] * s[2]) / (_norm(f) * _norm(s))
         deviation = math.degrees(math.asin(min(1.0, cosine)))
         if deviation > tolerance:
             span = _field(slot, "spanAxis", "span_axis")
@@ -168,10 +179,9 @@ def check_slot_lr(context: SlotContext) -> Iterator[Finding]:
 def check_slot_instance_name(context: SlotContext) -> Iterator[Finding]:
     """GS.005: each instance name passes :func:`usdgrip.usd_io.check_slot_instance_name`."""
     for name in context.instance_names:
-        try:
-            usd_io.check_slot_instance_name(name)
-        except ValueError as exc:
-            yield Finding(f"GripperSlotAPI:{name}: {exc}; this slot is not read")
+        problem = get_instance_name_problem(name)
+        if problem is not None:
+            yield Finding(f"GripperSlotAPI:{name}: {problem}; this slot is not read")
 
 
 @rule(
