@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from pxr import Gf, Sdf, Tf, Usd, UsdGeom, Vt
 
 from usdgrip.errors import GripperError, PrimNotFoundError, StageOpenError
-from usdgrip.frames import Mat4, compute_grasp_frame, compute_unit
+from usdgrip.frames import ZERO_LENGTH_TOLERANCE, Mat4, compute_grasp_frame, compute_unit
 from usdgrip.lambdasim import (
     CUSTOM_DATA_PATH,
     SlotRecord,
@@ -387,11 +387,15 @@ def _props_all_on(texts: list[bytes] | None, prims: Sequence[Usd.Prim]) -> list[
     # Every marker property name contains one of the props tokens: their counts bound the specs.
     expected = sum(text.count(token) for text in texts for token in MARKER_TOKENS["props"])
     found = 0
-    marked = []
+    marked = [False] * len(prims)
     get_props, get_property = Usd.Prim.GetAuthoredPropertyNames, Usd.Prim.GetProperty
-    for prim in prims:
-        names = [n for n in get_props(prim) if n in _SITE_PROPS]
-        marked.append(bool(names))
+    # Likely holders first (``prims`` ordered so by the caller): once every spec is
+    # accounted for, the other prims cannot hold any.
+    for index, prim in enumerate(prims):
+        if found == expected:
+            break
+        names = _SITE_PROPS.intersection(get_props(prim))
+        marked[index] = bool(names)
         for name in names:
             found += len(get_property(prim, name).GetPropertyStack())
     if found != expected or any(t in text for text in texts for t in _REMAPPING_TOKENS):
@@ -470,7 +474,7 @@ def find_marked_prims(
                 entry[2] |= maybe_slot
     rest = kinds & {"props", "custom"}
     if "props" in rest:
-        entries = list(found.values())
+        entries = sorted(found.values(), key=lambda entry: not entry[1])  # sites first
         marked = _props_all_on(texts, [entry[0] for entry in entries])
         if marked is not None:
             rest = rest - {"props"}
@@ -550,7 +554,9 @@ def _get_authored(prim: Usd.Prim, names: frozenset[str], name: str):
     return attr.Get() if attr and attr.HasAuthoredValue() else None
 
 
-def _read_curve(site: Usd.Prim, names: Sequence[str], site_world: Mat4) -> CurveInfo | None:
+def _read_curve(
+    site: Usd.Prim, site_path: str, names: Sequence[str], site_world: Mat4
+) -> CurveInfo | None:
     children = [(n, c) for n in names if (c := _get_child(site, n))]
     if not children:
         return None
@@ -563,22 +569,29 @@ def _read_curve(site: Usd.Prim, names: Sequence[str], site_world: Mat4) -> Curve
     raw = points_attr.Get() if points_attr else None
     points = np.asarray(raw if raw is not None else [], dtype=np.float64).reshape(-1, 3)
     if child.IsA(UsdGeom.Xformable):
-        local = (
-            gf_to_numpy(UsdGeom.Xformable(child).GetLocalTransformation())
-            if "xformOpOrder" in authored
-            else _IDENTITY
-        )
-        points = points @ local[:3, :3].T + local[:3, 3]
+        if "xformOpOrder" in authored:
+            local = gf_to_numpy(UsdGeom.Xformable(child).GetLocalTransformation())
+            points = points @ local[:3, :3].T + local[:3, 3]
+        elif np.isfinite(points).all():
+            points = points + 0.0  # what the identity transform gives finite points (-0.0 -> 0.0)
+        else:
+            points = points @ _IDENTITY[:3, :3] + _IDENTITY[:3, 3]  # inf * 0 -> nan, as ever
     direction, length = None, 0.0
     if len(points) >= 2:
         world_delta = site_world[:3, :3] @ (points[1] - points[0])
-        length = float(np.linalg.norm(world_delta))
-        direction = compute_unit(world_delta)
+        # np.linalg.norm of a (3,) vector is sqrt(v.dot(v)); compute_unit, inlined.
+        length = math.sqrt(float(world_delta.dot(world_delta)))
+        if math.isfinite(length) and length > ZERO_LENGTH_TOLERANCE:
+            direction = world_delta / length
     curve_type = _get_authored(child, authored, "type")
-    counts = _get_authored(child, authored, "curveVertexCounts")
+    # No fallback: Get() is None unless a value is authored.
+    counts_attr = (
+        _get_attribute(child, "curveVertexCounts") if "curveVertexCounts" in authored else None
+    )
+    counts = counts_attr.Get() if counts_attr else None
     return CurveInfo(
         child=present[0],
-        path=str(child.GetPath()),
+        path=f"{site_path}/{present[0]}",
         type_name=str(child.GetTypeName()),
         points=points,
         direction=direction,
@@ -618,8 +631,9 @@ def read_gripper_site(
         )
     max_opening, opening_source = _read_float(prim, MAX_OPENING_ATTRS, authored)
     max_payload, payload_source = _read_float(prim, MAX_PAYLOAD_ATTRS, authored)
-    forward = _read_curve(prim, FORWARD_AXIS_NAMES, world)
-    grip = _read_curve(prim, GRIP_LINE_NAMES, world)
+    path = str(prim.GetPath())
+    forward = _read_curve(prim, path, FORWARD_AXIS_NAMES, world)
+    grip = _read_curve(prim, path, GRIP_LINE_NAMES, world)
     grasp_frame = None
     if forward is None or forward.direction is None:
         warnings.append(
@@ -649,7 +663,7 @@ def read_gripper_site(
         n for n in LEGACY_SITE_ATTRS if n in authored and prim.GetAttribute(n).IsAuthored()
     )
     return GripperSite(
-        path=str(prim.GetPath()),
+        path=path,
         type_name=str(prim.GetTypeName()),
         markers=markers,
         defined=undefined is None,

@@ -374,8 +374,7 @@ class SlotContext:
         # Gf vectors -> tuples of floats once, through the buffer protocol (tuple(Gf.Vec3d)
         # iterates in Python and is 20x slower), so rules work on plain tuples.
         center, forward, span_axis = (
-            tuple(np.asarray(v, dtype=np.float64).tolist()) if v is not None else None
-            for v in (center, forward, span_axis)
+            _to_floats(v) if v is not None else None for v in (center, forward, span_axis)
         )
         return SlotEntry(
             name, "schema", center, forward, span_axis, up_range, angle, lr, str(group or "")
@@ -385,6 +384,18 @@ class SlotContext:
 # Unbound pxr methods: looking a method up on a pxr object costs more than calling it.
 _get_attribute = Usd.Prim.GetAttribute
 _attribute_get = Usd.Attribute.Get
+
+
+def _to_floats(value: Any) -> tuple:
+    """A Gf/Vt value as a tuple of Python floats (nested for arrays), as numpy would give it."""
+    # Through the buffer protocol: tuple(Gf.Vec3d) iterates in Python and is 20x slower.
+    try:
+        view = memoryview(value)
+    except TypeError:
+        view = None
+    if view is not None and view.format in ("d", "f"):
+        return tuple(view.tolist())
+    return tuple(np.asarray(value, dtype=np.float64).tolist())
 
 
 @functools.cache
