@@ -27,8 +27,6 @@ scalars), and writes are atomic.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +36,7 @@ from pydantic import ValidationError
 
 from usdgrip.contracts import GraspCandidate, GraspPlanningResult
 from usdgrip.errors import GripperError
+from usdgrip.fileio import write_text_atomically
 from usdgrip.frames import Mat4, Poses, compute_pose
 
 #: Keys of an entry that the standard loaders read, written first.
@@ -103,24 +102,7 @@ def write_isaac_grasp(result: GraspPlanningResult, path: str | Path) -> Path:
         FileNotFoundError: the folder of ``path`` does not exist.
         OSError: the folder is not writable.
     """
-    target = Path(path)
-    folder = target.parent
-    if not folder.is_dir():
-        raise FileNotFoundError(
-            f"{target}: folder {folder} does not exist; create it or choose another output path"
-        )
-    text = format_isaac_grasp(result)
-    handle, temp_name = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temp_name, target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-    return target
+    return write_text_atomically(path, format_isaac_grasp(result))
 
 
 def parse_isaac_grasp(text: str, source: str = "<string>") -> GraspPlanningResult:

@@ -300,7 +300,7 @@ def render_view(
         legend.append(f"grasps: {summary.grasps} (red → green = lowest → highest confidence)")
     fig.text(0.01, 0.99, "\n".join(legend), fontsize=8, family="monospace", va="top")
 
-    # The one atomic writer of the CLI (temporary sibling, then os.replace).
+    # usdgrip's one atomic writer (temporary sibling, then os.replace).
     from usdgrip.fileio import write_bytes_atomically
 
     write_bytes_atomically(out, lambda handle: fig.savefig(handle, format="png"))
