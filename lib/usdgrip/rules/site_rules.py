@@ -232,17 +232,20 @@ def _author_vertex_counts(path: Sdf.Path, count: int) -> callable:
 )
 def check_curve_form(context: SiteContext) -> Iterator[Finding]:
     """GR.007: authored ``type`` linear and ``sum(curveVertexCounts) == len(points)``."""
-    stage = context.prim.GetStage()
-    editable = context.editable
     for role in ("forward", "grip"):
         curve = _curve(context, role)
         if curve is None or curve.type_name != "BasisCurves":
             continue
-        path = Sdf.Path(curve.path)
         if curve.curve_type is None:
             fixes = (
-                (Fix(f'author type = "linear" on <{curve.path}>', stage, _author_curve_type(path)),)
-                if editable
+                (
+                    Fix(
+                        f'author type = "linear" on <{curve.path}>',
+                        context.prim.GetStage(),
+                        _author_curve_type(Sdf.Path(curve.path)),
+                    ),
+                )
+                if context.editable
                 else ()
             )
             yield Finding(
@@ -258,11 +261,11 @@ def check_curve_form(context: SiteContext) -> Iterator[Finding]:
                 (
                     Fix(
                         f"author curveVertexCounts = [{n}] on <{curve.path}>",
-                        stage,
-                        _author_vertex_counts(path, n),
+                        context.prim.GetStage(),
+                        _author_vertex_counts(Sdf.Path(curve.path), n),
                     ),
                 )
-                if editable and n >= 2
+                if context.editable and n >= 2
                 else ()
             )
             yield Finding(
