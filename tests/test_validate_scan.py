@@ -56,6 +56,16 @@ def Xform "W"
         }
     }
 }
+over "Undefined" (prepend apiSchemas = ["GripperSiteAPI"])
+{
+    float gripper:maxOpening = 0.1
+    over "slotted" (prepend apiSchemas = ["GripperSlotAPI:b"])
+    {
+        over "gripper_forward_axis"
+        {
+        }
+    }
+}
 """
 
 

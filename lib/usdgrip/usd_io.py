@@ -349,8 +349,9 @@ def _compute_collection_hits(stage: Usd.Stage, expression: str) -> list[Sdf.Path
     if layer is None or not layer.permissionToEdit:
         return None
     name = f"__usdgrip_scan_{id(stage):x}"
-    if layer.GetPrimAtPath(Sdf.Path.absoluteRootPath.AppendChild(name)):
-        return None
+    path = Sdf.Path.absoluteRootPath.AppendChild(name)
+    if layer.GetPrimAtPath(path) or stage.GetPrimAtPath(path):
+        return None  # never touch a prim that exists
     spec = None
     try:
         with Sdf.ChangeBlock():
