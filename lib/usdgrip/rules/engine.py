@@ -361,15 +361,22 @@ class SlotContext:
         return entries
 
     def _schema_entry(self, name: str) -> SlotEntry:
-        prim, authored = self.prim, self._authored
-        values = []
-        for prop, fallback in zip(usd_io.SLOT_PROPERTIES, _slot_fallbacks(), strict=True):
-            attr_name = usd_io.get_slot_attribute_name(name, prop)
-            if attr_name not in authored:  # what Get() resolves to without an opinion
-                values.append(fallback)
-                continue
-            attr = _get_attribute(prim, attr_name)
-            values.append(_attribute_get(attr) if attr else None)
+        prim = self.prim
+        fallbacks, order = _slot_layout()
+        # One query for the instance's properties: the schema's 7 (always there once the
+        # API is applied), sorted by name, so in a known order when there are no others.
+        props = prim.GetPropertiesInNamespace(f"{usd_io.SLOT_NAMESPACE}:{name}")
+        values: list[Any] = list(fallbacks)
+        if len(props) == len(order) and all(isinstance(p, Usd.Attribute) for p in props):
+            for index, attr in zip(order, props, strict=True):
+                values[index] = _attribute_get(attr)
+        else:
+            authored = self._authored
+            for index, prop in enumerate(usd_io.SLOT_PROPERTIES):
+                attr_name = usd_io.get_slot_attribute_name(name, prop)
+                if attr_name in authored:  # else: what Get() resolves to without an opinion
+                    attr = _get_attribute(prim, attr_name)
+                    values[index] = _attribute_get(attr) if attr else None
         center, forward, span_axis, up_range, angle, lr, group = values
         # Gf vectors -> tuples of floats once, through the buffer protocol (tuple(Gf.Vec3d)
         # iterates in Python and is 20x slower), so rules work on plain tuples.
@@ -399,18 +406,25 @@ def _to_floats(value: Any) -> tuple:
 
 
 @functools.cache
-def _slot_fallbacks() -> tuple[Any, ...]:
-    """What ``Get()`` returns for each unauthored GripperSlotAPI property (schema fallbacks).
+def _slot_layout() -> tuple[tuple[Any, ...], tuple[int, ...]]:
+    """GripperSlotAPI as USD applies it, asked once of a probe prim.
 
-    In the order of :data:`usdgrip.usd_io.SLOT_PROPERTIES`; asked of USD once.
+    Returns:
+        What ``Get()`` returns for each unauthored property (the schema's fallbacks),
+        in the order of :data:`usdgrip.usd_io.SLOT_PROPERTIES`; and, for the
+        properties ``GetPropertiesInNamespace`` lists (sorted by name), their index in
+        :data:`usdgrip.usd_io.SLOT_PROPERTIES`.
     """
     stage = Usd.Stage.CreateInMemory()
     prim = stage.DefinePrim("/Object", "Xform")
     prim.ApplyAPI(usd_io.SLOT_API, "probe")
-    return tuple(
+    fallbacks = tuple(
         prim.GetAttribute(usd_io.get_slot_attribute_name("probe", prop)).Get()
         for prop in usd_io.SLOT_PROPERTIES
     )
+    listed = prim.GetPropertiesInNamespace(f"{usd_io.SLOT_NAMESPACE}:probe")
+    order = tuple(usd_io.SLOT_PROPERTIES.index(p.GetBaseName()) for p in listed)
+    return fallbacks, order
 
 
 @functools.cache
