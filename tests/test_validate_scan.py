@@ -154,3 +154,19 @@ def test_marker_properties_are_queried_per_prim_only_when_not_proven(
     monkeypatch.setattr(usd_io, "_scan_marked_prims", spy)
     usd_io.find_marked_prims(open_usda(body))
     assert calls == ([per_prim] if per_prim else [])
+
+
+def test_slot_values_with_fallbacks_and_extra_namespace_properties(open_usda):
+    body = """
+    def Xform "obj" (prepend apiSchemas = ["GripperSlotAPI:a", "GripperSlotAPI:b"])
+    {
+        double gripperSlot:a:upRange = -1
+        custom double gripperSlot:b:note = 1
+        vector3d gripperSlot:b:forward = (0, 0, 0)
+    }
+    """
+    issues = [(i.code, i.message) for i in validate(open_usda(body)).issues]
+    # Unauthored values are the schema fallbacks: groupName "" (no GS.008), lr "left".
+    assert [code for code, _ in issues] == ["GS.001", "GS.002"]
+    assert "slot 'b' (GripperSlotAPI): forward is [0.0, 0.0, 0.0] (zero)" in issues[0][1]
+    assert "slot 'a' (GripperSlotAPI): upRange is -1 m" in issues[1][1]
