@@ -727,7 +727,11 @@ def validate(
     for r in stage_rules:
         issues.extend(_run(r, context, "/"))
     if site_rules or slot_rules:
-        kinds = set(usd_io.MARKER_TOKENS) if slot_rules else set(usd_io.MARKER_TOKENS) - {"custom"}
+        # Only the markers the selected rules can use: sites (API, marker properties and
+        # children), slot carriers (API, LambdaSim customData).
+        kinds = ({"api", "props", "children"} if site_rules else set()) | (
+            {"api", "custom"} if slot_rules else set()
+        )
         # One transform cache for the run: the sites share their ancestors' transforms.
         cache = UsdGeom.XformCache(Usd.TimeCode.Default())
         for prim, maybe_site, maybe_slot in usd_io.find_marked_prims(stage, kinds, scan=scan):
