@@ -170,3 +170,14 @@ def test_slot_values_with_fallbacks_and_extra_namespace_properties(open_usda):
     assert [code for code, _ in issues] == ["GS.001", "GS.002"]
     assert "slot 'b' (GripperSlotAPI): forward is [0.0, 0.0, 0.0] (zero)" in issues[0][1]
     assert "slot 'a' (GripperSlotAPI): upRange is -1 m" in issues[1][1]
+
+
+def test_examples_give_the_same_report_with_either_scan():
+    from conftest import EXAMPLES
+
+    paths = sorted(EXAMPLES.rglob("*.usda"))
+    assert paths
+    for path in paths:
+        stage = Usd.Stage.Open(str(path))
+        fast = [i.to_dict() for i in validate(stage).issues]
+        assert fast == [i.to_dict() for i in validate(stage, scan="traverse").issues], path
