@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         )
 
         t_bare, _ = _best(lambda: [None for _ in stage.Traverse()], args.repeat)
-        t_grip, report = _best(lambda: usdgrip.validate(stage), args.repeat)
+        t_grip, report = _best(lambda: usdgrip.validate(stage, scan="collection"), args.repeat)
         t_scan, _ = _best(lambda: find_marked_prims(stage, set(MARKER_TOKENS)), args.repeat)
         t_slow, _ = _best(lambda: usdgrip.validate(stage, scan="traverse"), args.repeat)
 
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.profile:
             for label, fn in (
-                ("usdgrip", lambda: usdgrip.validate(stage)),
+                ("usdgrip", lambda: usdgrip.validate(stage, scan="collection")),
                 ("NVIDIA", lambda: engine.validate(stage)),
             ):
                 profiler = cProfile.Profile()

@@ -113,7 +113,7 @@ def test_the_scan_leaves_no_trace(open_usda):
         lambda notice, _: changed.append([str(p) for p in notice.GetResyncedPaths()]),
         stage,
     )
-    issues = validate(stage).issues
+    issues = validate(stage, scan="collection").issues
     del listener
     assert {i.code for i in issues} >= {"GR.001", "GS.002"}
     assert session.ExportToString() == text
@@ -122,6 +122,16 @@ def test_the_scan_leaves_no_trace(open_usda):
     assert not stage.GetRootLayer().dirty
     # The only notices: the temporary root prim appearing and going away.
     assert len(changed) == 2 and all(p[0].startswith("/__usdgrip_scan") for p in changed)
+
+
+def test_a_callers_stage_is_never_edited_by_default(open_usda):
+    stage = open_usda(FLAT)
+    changed: list = []
+    listener = Tf.Notice.Register(Usd.Notice.ObjectsChanged, lambda n, _: changed.append(n), stage)
+    report = validate(stage)
+    del listener
+    assert {i.code for i in report.issues} >= {"GR.001", "GS.002"}
+    assert changed == [] and not stage.GetSessionLayer().dirty
 
 
 def test_locked_session_layer_falls_back_to_python_queries(open_usda):

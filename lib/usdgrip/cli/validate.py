@@ -241,16 +241,17 @@ def run(args: argparse.Namespace) -> int:
     codes = [r.code for r in select_rules(_split_rules(args.rule))]
     params = parse_params(args.param)
     # Open everything first: an unreadable input is a usage error (exit 2) before any output.
+    # These stages are private to this command, so the C++ candidate scan may use them.
     stages = [(path, open_stage(path)) for path in args.files]
     entries = []
     for path, stage in stages:
-        report = validate(stage, rules=codes, params=params)
+        report = validate(stage, rules=codes, params=params, scan="collection")
         fixed = None
         if args.fix:
             fixed = report.apply_fixes()
             if fixed:
                 save_layer_atomically(stage.GetRootLayer(), Path(path))
-                report = validate(stage, rules=codes, params=params)
+                report = validate(stage, rules=codes, params=params, scan="collection")
         entries.append(_file_entry(path, report, fixed))
     if args.format == "json":
         text = format_json(entries)

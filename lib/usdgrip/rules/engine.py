@@ -690,7 +690,7 @@ def validate(
     rules: Iterable[str | Rule] | None = None,
     params: Mapping[str, Any] | None = None,
     *,
-    scan: str = "collection",
+    scan: str | None = None,
 ) -> Report:
     """Validate a stage (or a USD file) against the usdgrip rules in one traversal.
 
@@ -699,12 +699,15 @@ def validate(
         rules: codes (``"GR.003"``) or names to run; ``None`` runs every rule.
         params: overrides of :data:`DEFAULT_PARAMS`.
         scan: how the prims any rule applies to are found
-            (:func:`usdgrip.usd_io.find_marked_prims`): ``"collection"`` (default)
+            (:func:`usdgrip.usd_io.find_marked_prims`): ``"collection"``
             evaluates an OpenUSD path expression in C++ through a temporary
             collection on the session layer, removed before returning (the stage
             sends two ``ObjectsChanged`` notices; do not validate while another
             thread reads the same stage); ``"traverse"`` queries every prim from
-            Python and never writes.
+            Python and never writes. Default (``None``): ``"collection"`` when
+            given a path (the stage is private to this call), ``"traverse"`` when
+            given a stage, so a caller's stage (usdview's, a UsdValidation run's)
+            is never edited, not even in its session layer.
 
     Returns:
         A :class:`Report`; issues sorted by prim path (stage-level first).
@@ -714,13 +717,14 @@ def validate(
         ValueError: an unknown rule code or parameter (listing the valid ones), or
             an unknown ``scan``.
     """
-    if scan not in ("collection", "traverse"):
+    if scan not in (None, "collection", "traverse"):
         raise ValueError(f"scan is {scan!r}; expected 'collection' or 'traverse'")
     selected = select_rules(rules)
     resolved = resolve_params(params)
-    stage = (
-        stage_or_path if isinstance(stage_or_path, Usd.Stage) else usd_io.open_stage(stage_or_path)
-    )
+    if isinstance(stage_or_path, Usd.Stage):
+        stage, scan = stage_or_path, scan or "traverse"
+    else:
+        stage, scan = usd_io.open_stage(stage_or_path), scan or "collection"
     site_rules, slot_rules, stage_rules = _split(selected)
     issues: list[Issue] = []
     context = StageContext(stage, resolved)
