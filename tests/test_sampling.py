@@ -299,15 +299,15 @@ def test_memory_is_proportional_to_the_output():
 
 
 BAD_SLOTS = [
-    ({"forward": (0, 0, 0)}, "forward is (0, 0, 0); expected a finite non-zero direction"),
-    ({"span_axis": (math.nan, 0, 0)}, "span_axis is (nan, 0, 0); expected a finite non-zero"),
+    ({"forward": (0, 0, 0)}, "forward is [0.0, 0.0, 0.0] (zero); expected a non-zero vector"),
+    ({"span_axis": (math.nan, 0, 0)}, "span_axis is [nan, 0.0, 0.0]; expected 3 finite numbers"),
     ({"center": (0, math.inf, 0)}, "center is (0, inf, 0); expected 3 finite numbers"),
-    ({"span_axis": (1, 0, 0.05)}, "are 2.86° off perpendicular; expected within 1° of 90°"),
-    ({"up_range": 0.0}, "up_range is 0.0 m; expected a finite value > 0 m"),
-    ({"up_range": -1.0}, "up_range is -1.0 m; expected a finite value > 0 m"),
+    ({"span_axis": (1, 0, 0.05)}, "(2.86° off perpendicular); expected perpendicular within 1°"),
+    ({"up_range": 0.0}, "up_range is 0 m; expected a finite value > 0 m"),
+    ({"up_range": -1.0}, "up_range is -1 m; expected a finite value > 0 m"),
     ({"up_range": math.inf}, "up_range is inf m"),
-    ({"angle": 361.0}, "slot_input_angle is 361.0°; expected a finite value in [0, 360]°"),
-    ({"angle": -1.0}, "slot_input_angle is -1.0°"),
+    ({"angle": 361.0}, "slot_input_angle is 361°; expected a finite value in [0, 360] degrees"),
+    ({"angle": -1.0}, "slot_input_angle is -1°"),
     ({"angle": math.nan}, "slot_input_angle is nan°"),
     ({"world": np.diag([1.0, 1.0, 0.0, 1.0])}, "collapses forward to zero"),
     ({"world": np.full((4, 4), math.nan)}, "not a finite 4x4 matrix"),

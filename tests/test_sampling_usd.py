@@ -290,7 +290,7 @@ def Xform "Obj" (
         ("tote", ("--prim", "/Tote", "-o", "no/such/dir/out.json"), "does not exist; create it"),
         (BAD_RECORD, ("--prim", "/Obj"), "gripper_slots[0].forward: is 'up'; expected 3 numbers"),
         (ZERO_FORWARD, ("--prim", "/Obj"),
-         "slot 0 'edge' on </Obj> cannot be sampled: forward is (0, 0, 0)"),
+         "slot 0 'edge' on </Obj> cannot be sampled: forward is [0.0, 0.0, 0.0] (zero)"),
     ],
 )  # fmt: skip
 def test_cli_bad_input_is_one_line_and_exit_2(write_usda, capsys, monkeypatch, body, args, message):

@@ -52,6 +52,11 @@ from numpy.typing import NDArray
 
 from usdgrip.frames import Mat4, compute_quaternion_wxyz, compute_unit
 from usdgrip.model import GripperSlot
+from usdgrip.slot_checks import (
+    compute_axes_problems,
+    get_input_angle_problem,
+    get_up_range_problem,
+)
 
 #: Forward and span axes count as perpendicular within this many degrees of 90°: the
 #: default of the GS.001 rule (``slot_perpendicular_tolerance_deg``). Within it the
@@ -93,8 +98,10 @@ def check_slot(
 ) -> list[SlotProblem]:
     """Check the authored values of one slot against the GripperSlot contract.
 
-    This is the single home of the slot checks: :func:`sample_gripper_groups`
-    refuses a slot with any problem, and the GS validation rules report them.
+    :func:`sample_gripper_groups` refuses a slot with any problem. The axis,
+    up-range and angle checks are :mod:`usdgrip.slot_checks`, shared with the
+    GS validation rules (GS.001–GS.003); the centre and world-transform checks
+    are sampling's own.
     Checks (local, as authored): ``center`` finite; ``forward`` and
     ``span_axis`` finite and non-zero; forward ⟂ span_axis within
     ``perpendicular_tolerance_deg``; ``up_range`` finite and > 0 m;
@@ -115,43 +122,20 @@ def check_slot(
         problems.append(
             SlotProblem("center", f"center is {_vector_text(center)}; expected 3 finite numbers")
         )
-    units = {}
-    for field, value in (("forward", slot.forward_local), ("span_axis", slot.span_axis_local)):
-        unit = compute_unit(value) if np.shape(value) == (3,) else None
-        units[field] = unit
-        if unit is None:
-            problems.append(
-                SlotProblem(
-                    field,
-                    f"{field} is {_vector_text(value)}; expected a finite non-zero direction",
-                )
-            )
-    if units["forward"] is not None and units["span_axis"] is not None:
-        cosine = float(np.dot(units["forward"], units["span_axis"]))
-        deviation = math.degrees(math.asin(min(1.0, abs(cosine))))
-        if deviation > perpendicular_tolerance_deg:
-            problems.append(
-                SlotProblem(
-                    "span_axis",
-                    f"forward {_vector_text(slot.forward_local)} and span_axis "
-                    f"{_vector_text(slot.span_axis_local)} are {deviation:.3g}° off "
-                    f"perpendicular; expected within {perpendicular_tolerance_deg:g}° of 90°",
-                )
-            )
-    up_range = slot.up_range_local
-    if not (isinstance(up_range, int | float) and math.isfinite(up_range) and up_range > 0):
-        problems.append(
-            SlotProblem("up_range", f"up_range is {up_range!r} m; expected a finite value > 0 m")
-        )
-    angle = slot.slot_input_angle
-    lo, hi = ANGLE_RANGE_DEG
-    if not (isinstance(angle, int | float) and math.isfinite(angle) and lo <= angle <= hi):
-        problems.append(
-            SlotProblem(
-                "slot_input_angle",
-                f"slot_input_angle is {angle!r}°; expected a finite value in [{lo:g}, {hi:g}]°",
-            )
-        )
+    axes = compute_axes_problems(
+        slot.forward_local, slot.span_axis_local, perpendicular_tolerance_deg
+    )
+    problems.extend(SlotProblem(field, message) for field, message in axes)
+    up_range = get_up_range_problem(slot.up_range_local)
+    if up_range:
+        problems.append(SlotProblem("up_range", up_range))
+    angle = get_input_angle_problem(slot.slot_input_angle, *ANGLE_RANGE_DEG)
+    if angle:
+        problems.append(SlotProblem("slot_input_angle", angle))
+    units = {
+        field: compute_unit(value) if np.shape(value) == (3,) else None
+        for field, value in (("forward", slot.forward_local), ("span_axis", slot.span_axis_local))
+    }
     world = np.asarray(slot.object_to_world, dtype=np.float64)
     if world.shape != (4, 4) or not np.all(np.isfinite(world)):
         problems.append(

@@ -9,10 +9,8 @@ schema's documented fallback.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterator
-from typing import Any
 
 from usdgrip.model import LR_TOKENS
 from usdgrip.rules.engine import (
@@ -22,28 +20,11 @@ from usdgrip.rules.engine import (
     get_instance_name_problem,
     rule,
 )
-
-isfinite = math.isfinite
-
-
-def _vector(value: Any) -> tuple[float, ...] | None:
-    """3 floats, or ``None`` when ``value`` is not a 3-vector."""
-    if value is None:
-        return None
-    if type(value) is tuple and len(value) == 3:
-        a, b, c = value
-        if type(a) is float and type(b) is float and type(c) is float:
-            return value
-    try:
-        items = tuple(float(c) for c in value)
-    except (TypeError, ValueError):
-        return None
-    return items if len(items) == 3 else None
-
-
-def _norm(v: tuple[float, ...]) -> float:
-    a, b, c = v
-    return math.sqrt(a * a + b * b + c * c)
+from usdgrip.slot_checks import (
+    compute_axes_problems,
+    get_input_angle_problem,
+    get_up_range_problem,
+)
 
 
 def _field(slot: SlotEntry, schema: str, record: str) -> str:
@@ -67,32 +48,9 @@ def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
     """GS.001: forward and span_axis non-zero, finite, perpendicular within tolerance."""
     tolerance = context.params["slot_perpendicular_tolerance_deg"]
     for slot in context.slots:
-        vectors = []
-        for key, value in (("forward", slot.forward), ("span_axis", slot.span_axis)):
-            v = _vector(value)
-            if v is None or not (isfinite(v[0]) and isfinite(v[1]) and isfinite(v[2])):
-                name = _field(slot, "spanAxis" if key == "span_axis" else key, key)
-                yield Finding(f"{slot.label}: {name} is {value!r}; expected 3 finite numbers")
-            elif _norm(v) <= 1e-12:
-                name = _field(slot, "spanAxis" if key == "span_axis" else key, key)
-                yield Finding(
-                    f"{slot.label}: {name} is {list(v)} (zero); expected a non-zero vector"
-                )
-            else:
-                vectors.append(v)
-        if len(vectors) < 2:
-            continue
-        f, s = vectors
-        cosine = abs(f[0] * s[0] + f[1] * s[1] + f[2] * s[2]) / (_norm(f) * _norm(s))
-        deviation = math.degrees(math.asin(min(1.0, cosine)))
-        if deviation > tolerance:
-            span = _field(slot, "spanAxis", "span_axis")
-            yield Finding(
-                f"{slot.label}: forward {list(f)} and {span} {list(s)} are "
-                f"{90.0 - deviation:.2f}° from parallel ({deviation:.2f}° off perpendicular); "
-                f"expected perpendicular within {tolerance:g}° (parameter "
-                "slot_perpendicular_tolerance_deg)"
-            )
+        names = ("forward", _field(slot, "spanAxis", "span_axis"))
+        for _, problem in compute_axes_problems(slot.forward, slot.span_axis, tolerance, names):
+            yield Finding(f"{slot.label}: {problem}")
 
 
 @rule(
@@ -108,14 +66,9 @@ def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
 def check_slot_up_range(context: SlotContext) -> Iterator[Finding]:
     """GS.002: ``up_range`` finite > 0."""
     for slot in context.slots:
-        value = slot.up_range
-        name = _field(slot, "upRange", "up_range")
-        if value is None:
-            yield Finding(f"{slot.label}: {name} has no value; expected a finite value > 0 m")
-            continue
-        number = float(value)
-        if not (math.isfinite(number) and number > 0):
-            yield Finding(f"{slot.label}: {name} is {number:g} m; expected a finite value > 0 m")
+        problem = get_up_range_problem(slot.up_range, _field(slot, "upRange", "up_range"))
+        if problem:
+            yield Finding(f"{slot.label}: {problem}")
 
 
 @rule(
@@ -133,14 +86,10 @@ def check_slot_input_angle(context: SlotContext) -> Iterator[Finding]:
     low = context.params["slot_input_angle_min_deg"]
     high = context.params["slot_input_angle_max_deg"]
     for slot in context.slots:
-        value = slot.slot_input_angle
         name = _field(slot, "slotInputAngle", "slot_input_angle")
-        number = math.nan if value is None else float(value)
-        if not (math.isfinite(number) and low <= number <= high):
-            yield Finding(
-                f"{slot.label}: {name} is {number:g}°; expected a finite value in "
-                f"[{low:g}, {high:g}] degrees"
-            )
+        problem = get_input_angle_problem(slot.slot_input_angle, low, high, name)
+        if problem:
+            yield Finding(f"{slot.label}: {problem}")
 
 
 @rule(

@@ -1,0 +1,98 @@
+"""The GripperSlot contract checks, once (pure, plain math on 3-vectors).
+
+Used by the GS validation rules (GS.001–GS.003) and by
+:func:`usdgrip.sampling.check_slot`, which refuses to sample a slot that
+fails them. Each function returns problem texts that name the field (under
+the name the caller passes: ``spanAxis`` for the schema, ``span_axis`` for
+LambdaSim records), the value found and the value expected.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: A direction shorter than this counts as zero.
+ZERO_LENGTH = 1e-12
+
+
+def get_vector3(value: Any) -> tuple[float, float, float] | None:
+    """``value`` as 3 floats, or ``None`` when it is not a 3-vector of numbers."""
+    if value is None or isinstance(value, str | bytes):
+        return None
+    try:
+        items = tuple(float(c) for c in value)
+    except (TypeError, ValueError):
+        return None
+    return items if len(items) == 3 else None  # type: ignore[return-value]
+
+
+def _norm(v: tuple[float, float, float]) -> float:
+    return math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+
+
+def _list(v: tuple[float, float, float]) -> list[float]:
+    return [float(f"{c:.6g}") for c in v]
+
+
+def compute_axes_problems(
+    forward: Any,
+    span_axis: Any,
+    tolerance_deg: float,
+    names: tuple[str, str] = ("forward", "span_axis"),
+) -> list[tuple[str, str]]:
+    """Check forward and span_axis: finite, non-zero, perpendicular within ``tolerance_deg``.
+
+    Returns:
+        ``(field, message)`` pairs, ``field`` being ``forward`` or ``span_axis``.
+    """
+    problems: list[tuple[str, str]] = []
+    vectors = []
+    for field, name, value in zip(
+        ("forward", "span_axis"), names, (forward, span_axis), strict=True
+    ):
+        v = get_vector3(value)
+        if v is None or not all(math.isfinite(c) for c in v):
+            shown = list(v) if v is not None else value
+            problems.append((field, f"{name} is {shown!r}; expected 3 finite numbers"))
+        elif _norm(v) <= ZERO_LENGTH:
+            problems.append((field, f"{name} is {_list(v)} (zero); expected a non-zero vector"))
+        else:
+            vectors.append(v)
+    if len(vectors) == 2:
+        f, s = vectors
+        cosine = abs(f[0] * s[0] + f[1] * s[1] + f[2] * s[2]) / (_norm(f) * _norm(s))
+        deviation = math.degrees(math.asin(min(1.0, cosine)))
+        if deviation > tolerance_deg:
+            problems.append(
+                (
+                    "span_axis",
+                    f"{names[0]} {_list(f)} and {names[1]} {_list(s)} are "
+                    f"{90.0 - deviation:.2f}° from parallel ({deviation:.2f}° off perpendicular); "
+                    f"expected perpendicular within {tolerance_deg:g}° (parameter "
+                    "slot_perpendicular_tolerance_deg)",
+                )
+            )
+    return problems
+
+
+def get_up_range_problem(value: Any, name: str = "up_range") -> str | None:
+    """``up_range`` must be a finite number > 0 (metres)."""
+    if value is None:
+        return f"{name} has no value; expected a finite value > 0 m"
+    number = float(value) if isinstance(value, int | float) else math.nan
+    if not (math.isfinite(number) and number > 0):
+        shown = f"{number:g}" if isinstance(value, int | float) else repr(value)
+        return f"{name} is {shown} m; expected a finite value > 0 m"
+    return None
+
+
+def get_input_angle_problem(
+    value: Any, low: float = 0.0, high: float = 360.0, name: str = "slot_input_angle"
+) -> str | None:
+    """``slot_input_angle`` must be a finite number in ``[low, high]`` degrees."""
+    number = float(value) if isinstance(value, int | float) else math.nan
+    if not (math.isfinite(number) and low <= number <= high):
+        shown = f"{number:g}" if isinstance(value, int | float) else repr(value)
+        return f"{name} is {shown}°; expected a finite value in [{low:g}, {high:g}] degrees"
+    return None
