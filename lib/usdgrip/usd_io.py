@@ -238,6 +238,17 @@ def _compute_hints(
     )
 
 
+def _classify_schemas(schemas: Iterable[str]) -> tuple[bool, bool]:
+    """``(maybe_site, maybe_slot)`` from a prim's applied API schema names."""
+    maybe_site = maybe_slot = False
+    for schema in schemas:
+        if schema == SITE_API:
+            maybe_site = True
+        elif schema.startswith(_SLOT_PREFIX):
+            maybe_slot = True
+    return maybe_site, maybe_slot
+
+
 def _scan_marked_prims(
     stage: Usd.Stage, kinds: frozenset[str]
 ) -> list[tuple[Usd.Prim, bool, bool]]:
@@ -266,12 +277,7 @@ def _scan_marked_prims(
     # marked by a child sorts just before the first hit of its subtree (pre-order).
     found: dict[Sdf.Path, list] = {}  # path -> [(order, depth), prim, maybe_site, maybe_slot]
     for index, prim in enumerate(hits):
-        maybe_site = maybe_slot = False
-        for schema in get_schemas(prim):
-            if schema == SITE_API:
-                maybe_site = True
-            elif schema.startswith(_SLOT_PREFIX):
-                maybe_slot = True
+        maybe_site, maybe_slot = _classify_schemas(get_schemas(prim))
         if use_props and not maybe_site and not no_site_props(get_props(prim)):
             maybe_site = True
         if use_custom and has_custom(prim, key):
@@ -462,12 +468,7 @@ def find_marked_prims(
         if "api" not in kinds:
             continue
         prim = get_prim(path)
-        maybe_site = maybe_slot = False
-        for schema in get_schemas(prim):
-            if schema == SITE_API:
-                maybe_site = True
-            elif schema.startswith(_SLOT_PREFIX):
-                maybe_slot = True
+        maybe_site, maybe_slot = _classify_schemas(get_schemas(prim))
         if maybe_site or maybe_slot:
             entry = found.get(path)
             if entry is None:
