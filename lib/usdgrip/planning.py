@@ -49,7 +49,11 @@ so an id names the same proposal in every later stage; the same request and
 seed give the same ids and poses.
 
 Randomness: one ``numpy.random.Generator`` per (seed, gripper, method), from
-``SeedSequence([seed, h, method index])``; backends never share a stream.
+``SeedSequence([seed, s, method index])``; backends never share a stream.
+``s`` (:func:`compute_stream_key`) hashes the gripper file's *name* and prim
+path, not its directory, so the same request gives the same grasps wherever
+the files live (another checkout, another machine, a CI clone); only the ids'
+``<h>`` keeps the full path, for uniqueness.
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
@@ -173,6 +177,15 @@ class ObjectData:
 def compute_gripper_key(gripper: GripperRef) -> str:
     """8 hex digits naming ``gripper`` in candidate ids (SHA-256 of asset path and prim path)."""
     text = f"{gripper.asset_path}\n{gripper.prim_path}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def compute_stream_key(gripper: GripperRef) -> str:
+    """8 hex digits seeding ``gripper``'s random streams: its file name and prim path.
+
+    Independent of the directory, so results do not change when assets move.
+    """
+    text = f"{PurePath(gripper.asset_path).name}\n{gripper.prim_path}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
@@ -353,9 +366,12 @@ def compute_slot_scores(offsets, tilts_deg, up_range: float, angle_deg: float) -
 
 
 def propose_slots(
-    obj: ObjectData, max_opening: float, *, count: int, seed: int, key: str
+    obj: ObjectData, max_opening: float, *, count: int, seed: int, key: str, stream: str
 ) -> tuple[list[str], Poses, np.ndarray, np.ndarray, list[str]]:
-    """Slot proposals in M: (ids, poses, widths, scores, notes about skipped slots)."""
+    """Slot proposals in M: (ids, poses, widths, scores, notes about skipped slots).
+
+    ``key`` names the gripper in the ids; ``stream`` (:func:`compute_stream_key`) seeds.
+    """
     from usdgrip.sampling import check_slot, sample_gripper_groups
 
     usable = []
@@ -374,7 +390,7 @@ def propose_slots(
     per_slot = max(1, math.ceil(count / len(usable)))
     used_names: set[str] = set()
     inverse = np.linalg.inv(obj.world_frame)
-    seeds = np.random.SeedSequence([int(seed), int(key, 16), METHODS.index("slots")]).spawn(
+    seeds = np.random.SeedSequence([int(seed), int(stream, 16), METHODS.index("slots")]).spawn(
         len(usable)
     )
     for slot, child in zip(usable, seeds, strict=True):
@@ -737,7 +753,7 @@ def plan_grasps(
                 continue
             model = read_gripper_model(gripper, site, gripper_model)
             models_used.append(model.source)
-            key = compute_gripper_key(gripper)
+            key, stream = compute_gripper_key(gripper), compute_stream_key(gripper)
             proposals = _Proposals()
             pad = site.grip_line.length if site.grip_line is not None else None
             pad = pad if pad is not None and 0 < pad < opening else None
@@ -751,7 +767,7 @@ def plan_grasps(
                         obj,
                         opening,
                         count=proposal_count,
-                        rng=_make_rng(request.seed, key, method),
+                        rng=_make_rng(request.seed, stream, method),
                         key=key,
                         clearance=clearance,
                         pad_width=pad,
@@ -765,7 +781,12 @@ def plan_grasps(
                         warnings.append(f"{label}: slots: object has no GripperSlots")
                         continue
                     ids, poses, widths, scores, notes = propose_slots(
-                        obj, opening, count=proposal_count, seed=request.seed, key=key
+                        obj,
+                        opening,
+                        count=proposal_count,
+                        seed=request.seed,
+                        key=key,
+                        stream=stream,
                     )
                     groups = None
                     warnings.extend(f"{label}: slots: {n}" for n in notes)
