@@ -520,17 +520,33 @@ def _read_float(
     for name in names:
         if name not in authored:  # the prim's authored property names
             continue
-        attr = prim.GetAttribute(name)
+        attr = _get_attribute(prim, name)
         if attr and attr.HasAuthoredValue():
             value = attr.Get()
             try:
-                if attr.GetTypeName() == Sdf.ValueTypeNames.Float:
+                if attr.GetTypeName() == _SDF_FLOAT:
                     # Shortest decimal that round-trips the 32-bit value: 0.085, not 0.0850000009.
-                    return float(str(np.float32(value))), name
+                    return _float32_decimal(value), name
                 return float(value), name
             except (TypeError, ValueError):
                 return math.nan, name
     return None, None
+
+
+_SDF_FLOAT = Sdf.ValueTypeNames.Float
+_FLOAT32_DECIMALS: dict[float, float] = {}
+
+
+def _float32_decimal(value: float) -> float:
+    """``float(str(np.float32(value)))``, remembered per value (sites share a few openings)."""
+    if type(value) is not float or value == 0.0 or value != value:  # -0.0 == 0.0; nan != nan
+        return float(str(np.float32(value)))
+    found = _FLOAT32_DECIMALS.get(value)
+    if found is None:
+        found = float(str(np.float32(value)))
+        if len(_FLOAT32_DECIMALS) < 4096:
+            _FLOAT32_DECIMALS[value] = found
+    return found
 
 
 def _undefined_ancestor(prim: Usd.Prim) -> Usd.Prim | None:
@@ -548,6 +564,10 @@ def _undefined_ancestor(prim: Usd.Prim) -> Usd.Prim | None:
 _IDENTITY = np.eye(4)
 _get_child = Usd.Prim.GetChild
 _get_attribute = Usd.Prim.GetAttribute
+_get_authored_names = Usd.Prim.GetAuthoredPropertyNames
+_attribute_get = Usd.Attribute.Get
+_is_a = Usd.Prim.IsA
+_XFORMABLE = UsdGeom.Xformable
 
 
 def _get_authored(prim: Usd.Prim, names: frozenset[str], name: str):
@@ -564,17 +584,17 @@ def _read_curve(
     children = [(n, c) for n in names if (c := _get_child(site, n))]
     if not children:
         return None
-    present = [n for n, _ in children]
-    child = children[0][1]
-    # One query for the authored names: unauthored attributes are not looked up (points and
-    # xformOpOrder have no fallback, so skipping them reads the same values).
-    authored = frozenset(child.GetAuthoredPropertyNames())
+    child_name, child = children[0]
+    # One query for the authored names: unauthored attributes are not looked up (points,
+    # xformOpOrder and curveVertexCounts have no fallback, so skipping them reads the same
+    # values). A handful of names: a list is as fast to search as a set is to build.
+    authored = _get_authored_names(child)
     points_attr = _get_attribute(child, "points") if "points" in authored else None
-    raw = points_attr.Get() if points_attr else None
-    points = np.asarray(raw if raw is not None else [], dtype=np.float64).reshape(-1, 3)
-    if child.IsA(UsdGeom.Xformable):
+    raw = _attribute_get(points_attr) if points_attr else None
+    points = np.asarray(raw if raw is not None else (), dtype=np.float64).reshape(-1, 3)
+    if _is_a(child, _XFORMABLE):
         if "xformOpOrder" in authored:
-            local = gf_to_numpy(UsdGeom.Xformable(child).GetLocalTransformation())
+            local = gf_to_numpy(_XFORMABLE(child).GetLocalTransformation())
             points = points @ local[:3, :3].T + local[:3, 3]
         elif np.isfinite(points).all():
             points = points + 0.0  # what the identity transform gives finite points (-0.0 -> 0.0)
@@ -592,10 +612,10 @@ def _read_curve(
     counts_attr = (
         _get_attribute(child, "curveVertexCounts") if "curveVertexCounts" in authored else None
     )
-    counts = counts_attr.Get() if counts_attr else None
+    counts = _attribute_get(counts_attr) if counts_attr else None
     return CurveInfo(
-        child=present[0],
-        path=f"{site_path}/{present[0]}",
+        child=child_name,
+        path=f"{site_path}/{child_name}",
         type_name=str(child.GetTypeName()),
         points=points,
         direction=direction,
@@ -603,7 +623,7 @@ def _read_curve(
         curve_type=str(curve_type) if curve_type is not None else None,
         # Through numpy: iterating a Vt array element by element in Python is 10x slower.
         vertex_counts=tuple(np.asarray(counts).tolist()) if counts is not None else None,
-        shadowed=present[1] if len(present) > 1 else None,
+        shadowed=children[1][0] if len(children) > 1 else None,
     )
 
 
@@ -612,6 +632,7 @@ def read_gripper_site(
     markers: tuple[str, ...] | None = None,
     *,
     xform_cache: UsdGeom.XformCache | None = None,
+    frame: bool = True,
 ) -> GripperSite:
     """Read one gripper site into an immutable :class:`GripperSite`.
 
@@ -621,10 +642,12 @@ def read_gripper_site(
     be read (degenerate axes, an undefined ``over`` above it, a grip line
     authored with the older jaw-span meaning) become ``warnings``. Reads of many
     sites of one unchanged stage may share an ``xform_cache`` (default time).
+    ``frame=False`` skips the grasp frame (``grasp_frame`` is ``None`` and its
+    warnings are not added): the validation rules check the axes, not the frame.
     """
     markers = compute_site_markers(prim) if markers is None else markers
     world = compute_world_transform(prim, xform_cache=xform_cache)
-    authored = frozenset(prim.GetAuthoredPropertyNames())
+    authored = frozenset(_get_authored_names(prim))
     warnings: list[str] = []
     undefined = _undefined_ancestor(prim)
     if undefined is not None:
@@ -639,7 +662,9 @@ def read_gripper_site(
     forward = _read_curve(prim, path, FORWARD_AXIS_NAMES, world)
     grip = _read_curve(prim, path, GRIP_LINE_NAMES, world)
     grasp_frame = None
-    if forward is None or forward.direction is None:
+    if not frame:
+        pass
+    elif forward is None or forward.direction is None:
         warnings.append(
             "no usable forward axis (gripper_forward_axis with 2 distinct finite points); "
             "no grasp frame"
@@ -664,7 +689,7 @@ def read_gripper_site(
             "the graspable tube axis"
         )
     legacy = tuple(
-        n for n in LEGACY_SITE_ATTRS if n in authored and prim.GetAttribute(n).IsAuthored()
+        n for n in LEGACY_SITE_ATTRS if n in authored and _get_attribute(prim, n).IsAuthored()
     )
     return GripperSite(
         path=path,

@@ -250,10 +250,17 @@ class SiteContext:
 
     @cached_property
     def site(self) -> GripperSite:
-        """The site as :func:`usdgrip.usd_io.read_gripper_site` reads it."""
+        """The site as :func:`usdgrip.usd_io.read_gripper_site` reads it, without the grasp frame.
+
+        The rules check the axes, not the frame they give, so ``grasp_frame`` is
+        ``None`` here and ``warnings`` lacks the frame's warnings; a rule that
+        needs the frame calls ``read_gripper_site(context.prim)``.
+        """
         # Non-finite authored points are reported by GR.005, not as numpy warnings.
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            return usd_io.read_gripper_site(self.prim, self.markers, xform_cache=self.xform_cache)
+            return usd_io.read_gripper_site(
+                self.prim, self.markers, xform_cache=self.xform_cache, frame=False
+            )
 
     @property
     def declared(self) -> bool:
@@ -362,15 +369,16 @@ class SlotContext:
 
     def _schema_entry(self, name: str) -> SlotEntry:
         prim = self.prim
-        fallbacks, order = _slot_layout()
+        fallbacks, order, listed = _slot_layout()
         # One query for the instance's properties: the schema's 7 (always there once the
         # API is applied), sorted by name, so in a known order when there are no others.
-        props = prim.GetPropertiesInNamespace(f"{usd_io.SLOT_NAMESPACE}:{name}")
-        values: list[Any] = list(fallbacks)
-        if len(props) == len(order) and all(isinstance(p, Usd.Attribute) for p in props):
-            for index, attr in zip(order, props, strict=True):
-                values[index] = _attribute_get(attr)
+        props = _get_properties_in_namespace(prim, f"{usd_io.SLOT_NAMESPACE}:{name}")
+        values: list[Any]
+        if len(props) == len(order) and all(map(isinstance, props, _ATTRIBUTE_TYPES)):
+            got = list(map(_attribute_get, props))  # in listing order
+            values = [got[i] for i in listed]  # in SLOT_PROPERTIES order
         else:
+            values = list(fallbacks)
             authored = self._authored
             for index, prop in enumerate(usd_io.SLOT_PROPERTIES):
                 attr_name = usd_io.get_slot_attribute_name(name, prop)
@@ -391,6 +399,8 @@ class SlotContext:
 # Unbound pxr methods: looking a method up on a pxr object costs more than calling it.
 _get_attribute = Usd.Prim.GetAttribute
 _attribute_get = Usd.Attribute.Get
+_get_properties_in_namespace = Usd.Prim.GetPropertiesInNamespace
+_ATTRIBUTE_TYPES = (Usd.Attribute,) * len(usd_io.SLOT_PROPERTIES)
 
 
 def _to_floats(value: Any) -> tuple:
@@ -406,14 +416,15 @@ def _to_floats(value: Any) -> tuple:
 
 
 @functools.cache
-def _slot_layout() -> tuple[tuple[Any, ...], tuple[int, ...]]:
+def _slot_layout() -> tuple[tuple[Any, ...], tuple[int, ...], tuple[int, ...]]:
     """GripperSlotAPI as USD applies it, asked once of a probe prim.
 
     Returns:
         What ``Get()`` returns for each unauthored property (the schema's fallbacks),
         in the order of :data:`usdgrip.usd_io.SLOT_PROPERTIES`; and, for the
         properties ``GetPropertiesInNamespace`` lists (sorted by name), their index in
-        :data:`usdgrip.usd_io.SLOT_PROPERTIES`.
+        :data:`usdgrip.usd_io.SLOT_PROPERTIES`; and its inverse (for each property of
+        :data:`usdgrip.usd_io.SLOT_PROPERTIES`, its index in that listing).
     """
     stage = Usd.Stage.CreateInMemory()
     prim = stage.DefinePrim("/Object", "Xform")
@@ -424,7 +435,7 @@ def _slot_layout() -> tuple[tuple[Any, ...], tuple[int, ...]]:
     )
     listed = prim.GetPropertiesInNamespace(f"{usd_io.SLOT_NAMESPACE}:probe")
     order = tuple(usd_io.SLOT_PROPERTIES.index(p.GetBaseName()) for p in listed)
-    return fallbacks, order
+    return fallbacks, order, tuple(order.index(i) for i in range(len(order)))
 
 
 @functools.cache
@@ -509,16 +520,32 @@ def _run(rule_: Rule, context: Any, prim_path: str) -> list[Issue]:
             rule_.make_issue(f.prim or prim_path, f.message, f.fixes) for f in rule_.check(context)
         ]
     except Exception as exc:  # a crashing rule must not stop the run: report it
-        return [
-            Issue(
-                rule_.code,
-                rule_.name,
-                "error",
-                prim_path,
-                f"rule {rule_.code} ({rule_.name}) crashed on this prim: "
-                f"{type(exc).__name__}: {exc}; the prim was not fully checked for this rule",
-            )
-        ]
+        return [_crash_issue(rule_, prim_path, exc)]
+
+
+def _crash_issue(rule_: Rule, prim_path: str, exc: Exception) -> Issue:
+    return Issue(
+        rule_.code,
+        rule_.name,
+        "error",
+        prim_path,
+        f"rule {rule_.code} ({rule_.name}) crashed on this prim: "
+        f"{type(exc).__name__}: {exc}; the prim was not fully checked for this rule",
+    )
+
+
+def _run_all(rules: Sequence[Rule], context: Any, prim_path: str, issues: list[Issue]) -> None:
+    """:func:`_run` of each rule into ``issues``, inlined (most rules find nothing)."""
+    for rule_ in rules:
+        try:
+            found = [
+                rule_.make_issue(f.prim or prim_path, f.message, f.fixes)
+                for f in rule_.check(context)
+            ]
+        except Exception as exc:  # a crashing rule must not stop the run: report it
+            found = [_crash_issue(rule_, prim_path, exc)]
+        if found:
+            issues.extend(found)
 
 
 def _check_candidate(
@@ -533,13 +560,9 @@ def _check_candidate(
     issues: list[Issue] = []
     path = str(prim.GetPath())
     if markers and site_rules:
-        site_context = SiteContext(prim, markers, params, xform_cache)
-        for r in site_rules:
-            issues.extend(_run(r, site_context, path))
+        _run_all(site_rules, SiteContext(prim, markers, params, xform_cache), path, issues)
     if has_slots and slot_rules:
-        slot_context = SlotContext(prim, params)
-        for r in slot_rules:
-            issues.extend(_run(r, slot_context, path))
+        _run_all(slot_rules, SlotContext(prim, params), path, issues)
     return issues
 
 
