@@ -25,9 +25,8 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 from pxr import Sdf, Usd, UsdGeom
@@ -231,6 +230,30 @@ def rule(
 
 
 # --- per-prim contexts --------------------------------------------------------
+
+_T = TypeVar("_T")
+
+
+class cached_property(Generic[_T]):
+    """``functools.cached_property`` without its lock (Python 3.11 takes one per first read).
+
+    A context belongs to one validation call, never shared between threads, and
+    thousands of them are read once each: the lock was a measurable share.
+    """
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> _T:
+        if instance is None:
+            return self  # type: ignore[return-value]
+        value = instance.__dict__[self.name] = self.func(instance)
+        return value
 
 
 @dataclass(eq=False)
