@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from pxr import Sdf
+from test_rules_engine import FIXABLE_SITE
 
 from usdgrip.cli import main
 from usdgrip.rules import RULES
@@ -14,27 +15,6 @@ from usdgrip.rules import RULES
 REPO = Path(__file__).resolve().parent.parent
 BROKEN = sorted((REPO / "examples" / "broken").glob("*.usda"))
 
-FIXABLE = """
-def Xform "Gripper"
-{
-    def Xform "tcp"
-    {
-        float gripper:maxOpening = 0.085
-
-        def BasisCurves "gripper_forward_axis"
-        {
-            point3f[] points = [(0, 0, 0), (0, 0, 0.05)]
-        }
-
-        def BasisCurves "gripper_grip_line"
-        {
-            point3f[] points = [(0, -0.01, 0), (0, 0.01, 0)]
-            int[] curveVertexCounts = [2]
-            uniform token type = "linear"
-        }
-    }
-}
-"""
 
 WARN_ONLY = """
 def Xform "tcp" (
@@ -215,7 +195,7 @@ def _fields(layer: Sdf.Layer) -> dict:
 
 
 def test_fix_roundtrip_changes_only_the_fixes(write_usda, capsys):
-    path = write_usda(FIXABLE)
+    path = write_usda(FIXABLE_SITE)
     Sdf.Layer.FindOrOpen(str(path)).Export(str(path))  # a USD-written asset
     before = _fields(Sdf.Layer.OpenAsAnonymous(str(path)))
     code, out, _ = run(capsys, "validate", str(path))
