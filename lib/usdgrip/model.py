@@ -47,6 +47,10 @@ class CurveInfo:
         return len(self.points)
 
 
+#: Discovery markers that declare a site (the rest only find legacy ones).
+DECLARING_MARKERS = frozenset({"GripperSiteAPI", "socketType", "socketType(misspelt)"})
+
+
 @dataclass(frozen=True, eq=False)
 class GripperSite:
     """A gripper site found on a stage, with everything needed to use or check it."""
@@ -77,9 +81,7 @@ class GripperSite:
     @property
     def declared(self) -> bool:
         """True when the site is declared (GripperSiteAPI or socketType = "Gripper")."""
-        return any(
-            m in ("GripperSiteAPI", "socketType", "socketType(misspelt)") for m in self.markers
-        )
+        return not DECLARING_MARKERS.isdisjoint(self.markers)
 
     @property
     def name(self) -> str:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-#: A direction shorter than this counts as zero.
-ZERO_LENGTH = 1e-12
+from usdgrip.frames import ZERO_LENGTH_TOLERANCE
 
 
 def get_vector3(value: Any) -> tuple[float, float, float] | None:
@@ -55,7 +54,7 @@ def compute_axes_problems(
         if v is None or not all(math.isfinite(c) for c in v):
             shown = list(v) if v is not None else value
             problems.append((field, f"{name} is {shown!r}; expected 3 finite numbers"))
-        elif _norm(v) <= ZERO_LENGTH:
+        elif _norm(v) <= ZERO_LENGTH_TOLERANCE:
             problems.append((field, f"{name} is {_list(v)} (zero); expected a non-zero vector"))
         else:
             vectors.append(v)

@@ -33,7 +33,7 @@ from pxr import Sdf, Usd, UsdGeom
 
 from usdgrip import usd_io
 from usdgrip.lambdasim import CUSTOM_DATA_PATH, RecordProblem, SlotRecord
-from usdgrip.model import GripperSite
+from usdgrip.model import DECLARING_MARKERS, GripperSite
 
 SEVERITIES = ("failure", "error", "warning", "info")
 """Severities, most serious first. ``failure`` and ``error`` make a report not ok."""
@@ -288,15 +288,12 @@ class SiteContext:
     @property
     def declared(self) -> bool:
         """GripperSiteAPI or socketType = "Gripper" marks the site."""
-        return any(m in _DECLARING_MARKERS for m in self.markers)
+        return not DECLARING_MARKERS.isdisjoint(self.markers)
 
     @property
     def editable(self) -> bool:
         """False for instance proxies (no fix can be authored there)."""
         return not self.prim.IsInstanceProxy()
-
-
-_DECLARING_MARKERS = frozenset({usd_io.SITE_API, "socketType", "socketType(misspelt)"})
 
 
 @dataclass(frozen=True)
