@@ -191,3 +191,45 @@ def test_examples_give_the_same_report_with_either_scan():
         stage = Usd.Stage.Open(str(path))
         fast = [i.to_dict() for i in validate(stage).issues]
         assert fast == [i.to_dict() for i in validate(stage, scan="traverse").issues], path
+
+
+@pytest.mark.parametrize(("body", "glob"), [(FLAT, False), (FLAT_COVERED, True), (TRICKY, True)])
+def test_marker_children_are_matched_by_name_only_when_not_proven(
+    open_usda, monkeypatch, body, glob
+):
+    """FLAT's marker child is under a prim with the API: counting proves there is no other."""
+    evaluated: list[list[str]] = []
+    compute = usd_io._compute_included_paths
+
+    def spy(stage, query):
+        evaluated.append([str(p) for p in compute(stage, query)])
+        return compute(stage, query)
+
+    monkeypatch.setattr(usd_io, "_compute_included_paths", spy)
+    stage = open_usda(body)
+    found = usd_io.find_marked_prims(stage)
+    # The API expression, then the name glob only when needed: it matches marker children.
+    assert len(evaluated) == (2 if glob else 1)
+    if glob:
+        assert evaluated[1] and all(
+            p.rsplit("/", 1)[1].startswith("gripper_") for p in evaluated[1]
+        )
+    monkeypatch.setattr(usd_io, "_compute_included_paths", compute)
+    assert sorted(found, key=lambda e: e[0].GetPath()) == sorted(
+        usd_io.find_marked_prims(stage, scan="traverse"), key=lambda e: e[0].GetPath()
+    )
+
+
+def test_a_marker_child_elsewhere_defeats_the_count(open_usda):
+    """A marker child under a prim no expression found: its spec is not accounted for."""
+    body = FLAT.replace(
+        'def Xform "plain"\n    {\n    }',
+        'def Xform "plain"\n    {\n        def Scope "gripper_grip_line"\n        {\n        }\n    }',
+    )
+    assert body != FLAT
+    stage = open_usda(body)
+    found = {str(p.GetPath()): site for p, site, _ in usd_io.find_marked_prims(stage)}
+    assert found["/W/plain"] is True
+    assert {str(p.GetPath()) for p, _, _ in usd_io.find_marked_prims(stage)} == {
+        str(p.GetPath()) for p, _, _ in usd_io.find_marked_prims(stage, scan="traverse")
+    }

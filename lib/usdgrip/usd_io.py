@@ -179,12 +179,13 @@ def compute_site_markers(prim: Usd.Prim) -> tuple[str, ...]:
 #: Marker kind -> tokens that must occur in some used layer for the kind to mark a prim.
 MARKER_TOKENS: dict[str, tuple[bytes, ...]] = {
     "api": (SITE_API.encode(), SLOT_API.encode()),
-    "props": (b"socketType", b"maxOpening"),
+    "props": (b"maxOpening", b"socketType"),  # the usual one first: hints stop at a hit
     "children": (FORWARD_AXIS_NAMES[0].encode(), GRIP_LINE_NAMES[0].encode()),
     "custom": (CUSTOM_DATA_PATH.split(":")[0].encode(),),
 }
 _SITE_PROPS = frozenset((*SOCKET_TYPE_ATTRS, *MAX_OPENING_ATTRS))
-_MARKER_CHILDREN = frozenset((FORWARD_AXIS_NAMES[0], GRIP_LINE_NAMES[0]))
+_MARKER_CHILD_NAMES = (FORWARD_AXIS_NAMES[0], GRIP_LINE_NAMES[0])
+_MARKER_CHILDREN = frozenset(_MARKER_CHILD_NAMES)
 _MARKER_CHILD_GLOB = "gripper_*"  # matches every name of _MARKER_CHILDREN
 _SLOT_PREFIX = f"{SLOT_API}:"
 
@@ -201,7 +202,8 @@ def _layer_text(layer: Sdf.Layer) -> bytes | None:
             head = handle.read(6)
             if head != b"#usda ":
                 return None  # crate or package: query every prim
-            return head + handle.read()
+            handle.seek(0)
+            return handle.read()
     except OSError:
         return None
 
@@ -342,14 +344,17 @@ _REMAPPING_TOKENS = (
 _SCAN_COLLECTION = "usdgripScan"
 
 
-def _compute_collection_hits(stage: Usd.Stage, expression: str) -> list[Sdf.Path] | None:
-    """Paths of the traversed prims (:data:`TRAVERSAL`) matching a path ``expression``, in C++.
+def _make_membership_queries(
+    stage: Usd.Stage, expressions: Sequence[str]
+) -> list[Usd.UsdCollectionMembershipQuery] | None:
+    """Membership queries of path ``expressions`` on ``stage``, for :func:`_compute_included_paths`.
 
     OpenUSD evaluates a collection's membership expression only against the
-    stage the collection is on, so a temporary collection is authored on a new
-    root ``over`` of the session layer and removed again (layer content restored
-    exactly). ``None`` when that is not possible (session layer locked,
-    population mask, evaluation error): the caller then queries every prim.
+    stage the collection is on, so temporary collections are authored on a new
+    root ``over`` of the session layer and removed again at once (layer content
+    restored exactly; the stage sends two ``ObjectsChanged`` notices); the queries
+    stay usable. ``None`` when that is not possible (session layer locked,
+    population mask, authoring error): the caller then queries every prim.
     """
     layer = stage.GetSessionLayer()
     if layer is None or not layer.permissionToEdit:
@@ -362,17 +367,20 @@ def _compute_collection_hits(stage: Usd.Stage, expression: str) -> list[Sdf.Path
     try:
         with Sdf.ChangeBlock():
             spec = Sdf.PrimSpec(layer, name, Sdf.SpecifierOver)
-            attr = Sdf.AttributeSpec(
-                spec,
-                f"collection:{_SCAN_COLLECTION}:membershipExpression",
-                Sdf.ValueTypeNames.PathExpression,
-            )
-            attr.default = Sdf.PathExpression(expression)
+            for index, expression in enumerate(expressions):
+                attr = Sdf.AttributeSpec(
+                    spec,
+                    f"collection:{_SCAN_COLLECTION}{index}:membershipExpression",
+                    Sdf.ValueTypeNames.PathExpression,
+                )
+                attr.default = Sdf.PathExpression(expression)
         prim = stage.GetPrimAtPath(spec.path)
         if not prim:
             return None
-        query = Usd.CollectionAPI(prim, _SCAN_COLLECTION).ComputeMembershipQuery()
-        return list(Usd.ComputeIncludedPathsFromCollection(query, stage, TRAVERSAL))
+        return [
+            Usd.CollectionAPI(prim, f"{_SCAN_COLLECTION}{index}").ComputeMembershipQuery()
+            for index in range(len(expressions))
+        ]
     except Tf.ErrorException:
         return None
     finally:
@@ -380,18 +388,31 @@ def _compute_collection_hits(stage: Usd.Stage, expression: str) -> list[Sdf.Path
             del layer.rootPrims[name]
 
 
-def _props_all_on(texts: list[bytes] | None, prims: Sequence[Usd.Prim]) -> list[bool] | None:
+def _compute_included_paths(
+    stage: Usd.Stage, query: Usd.UsdCollectionMembershipQuery
+) -> list[Sdf.Path] | None:
+    """Paths of the traversed prims (:data:`TRAVERSAL`) in ``query``, evaluated in C++."""
+    try:
+        return list(Usd.ComputeIncludedPathsFromCollection(query, stage, TRAVERSAL))
+    except Tf.ErrorException:
+        return None
+
+
+def _has_remapping_arcs(texts: list[bytes]) -> bool:
+    """True when some used layer may hold an arc that maps a spec to another prim path."""
+    return any(token in text for text in texts for token in _REMAPPING_TOKENS)
+
+
+def _props_all_on(texts: list[bytes], prims: Sequence[Usd.Prim]) -> list[bool] | None:
     """Which of ``prims`` author a site-marker property, if every such spec is on one of them.
 
     ``None`` when some site-marker property spec of the used layers may sit on another prim.
 
     Proof by counting: each such spec names its property in its layer's text,
     so the number of occurrences of the names bounds the number of specs; when
-    no arc can map one spec to another path, the property stacks of ``prims``
-    holding that many specs leave none for any other prim.
+    no arc can map one spec to another path (the caller checks), the property
+    stacks of ``prims`` holding that many specs leave none for any other prim.
     """
-    if texts is None:
-        return None
     # Every marker property name contains one of the props tokens: their counts bound the specs.
     expected = sum(text.count(token) for text in texts for token in MARKER_TOKENS["props"])
     found = 0
@@ -406,9 +427,30 @@ def _props_all_on(texts: list[bytes] | None, prims: Sequence[Usd.Prim]) -> list[
         marked[index] = bool(names)
         for name in names:
             found += len(get_property(prim, name).GetPropertyStack())
-    if found != expected or any(t in text for text in texts for t in _REMAPPING_TOKENS):
-        return None
-    return marked
+    return marked if found == expected else None
+
+
+def _children_all_on(texts: list[bytes], prims: Sequence[Usd.Prim]) -> list[bool] | None:
+    """Which of ``prims`` have a traversed marker child, if every such child is one of theirs.
+
+    ``None`` when some prim spec named like a marker child may belong to another
+    prim. The same proof by counting as :func:`_props_all_on`: each spec of a
+    prim named ``gripper_forward_axis`` or ``gripper_grip_line`` names it in its
+    layer's text; when the prim stacks of the marker children of ``prims``
+    account for every occurrence (and no arc maps a spec to another path, the
+    caller checks), no other prim has such a child.
+    """
+    expected = sum(text.count(token) for text in texts for token in MARKER_TOKENS["children"])
+    found = 0
+    marked = [False] * len(prims)
+    get_child, traversed = Usd.Prim.GetChild, TRAVERSAL
+    for index, prim in enumerate(prims):
+        for name in _MARKER_CHILD_NAMES:
+            child = get_child(prim, name)
+            if child and traversed(child):
+                marked[index] = True
+                found += len(child.GetPrimStack())
+    return marked if found == expected else None
 
 
 def find_marked_prims(
@@ -418,13 +460,16 @@ def find_marked_prims(
 
     The same prims as :func:`iter_marked_prims` finds (a superset of the sites
     and slot carriers; :func:`compute_site_markers` decides), sorted by path
-    (not in traversal order). With ``scan="collection"`` the applied-API and
-    marker-child tests run in C++ (the OpenUSD path expression
-    ``//{hasAPI(GripperSiteAPI, GripperSlotAPI)} //gripper_*``, evaluated
-    through a temporary collection on the session layer, see
-    :func:`_compute_collection_hits`); marker properties and LambdaSim
-    customData are then queried per prim only when the layer texts cannot rule
-    them out. ``scan="traverse"`` never writes to the stage: every
+    (not in traversal order). With ``scan="collection"`` the applied-API test
+    runs in C++ (the OpenUSD path expression
+    ``//{hasAPI(GripperSiteAPI, GripperSlotAPI)}``, evaluated through a
+    temporary collection on the session layer, see
+    :func:`_make_membership_queries`). Marker children and marker properties
+    elsewhere are ruled out by counting their names in the layer texts
+    (:func:`_children_all_on`, :func:`_props_all_on`); when a count does not
+    prove it, marker children are found by a second expression
+    (``//gripper_*``) and marker properties and LambdaSim customData by
+    querying every prim. ``scan="traverse"`` never writes to the stage: every
     prim is queried from Python (several times slower on large stages).
 
     Args:
@@ -441,44 +486,51 @@ def find_marked_prims(
         raise ValueError(f"scan is {scan!r}; expected 'collection' or 'traverse'")
     texts = _used_layer_texts(stage)
     kinds = _compute_hints(texts, MARKER_TOKENS if kinds is None else kinds)
-    terms = []
-    if "api" in kinds:
-        terms.append(f"//{{hasAPI({SITE_API}, {SLOT_API})}}")
-    if "children" in kinds:
-        # One glob is cheaper to evaluate than one pattern per name; names are checked below.
-        terms.append(f"//{_MARKER_CHILD_GLOB}")
+    queries = None
+    if scan == "collection" and kinds & {"api", "children"}:
+        # Both expressions now (one edit of the session layer); the second is evaluated
+        # only when counting cannot prove where the marker children are.
+        queries = _make_membership_queries(
+            stage, [f"//{{hasAPI({SITE_API}, {SLOT_API})}}", f"//{_MARKER_CHILD_GLOB}"]
+        )
     hits: list[Sdf.Path] | None = []
-    if scan == "traverse":
-        hits = None
-    elif terms:
-        hits = _compute_collection_hits(stage, " ".join(terms))
+    if queries is None:
+        hits = None if scan == "traverse" or kinds & {"api", "children"} else []
+    elif "api" in kinds:
+        hits = _compute_included_paths(stage, queries[0])
     if hits is None:
         return sorted(_scan_marked_prims(stage, kinds), key=lambda e: e[0].GetPath())
     get_prim, get_schemas = stage.GetPrimAtPath, Usd.Prim.GetAppliedSchemas
     found: dict[Sdf.Path, list] = {}  # path -> [prim, maybe_site, maybe_slot]
     for path in hits:
-        if path.name in _MARKER_CHILDREN and "children" in kinds:
-            parent = path.GetParentPath()
-            if parent != Sdf.Path.absoluteRootPath:
+        prim = get_prim(path)
+        maybe_site, maybe_slot = _classify_schemas(get_schemas(prim))
+        if maybe_site or maybe_slot:
+            found[path] = [prim, maybe_site, maybe_slot]
+    # Sites first: likely holders of marker properties and children.
+    entries = sorted(found.values(), key=lambda entry: not entry[1])
+    provable = texts is not None and not _has_remapping_arcs(texts)
+    if "children" in kinds:
+        marked = _children_all_on(texts, [e[0] for e in entries]) if provable else None
+        if marked is not None:
+            for entry, has_child in zip(entries, marked, strict=True):
+                entry[1] = entry[1] or has_child
+        else:
+            children = _compute_included_paths(stage, queries[1])
+            if children is None:
+                return sorted(_scan_marked_prims(stage, kinds), key=lambda e: e[0].GetPath())
+            for path in children:
+                parent = path.GetParentPath()
+                if path.name not in _MARKER_CHILDREN or parent == Sdf.Path.absoluteRootPath:
+                    continue
                 entry = found.get(parent)
                 if entry is None:
                     found[parent] = [get_prim(parent), True, False]
                 else:
                     entry[1] = True
-        if "api" not in kinds:
-            continue
-        prim = get_prim(path)
-        maybe_site, maybe_slot = _classify_schemas(get_schemas(prim))
-        if maybe_site or maybe_slot:
-            entry = found.get(path)
-            if entry is None:
-                found[path] = [prim, maybe_site, maybe_slot]
-            else:
-                entry[1] |= maybe_site
-                entry[2] |= maybe_slot
     rest = kinds & {"props", "custom"}
-    if "props" in rest:
-        entries = sorted(found.values(), key=lambda entry: not entry[1])  # sites first
+    if "props" in rest and provable:
+        entries = sorted(found.values(), key=lambda entry: not entry[1])
         marked = _props_all_on(texts, [entry[0] for entry in entries])
         if marked is not None:
             rest = rest - {"props"}
