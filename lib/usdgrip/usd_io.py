@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Container, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -119,17 +120,22 @@ def compute_world_transform(
     time: Usd.TimeCode | None = None,
     *,
     xform_cache: UsdGeom.XformCache | None = None,
+    meters_per_unit: float | None = None,
 ) -> Mat4:
     """Local-to-world (4, 4) of ``prim`` with world lengths in metres.
 
     Works for undefined ``over`` prims too (their xformOps still compose).
     ``xform_cache`` (at ``time``; ``time`` is then ignored) lets many reads of
-    one unchanged stage share their ancestors' transforms.
+    one unchanged stage share their ancestors' transforms; ``meters_per_unit``
+    (default: the stage's) saves asking the stage each time.
     """
     if xform_cache is None:
         xform_cache = UsdGeom.XformCache(Usd.TimeCode.Default() if time is None else time)
     world = gf_to_numpy(xform_cache.GetLocalToWorldTransform(prim))
-    world[:3] *= get_meters_per_unit(prim.GetStage())  # diag(mpu, mpu, mpu, 1) @ world
+    if meters_per_unit is None:
+        meters_per_unit = get_meters_per_unit(prim.GetStage())
+    if meters_per_unit != 1.0:
+        world[:3] *= meters_per_unit  # diag(mpu, mpu, mpu, 1) @ world
     return world
 
 
@@ -147,13 +153,17 @@ def set_work_thread_limit(threads: int) -> None:
 # --- gripper sites ----------------------------------------------------------
 
 
-def compute_site_markers(prim: Usd.Prim) -> tuple[str, ...]:
-    """Return the discovery markers (SPEC §2) that make ``prim`` a gripper site; empty if none."""
+def compute_site_markers(prim: Usd.Prim, facts: PrimFacts | None = None) -> tuple[str, ...]:
+    """Return the discovery markers (SPEC §2) that make ``prim`` a gripper site; empty if none.
+
+    ``facts``: the prim's :func:`read_prim_facts`, when the caller has them already.
+    """
+    facts = read_prim_facts(prim) if facts is None else facts
     markers: list[str] = []
     if SITE_API in prim.GetAppliedSchemas():
         markers.append(SITE_API)
-    # One query for the authored names; attributes are looked up only when present.
-    authored = _SITE_PROPS.intersection(prim.GetAuthoredPropertyNames())
+    # Attributes are looked up only when authored.
+    authored = _SITE_PROPS.intersection(facts.authored)
     for attr_name, marker in SOCKET_TYPE_ATTRS.items():
         if attr_name in authored:
             attr = prim.GetAttribute(attr_name)
@@ -162,10 +172,24 @@ def compute_site_markers(prim: Usd.Prim) -> tuple[str, ...]:
     for attr_name in MAX_OPENING_ATTRS:
         if attr_name in authored and prim.GetAttribute(attr_name).IsAuthored():
             markers.append(attr_name)
-    for child_name in (FORWARD_AXIS_NAMES[0], GRIP_LINE_NAMES[0]):
-        if prim.GetChild(child_name):
+    for child_name in _MARKER_CHILD_NAMES:
+        if child_name in facts.children:
             markers.append(f"child:{child_name}")
     return tuple(markers)
+
+
+class PrimFacts(NamedTuple):
+    """What site discovery and reading ask of a prim, asked once (see :func:`read_prim_facts`)."""
+
+    authored: frozenset[str]
+    """Names of the prim's authored properties."""
+    children: list[str]
+    """Names of all its children (any specifier, active or not), as ``GetChild`` finds them."""
+
+
+def read_prim_facts(prim: Usd.Prim) -> PrimFacts:
+    """The prim's authored property names and child names, in two queries."""
+    return PrimFacts(frozenset(_get_authored_names(prim)), _get_all_children_names(prim))
 
 
 # --- finding marked prims fast ------------------------------------------------
@@ -613,45 +637,37 @@ def _undefined_ancestor(prim: Usd.Prim) -> Usd.Prim | None:
     return found
 
 
-_IDENTITY = np.eye(4)
 _get_child = Usd.Prim.GetChild
 _get_attribute = Usd.Prim.GetAttribute
 _get_authored_names = Usd.Prim.GetAuthoredPropertyNames
+_get_all_children_names = Usd.Prim.GetAllChildrenNames
 _attribute_get = Usd.Attribute.Get
 _is_a = Usd.Prim.IsA
 _XFORMABLE = UsdGeom.Xformable
-
-
-def _get_authored(prim: Usd.Prim, names: frozenset[str], name: str):
-    """Authored value of attribute ``name`` (one of the prim's authored ``names``) or ``None``."""
-    if name not in names:
-        return None
-    attr = _get_attribute(prim, name)
-    return attr.Get() if attr and attr.HasAuthoredValue() else None
+_CURVE_TYPE_FALLBACK = "cubic"  # UsdGeomBasisCurves' fallback for `type`
 
 
 def _read_curve(
-    site: Usd.Prim, site_path: str, names: Sequence[str], site_world: Mat4
+    site: Usd.Prim, site_path: str, names: Sequence[str], site_world: Mat4, children: Sequence[str]
 ) -> CurveInfo | None:
-    children = [(n, c) for n in names if (c := _get_child(site, n))]
-    if not children:
+    present = [name for name in names if name in children]
+    if not present:
         return None
-    child_name, child = children[0]
+    child_name = present[0]
+    child = _get_child(site, child_name)
     # One query for the authored names: unauthored attributes are not looked up (points,
     # xformOpOrder and curveVertexCounts have no fallback, so skipping them reads the same
     # values). A handful of names: a list is as fast to search as a set is to build.
     authored = _get_authored_names(child)
-    points_attr = _get_attribute(child, "points") if "points" in authored else None
-    raw = _attribute_get(points_attr) if points_attr else None
+    raw = _attribute_get(_get_attribute(child, "points")) if "points" in authored else None
     points = np.asarray(raw if raw is not None else (), dtype=np.float64).reshape(-1, 3)
-    if _is_a(child, _XFORMABLE):
-        if "xformOpOrder" in authored:
-            local = gf_to_numpy(_XFORMABLE(child).GetLocalTransformation())
-            points = points @ local[:3, :3].T + local[:3, 3]
-        elif np.isfinite(points).all():
-            points = points + 0.0  # what the identity transform gives finite points (-0.0 -> 0.0)
-        else:
-            points = points @ _IDENTITY[:3, :3] + _IDENTITY[:3, 3]  # inf * 0 -> nan, as ever
+    if "xformOpOrder" in authored and _is_a(child, _XFORMABLE):
+        local = gf_to_numpy(_XFORMABLE(child).GetLocalTransformation())
+        points = points @ local[:3, :3].T + local[:3, 3]
+    elif np.isfinite(points).all():
+        points = points + 0.0  # what the identity transform gives finite points (-0.0 -> 0.0)
+    else:
+        points = points @ _IDENTITY3 + 0.0  # inf * 0 -> nan, as the identity transform gives
     direction, length = None, 0.0
     if len(points) >= 2:
         world_delta = site_world[:3, :3] @ (points[1] - points[0])
@@ -659,24 +675,34 @@ def _read_curve(
         length = math.sqrt(float(world_delta.dot(world_delta)))
         if math.isfinite(length) and length > ZERO_LENGTH_TOLERANCE:
             direction = world_delta / length
-    curve_type = _get_authored(child, authored, "type")
+    curve_type = None
+    if "type" in authored:
+        attr = _get_attribute(child, "type")
+        curve_type = _attribute_get(attr)
+        # A value other than the fallback is authored; the fallback may be either.
+        if curve_type == _CURVE_TYPE_FALLBACK and not attr.HasAuthoredValue():
+            curve_type = None
     # No fallback: Get() is None unless a value is authored.
-    counts_attr = (
-        _get_attribute(child, "curveVertexCounts") if "curveVertexCounts" in authored else None
+    counts = (
+        _attribute_get(_get_attribute(child, "curveVertexCounts"))
+        if "curveVertexCounts" in authored
+        else None
     )
-    counts = _attribute_get(counts_attr) if counts_attr else None
     return CurveInfo(
-        child=child_name,
-        path=f"{site_path}/{child_name}",
-        type_name=str(child.GetTypeName()),
-        points=points,
-        direction=direction,
-        length=length,
-        curve_type=str(curve_type) if curve_type is not None else None,
+        child_name,
+        f"{site_path}/{child_name}",
+        child.GetTypeName(),
+        points,
+        direction,
+        length,
+        str(curve_type) if curve_type is not None else None,
         # Through numpy: iterating a Vt array element by element in Python is 10x slower.
-        vertex_counts=tuple(np.asarray(counts).tolist()) if counts is not None else None,
-        shadowed=children[1][0] if len(children) > 1 else None,
+        tuple(np.asarray(counts).tolist()) if counts is not None else None,
+        present[1] if len(present) > 1 else None,
     )
+
+
+_IDENTITY3 = np.eye(3)
 
 
 def read_gripper_site(
@@ -685,6 +711,8 @@ def read_gripper_site(
     *,
     xform_cache: UsdGeom.XformCache | None = None,
     frame: bool = True,
+    facts: PrimFacts | None = None,
+    meters_per_unit: float | None = None,
 ) -> GripperSite:
     """Read one gripper site into an immutable :class:`GripperSite`.
 
@@ -692,14 +720,18 @@ def read_gripper_site(
     ``custom:maxOpening``; ``gripper_forward_axis`` over ``forward_axis``;
     ``gripper_grip_line`` over ``grip_line``. Problems that still let the site
     be read (degenerate axes, an undefined ``over`` above it, a grip line
-    authored with the older jaw-span meaning) become ``warnings``. Reads of many
-    sites of one unchanged stage may share an ``xform_cache`` (default time).
+    authored with the older jaw-span meaning) become ``warnings``.
+
+    Reads of many sites of one unchanged stage may share an ``xform_cache``
+    (default time) and pass the stage's ``meters_per_unit``; ``facts`` are the
+    prim's :func:`read_prim_facts` when the caller has them already.
     ``frame=False`` skips the grasp frame (``grasp_frame`` is ``None`` and its
     warnings are not added): the validation rules check the axes, not the frame.
     """
-    markers = compute_site_markers(prim) if markers is None else markers
-    world = compute_world_transform(prim, xform_cache=xform_cache)
-    authored = frozenset(_get_authored_names(prim))
+    facts = read_prim_facts(prim) if facts is None else facts
+    markers = compute_site_markers(prim, facts) if markers is None else markers
+    world = compute_world_transform(prim, xform_cache=xform_cache, meters_per_unit=meters_per_unit)
+    authored, children = facts
     warnings: list[str] = []
     undefined = _undefined_ancestor(prim)
     if undefined is not None:
@@ -710,9 +742,9 @@ def read_gripper_site(
         )
     max_opening, opening_source = _read_float(prim, MAX_OPENING_ATTRS, authored)
     max_payload, payload_source = _read_float(prim, MAX_PAYLOAD_ATTRS, authored)
-    path = str(prim.GetPath())
-    forward = _read_curve(prim, path, FORWARD_AXIS_NAMES, world)
-    grip = _read_curve(prim, path, GRIP_LINE_NAMES, world)
+    path = prim.GetPath().pathString
+    forward = _read_curve(prim, path, FORWARD_AXIS_NAMES, world, children)
+    grip = _read_curve(prim, path, GRIP_LINE_NAMES, world, children)
     grasp_frame = None
     if not frame:
         pass
@@ -744,20 +776,20 @@ def read_gripper_site(
         n for n in LEGACY_SITE_ATTRS if n in authored and _get_attribute(prim, n).IsAuthored()
     )
     return GripperSite(
-        path=path,
-        type_name=str(prim.GetTypeName()),
-        markers=markers,
-        defined=undefined is None,
-        world_transform=world,
-        max_opening=max_opening,
-        max_opening_source=opening_source,
-        max_payload=max_payload,
-        max_payload_source=payload_source,
-        forward_axis=forward,
-        grip_line=grip,
-        grasp_frame=grasp_frame,
-        warnings=tuple(warnings),
-        legacy_attributes=legacy,
+        path,
+        prim.GetTypeName(),
+        markers,
+        undefined is None,
+        world,
+        max_opening,
+        opening_source,
+        max_payload,
+        payload_source,
+        forward,
+        grip,
+        grasp_frame,
+        tuple(warnings),
+        legacy,
     )
 
 

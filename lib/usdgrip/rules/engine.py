@@ -265,11 +265,15 @@ class SiteContext:
     params: Mapping[str, float]
     xform_cache: UsdGeom.XformCache | None = None
     """Shared by the sites of one validation run (default: one per site)."""
+    facts: usd_io.PrimFacts | None = None
+    """The prim's :func:`usdgrip.usd_io.read_prim_facts`, when already read."""
+    meters_per_unit: float | None = None
+    """The stage's, when already read."""
 
     @cached_property
     def path(self) -> str:
         """Prim path as text."""
-        return str(self.prim.GetPath())
+        return self.prim.GetPath().pathString
 
     @cached_property
     def site(self) -> GripperSite:
@@ -282,7 +286,12 @@ class SiteContext:
         # Non-finite authored points are reported by GR.005, not as numpy warnings.
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             return usd_io.read_gripper_site(
-                self.prim, self.markers, xform_cache=self.xform_cache, frame=False
+                self.prim,
+                self.markers,
+                xform_cache=self.xform_cache,
+                frame=False,
+                facts=self.facts,
+                meters_per_unit=self.meters_per_unit,
             )
 
     @property
@@ -332,7 +341,7 @@ class SlotContext:
     @cached_property
     def path(self) -> str:
         """Prim path as text."""
-        return str(self.prim.GetPath())
+        return self.prim.GetPath().pathString
 
     @cached_property
     def instance_names(self) -> list[str]:
@@ -576,13 +585,16 @@ def _check_candidate(
     slot_rules: Sequence[Rule],
     params: Mapping[str, float],
     xform_cache: UsdGeom.XformCache | None = None,
+    facts: usd_io.PrimFacts | None = None,
+    meters_per_unit: float | None = None,
 ) -> list[Issue]:
     issues: list[Issue] = []
-    path = str(prim.GetPath())
     if markers and site_rules:
-        _run_all(site_rules, SiteContext(prim, markers, params, xform_cache), path, issues)
+        site = SiteContext(prim, markers, params, xform_cache, facts, meters_per_unit)
+        _run_all(site_rules, site, site.path, issues)
     if has_slots and slot_rules:
-        _run_all(slot_rules, SlotContext(prim, params), path, issues)
+        slots = SlotContext(prim, params)
+        _run_all(slot_rules, slots, slots.path, issues)
     return issues
 
 
@@ -609,11 +621,12 @@ def check_prim(
     """
     site_rules, slot_rules, _ = _split(select_rules(rules))
     resolved = resolve_params(params)
-    markers = usd_io.compute_site_markers(prim) if site_rules else ()
+    facts = usd_io.read_prim_facts(prim) if site_rules else None
+    markers = usd_io.compute_site_markers(prim, facts) if facts is not None else ()
     has_slots = bool(slot_rules) and _prim_has_slots(prim)
     if not markers and not has_slots:
         return []
-    return _check_candidate(prim, markers, has_slots, site_rules, slot_rules, resolved)
+    return _check_candidate(prim, markers, has_slots, site_rules, slot_rules, resolved, None, facts)
 
 
 def check_stage_level(
@@ -781,13 +794,16 @@ def validate(
         )
         # One transform cache for the run: the sites share their ancestors' transforms.
         cache = UsdGeom.XformCache(Usd.TimeCode.Default())
+        mpu = usd_io.get_meters_per_unit(stage)
         for prim, maybe_site, maybe_slot in usd_io.find_marked_prims(stage, kinds, scan=scan):
-            markers = usd_io.compute_site_markers(prim) if maybe_site and site_rules else ()
+            facts, markers = None, ()
+            if maybe_site and site_rules:
+                facts = usd_io.read_prim_facts(prim)
+                markers = usd_io.compute_site_markers(prim, facts)
             has_slots = maybe_slot and bool(slot_rules)
             if markers or has_slots:
-                issues.extend(
-                    _check_candidate(
-                        prim, markers, has_slots, site_rules, slot_rules, resolved, cache
-                    )
+                found = _check_candidate(
+                    prim, markers, has_slots, site_rules, slot_rules, resolved, cache, facts, mpu
                 )
+                issues.extend(found)
     return Report(stage, sort_issues(issues), tuple(r.code for r in selected), resolved)
