@@ -181,6 +181,8 @@ def compute_site_markers(prim: Usd.Prim, facts: PrimFacts | None = None) -> tupl
 class PrimFacts(NamedTuple):
     """What site discovery and reading ask of a prim, asked once (see :func:`read_prim_facts`)."""
 
+    path: str
+    """The prim path as text."""
     authored: frozenset[str]
     """Names of the prim's authored properties."""
     children: list[str]
@@ -188,8 +190,12 @@ class PrimFacts(NamedTuple):
 
 
 def read_prim_facts(prim: Usd.Prim) -> PrimFacts:
-    """The prim's authored property names and child names, in two queries."""
-    return PrimFacts(frozenset(_get_authored_names(prim)), _get_all_children_names(prim))
+    """The prim's path, authored property names and child names, in three queries."""
+    return PrimFacts(
+        prim.GetPath().pathString,
+        frozenset(_get_authored_names(prim)),
+        _get_all_children_names(prim),
+    )
 
 
 # --- finding marked prims fast ------------------------------------------------
@@ -597,8 +603,9 @@ def _read_float(
         if name not in authored:  # the prim's authored property names
             continue
         attr = _get_attribute(prim, name)
-        if attr and attr.HasAuthoredValue():
-            value = attr.Get()
+        # No fallback: a value means an authored one (a spec without a value reads None).
+        value = attr.Get() if attr else None
+        if value is not None or (attr and attr.HasAuthoredValue()):
             try:
                 if attr.GetTypeName() == _SDF_FLOAT:
                     # Shortest decimal that round-trips the 32-bit value: 0.085, not 0.0850000009.
@@ -648,8 +655,13 @@ _CURVE_TYPE_FALLBACK = "cubic"  # UsdGeomBasisCurves' fallback for `type`
 
 
 def _read_curve(
-    site: Usd.Prim, site_path: str, names: Sequence[str], site_world: Mat4, children: Sequence[str]
+    site: Usd.Prim,
+    site_path: str,
+    names: Sequence[str],
+    rotation: list[list[float]],
+    children: Sequence[str],
 ) -> CurveInfo | None:
+    """The first of ``names`` among the site's ``children``; ``rotation``: world[:3, :3] rows."""
     present = [name for name in names if name in children]
     if not present:
         return None
@@ -664,17 +676,26 @@ def _read_curve(
     if "xformOpOrder" in authored and _is_a(child, _XFORMABLE):
         local = gf_to_numpy(_XFORMABLE(child).GetLocalTransformation())
         points = points @ local[:3, :3].T + local[:3, 3]
-    elif np.isfinite(points).all():
-        points = points + 0.0  # what the identity transform gives finite points (-0.0 -> 0.0)
+        flat = points.ravel().tolist()
     else:
-        points = points @ _IDENTITY3 + 0.0  # inf * 0 -> nan, as the identity transform gives
+        flat = points.ravel().tolist()
+        # A sum is finite only if every term is (an overflowing sum only costs the slow path).
+        if math.isfinite(sum(flat)):
+            points = points + 0.0  # what the identity transform gives finite points (-0.0 -> 0.0)
+            flat = [x + 0.0 for x in flat[:6]]
+        else:
+            points = points @ _IDENTITY3 + 0.0  # inf * 0 -> nan, as the identity transform gives
+            flat = points.ravel().tolist()
     direction, length = None, 0.0
-    if len(points) >= 2:
-        world_delta = site_world[:3, :3] @ (points[1] - points[0])
-        # np.linalg.norm of a (3,) vector is sqrt(v.dot(v)); compute_unit, inlined.
-        length = math.sqrt(float(world_delta.dot(world_delta)))
+    if len(flat) >= 6:
+        # Plain floats: numpy costs more per call than these few products.
+        x0, y0, z0, x1, y1, z1 = flat[:6]
+        dx, dy, dz = x1 - x0, y1 - y0, z1 - z0
+        (a, b, c), (d, e, f), (g, h, i) = rotation
+        wx, wy, wz = a * dx + b * dy + c * dz, d * dx + e * dy + f * dz, g * dx + h * dy + i * dz
+        length = math.sqrt(wx * wx + wy * wy + wz * wz)
         if math.isfinite(length) and length > ZERO_LENGTH_TOLERANCE:
-            direction = world_delta / length
+            direction = np.array((wx / length, wy / length, wz / length))
     curve_type = None
     if "type" in authored:
         attr = _get_attribute(child, "type")
@@ -696,8 +717,8 @@ def _read_curve(
         direction,
         length,
         str(curve_type) if curve_type is not None else None,
-        # Through numpy: iterating a Vt array element by element in Python is 10x slower.
-        tuple(np.asarray(counts).tolist()) if counts is not None else None,
+        # Through the buffer: iterating a Vt array element by element in Python is 10x slower.
+        tuple(memoryview(counts).tolist()) if counts is not None else None,
         present[1] if len(present) > 1 else None,
     )
 
@@ -731,7 +752,7 @@ def read_gripper_site(
     facts = read_prim_facts(prim) if facts is None else facts
     markers = compute_site_markers(prim, facts) if markers is None else markers
     world = compute_world_transform(prim, xform_cache=xform_cache, meters_per_unit=meters_per_unit)
-    authored, children = facts
+    path, authored, children = facts
     warnings: list[str] = []
     undefined = _undefined_ancestor(prim)
     if undefined is not None:
@@ -742,9 +763,9 @@ def read_gripper_site(
         )
     max_opening, opening_source = _read_float(prim, MAX_OPENING_ATTRS, authored)
     max_payload, payload_source = _read_float(prim, MAX_PAYLOAD_ATTRS, authored)
-    path = prim.GetPath().pathString
-    forward = _read_curve(prim, path, FORWARD_AXIS_NAMES, world, children)
-    grip = _read_curve(prim, path, GRIP_LINE_NAMES, world, children)
+    rotation = world[:3, :3].tolist()
+    forward = _read_curve(prim, path, FORWARD_AXIS_NAMES, rotation, children)
+    grip = _read_curve(prim, path, GRIP_LINE_NAMES, rotation, children)
     grasp_frame = None
     if not frame:
         pass

@@ -273,7 +273,7 @@ class SiteContext:
     @cached_property
     def path(self) -> str:
         """Prim path as text."""
-        return self.prim.GetPath().pathString
+        return self.facts.path if self.facts is not None else self.prim.GetPath().pathString
 
     @cached_property
     def site(self) -> GripperSite:
