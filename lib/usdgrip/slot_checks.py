@@ -20,7 +20,7 @@ def get_vector3(value: Any) -> tuple[float, float, float] | None:
     if value is None or isinstance(value, str | bytes):
         return None
     try:
-        items = tuple(float(c) for c in value)
+        items = tuple(map(float, value))
     except (TypeError, ValueError):
         return None
     return items if len(items) == 3 else None  # type: ignore[return-value]
@@ -51,7 +51,7 @@ def compute_axes_problems(
         ("forward", "span_axis"), names, (forward, span_axis), strict=True
     ):
         v = get_vector3(value)
-        if v is None or not all(math.isfinite(c) for c in v):
+        if v is None or not all(map(math.isfinite, v)):
             shown = list(v) if v is not None else value
             problems.append((field, f"{name} is {shown!r}; expected 3 finite numbers"))
         elif _norm(v) <= ZERO_LENGTH_TOLERANCE:

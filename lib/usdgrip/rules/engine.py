@@ -305,9 +305,11 @@ class SiteContext:
         return not self.prim.IsInstanceProxy()
 
 
-@dataclass(frozen=True)
-class SlotEntry:
-    """One slot of an object prim, values as authored (local frame)."""
+class SlotEntry(NamedTuple):
+    """One slot of an object prim, values as authored (local frame).
+
+    A named tuple: thousands are made per validation run, and a tuple is made fastest.
+    """
 
     name: str
     source: str
