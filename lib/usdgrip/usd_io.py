@@ -10,6 +10,7 @@ one place that transposes.
 from __future__ import annotations
 
 import math
+import mmap
 import re
 from collections.abc import Container, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -220,7 +221,64 @@ _MARKER_CHILD_GLOB = "gripper_*"  # matches every name of _MARKER_CHILDREN
 _SLOT_PREFIX = f"{SLOT_API}:"
 
 
-def _layer_text(layer: Sdf.Layer) -> bytes | None:
+class _LayerTexts:
+    """The texts of a stage's used layers, searched for tokens (each count made once).
+
+    usda files are mapped from disk (not copied), unsaved or anonymous layers
+    exported to text. Use as a context manager: the mappings are closed on exit.
+    """
+
+    def __init__(self, texts: list[bytes | mmap.mmap]) -> None:
+        self._texts = texts
+        self._counts: dict[bytes, int] = {}
+
+    @classmethod
+    def read(cls, stage: Usd.Stage) -> _LayerTexts | None:
+        """The texts of every used layer, or ``None`` when one has no cheap text (binary)."""
+        texts: list[bytes | mmap.mmap] = []
+        for layer in stage.GetUsedLayers():
+            text = _layer_text(layer)
+            if text is None:
+                for opened in texts:
+                    if isinstance(opened, mmap.mmap):
+                        opened.close()
+                return None
+            texts.append(text)
+        return cls(texts)
+
+    def __enter__(self) -> _LayerTexts:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for text in self._texts:
+            if isinstance(text, mmap.mmap):
+                text.close()
+
+    def contains(self, token: bytes) -> bool:
+        """True when ``token`` occurs in some text."""
+        if token in self._counts:
+            return self._counts[token] > 0
+        return any(text.find(token) >= 0 for text in self._texts)
+
+    def count(self, token: bytes) -> int:
+        """Occurrences of ``token`` in all texts."""
+        found = self._counts.get(token)
+        if found is None:
+            found = self._counts[token] = sum(_count(text, token) for text in self._texts)
+        return found
+
+
+def _count(text: bytes | mmap.mmap, token: bytes) -> int:
+    if isinstance(text, bytes):
+        return text.count(token)
+    found, at = 0, text.find(token)
+    while at >= 0:
+        found += 1
+        at = text.find(token, at + len(token))
+    return found
+
+
+def _layer_text(layer: Sdf.Layer) -> bytes | mmap.mmap | None:
     """Text of a layer for marker hints, or ``None`` when there is no cheap text (binary)."""
     if layer.anonymous or layer.dirty:
         return layer.ExportToString().encode()
@@ -229,24 +287,11 @@ def _layer_text(layer: Sdf.Layer) -> bytes | None:
         return None
     try:
         with open(real, "rb") as handle:
-            head = handle.read(6)
-            if head != b"#usda ":
+            if handle.read(6) != b"#usda ":
                 return None  # crate or package: query every prim
-            handle.seek(0)
-            return handle.read()
-    except OSError:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
         return None
-
-
-def _used_layer_texts(stage: Usd.Stage) -> list[bytes] | None:
-    """Texts of every used layer (see :func:`_layer_text`), or ``None`` if one has no text."""
-    texts = []
-    for layer in stage.GetUsedLayers():
-        text = _layer_text(layer)
-        if text is None:
-            return None
-        texts.append(text)
-    return texts
 
 
 def compute_marker_hints(stage: Usd.Stage) -> frozenset[str]:
@@ -256,18 +301,20 @@ def compute_marker_hints(stage: Usd.Stage) -> frozenset[str]:
     files are read from disk, unsaved or anonymous layers exported to text;
     a binary layer enables every kind.
     """
-    return _compute_hints(_used_layer_texts(stage))
+    texts = _LayerTexts.read(stage)
+    if texts is None:
+        return frozenset(MARKER_TOKENS)
+    with texts:
+        return _compute_hints(texts)
 
 
 def _compute_hints(
-    texts: list[bytes] | None, kinds: Iterable[str] = MARKER_TOKENS
+    texts: _LayerTexts | None, kinds: Iterable[str] = MARKER_TOKENS
 ) -> frozenset[str]:
     """The ``kinds`` whose tokens occur in ``texts`` (every kind when there is no text)."""
     if texts is None:
         return frozenset(kinds)
-    return frozenset(
-        kind for kind in kinds if any(t in text for t in MARKER_TOKENS[kind] for text in texts)
-    )
+    return frozenset(kind for kind in kinds if any(texts.contains(t) for t in MARKER_TOKENS[kind]))
 
 
 def _classify_schemas(schemas: Iterable[str]) -> tuple[bool, bool]:
@@ -428,12 +475,12 @@ def _compute_included_paths(
         return None
 
 
-def _has_remapping_arcs(texts: list[bytes]) -> bool:
+def _has_remapping_arcs(texts: _LayerTexts) -> bool:
     """True when some used layer may hold an arc that maps a spec to another prim path."""
-    return any(token in text for text in texts for token in _REMAPPING_TOKENS)
+    return any(texts.contains(token) for token in _REMAPPING_TOKENS)
 
 
-def _props_all_on(texts: list[bytes], prims: Sequence[Usd.Prim]) -> list[bool] | None:
+def _props_all_on(texts: _LayerTexts, prims: Sequence[Usd.Prim]) -> list[bool] | None:
     """Which of ``prims`` author a site-marker property, if every such spec is on one of them.
 
     ``None`` when some site-marker property spec of the used layers may sit on another prim.
@@ -444,7 +491,7 @@ def _props_all_on(texts: list[bytes], prims: Sequence[Usd.Prim]) -> list[bool] |
     stacks of ``prims`` holding that many specs leave none for any other prim.
     """
     # Every marker property name contains one of the props tokens: their counts bound the specs.
-    expected = sum(text.count(token) for text in texts for token in MARKER_TOKENS["props"])
+    expected = sum(texts.count(token) for token in MARKER_TOKENS["props"])
     found = 0
     marked = [False] * len(prims)
     get_props, get_property = Usd.Prim.GetAuthoredPropertyNames, Usd.Prim.GetProperty
@@ -460,7 +507,7 @@ def _props_all_on(texts: list[bytes], prims: Sequence[Usd.Prim]) -> list[bool] |
     return marked if found == expected else None
 
 
-def _children_all_on(texts: list[bytes], prims: Sequence[Usd.Prim]) -> list[bool] | None:
+def _children_all_on(texts: _LayerTexts, prims: Sequence[Usd.Prim]) -> list[bool] | None:
     """Which of ``prims`` have a traversed marker child, if every such child is one of theirs.
 
     ``None`` when some prim spec named like a marker child may belong to another
@@ -470,7 +517,7 @@ def _children_all_on(texts: list[bytes], prims: Sequence[Usd.Prim]) -> list[bool
     account for every occurrence (and no arc maps a spec to another path, the
     caller checks), no other prim has such a child.
     """
-    expected = sum(text.count(token) for text in texts for token in MARKER_TOKENS["children"])
+    expected = sum(texts.count(token) for token in MARKER_TOKENS["children"])
     found = 0
     marked = [False] * len(prims)
     get_child, traversed = Usd.Prim.GetChild, TRAVERSAL
@@ -514,7 +561,16 @@ def find_marked_prims(
     """
     if scan not in ("collection", "traverse"):
         raise ValueError(f"scan is {scan!r}; expected 'collection' or 'traverse'")
-    texts = _used_layer_texts(stage)
+    texts = _LayerTexts.read(stage)
+    if texts is None:
+        return _find_marked_prims(stage, kinds, scan, None)
+    with texts:
+        return _find_marked_prims(stage, kinds, scan, texts)
+
+
+def _find_marked_prims(
+    stage: Usd.Stage, kinds: frozenset[str] | None, scan: str, texts: _LayerTexts | None
+) -> list[tuple[Usd.Prim, bool, bool]]:
     kinds = _compute_hints(texts, MARKER_TOKENS if kinds is None else kinds)
     queries = None
     if scan == "collection" and kinds & {"api", "children"}:
