@@ -10,7 +10,6 @@ one place that transposes.
 from __future__ import annotations
 
 import math
-import mmap
 import re
 from collections.abc import Container, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -222,63 +221,42 @@ _SLOT_PREFIX = f"{SLOT_API}:"
 
 
 class _LayerTexts:
-    """The texts of a stage's used layers, searched for tokens (each count made once).
+    """The texts of a stage's used layers, searched for tokens (each token counted once).
 
-    usda files are mapped from disk (not copied), unsaved or anonymous layers
-    exported to text. Use as a context manager: the mappings are closed on exit.
+    usda files are read from disk (not mapped: a file truncated meanwhile must not
+    crash the process), unsaved or anonymous layers exported to text.
     """
 
-    def __init__(self, texts: list[bytes | mmap.mmap]) -> None:
+    def __init__(self, texts: list[bytes]) -> None:
         self._texts = texts
         self._counts: dict[bytes, int] = {}
 
     @classmethod
     def read(cls, stage: Usd.Stage) -> _LayerTexts | None:
         """The texts of every used layer, or ``None`` when one has no cheap text (binary)."""
-        texts: list[bytes | mmap.mmap] = []
+        texts = []
         for layer in stage.GetUsedLayers():
             text = _layer_text(layer)
             if text is None:
-                for opened in texts:
-                    if isinstance(opened, mmap.mmap):
-                        opened.close()
                 return None
             texts.append(text)
         return cls(texts)
-
-    def __enter__(self) -> _LayerTexts:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for text in self._texts:
-            if isinstance(text, mmap.mmap):
-                text.close()
 
     def contains(self, token: bytes) -> bool:
         """True when ``token`` occurs in some text."""
         if token in self._counts:
             return self._counts[token] > 0
-        return any(text.find(token) >= 0 for text in self._texts)
+        return any(token in text for text in self._texts)
 
     def count(self, token: bytes) -> int:
         """Occurrences of ``token`` in all texts."""
         found = self._counts.get(token)
         if found is None:
-            found = self._counts[token] = sum(_count(text, token) for text in self._texts)
+            found = self._counts[token] = sum(text.count(token) for text in self._texts)
         return found
 
 
-def _count(text: bytes | mmap.mmap, token: bytes) -> int:
-    if isinstance(text, bytes):
-        return text.count(token)
-    found, at = 0, text.find(token)
-    while at >= 0:
-        found += 1
-        at = text.find(token, at + len(token))
-    return found
-
-
-def _layer_text(layer: Sdf.Layer) -> bytes | mmap.mmap | None:
+def _layer_text(layer: Sdf.Layer) -> bytes | None:
     """Text of a layer for marker hints, or ``None`` when there is no cheap text (binary)."""
     if layer.anonymous or layer.dirty:
         return layer.ExportToString().encode()
@@ -289,8 +267,9 @@ def _layer_text(layer: Sdf.Layer) -> bytes | mmap.mmap | None:
         with open(real, "rb") as handle:
             if handle.read(6) != b"#usda ":
                 return None  # crate or package: query every prim
-            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
+            handle.seek(0)
+            return handle.read()
+    except OSError:
         return None
 
 
@@ -301,11 +280,7 @@ def compute_marker_hints(stage: Usd.Stage) -> frozenset[str]:
     files are read from disk, unsaved or anonymous layers exported to text;
     a binary layer enables every kind.
     """
-    texts = _LayerTexts.read(stage)
-    if texts is None:
-        return frozenset(MARKER_TOKENS)
-    with texts:
-        return _compute_hints(texts)
+    return _compute_hints(_LayerTexts.read(stage))
 
 
 def _compute_hints(
@@ -562,15 +537,6 @@ def find_marked_prims(
     if scan not in ("collection", "traverse"):
         raise ValueError(f"scan is {scan!r}; expected 'collection' or 'traverse'")
     texts = _LayerTexts.read(stage)
-    if texts is None:
-        return _find_marked_prims(stage, kinds, scan, None)
-    with texts:
-        return _find_marked_prims(stage, kinds, scan, texts)
-
-
-def _find_marked_prims(
-    stage: Usd.Stage, kinds: frozenset[str] | None, scan: str, texts: _LayerTexts | None
-) -> list[tuple[Usd.Prim, bool, bool]]:
     kinds = _compute_hints(texts, MARKER_TOKENS if kinds is None else kinds)
     queries = None
     if scan == "collection" and kinds & {"api", "children"}:
