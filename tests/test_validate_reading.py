@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from usdgrip import usd_io
+from usdgrip.rules import validate
 from usdgrip.rules.engine import SiteContext, resolve_params
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -139,3 +141,63 @@ def test_curve_values_read_as_before(open_usda, path):
         assert site.grip_line.type_name == "Mesh"
         assert site.max_opening == -1.0
         assert site.legacy_attributes == ("gripper_maxOpening",)
+
+
+EDGE_VALUES = """
+def Xform "sampled" (prepend apiSchemas = ["GripperSiteAPI"])
+{
+    float gripper:maxOpening.timeSamples = { 0: 0.05 }
+    def BasisCurves "gripper_forward_axis"
+    {
+        uniform token type = "cubic"
+        int[] curveVertexCounts = [2]
+        point3f[] points = [(-0.0, 0, -0.0), (0, 0, 1)]
+    }
+    def BasisCurves "gripper_grip_line"
+    {
+        uniform token type
+        point3f[] points = [(0, 0, 0), (0, 1, 0)]
+    }
+}
+def Xform "blocked" (prepend apiSchemas = ["GripperSiteAPI"])
+{
+    float gripper:maxOpening = None
+    float gripper:maxPayload = 2
+}
+"""
+
+
+def test_authored_values_without_a_default_read_as_authored(open_usda):
+    stage = open_usda(EDGE_VALUES)
+    sampled = usd_io.read_gripper_site(stage.GetPrimAtPath("/sampled"), frame=False)
+    # Only time samples: authored, but no value at the default time.
+    assert math.isnan(sampled.max_opening) and sampled.max_opening_source == "gripper:maxOpening"
+    # The fallback `cubic` authored explicitly is authored; a declaration without a value is not.
+    assert sampled.forward_axis.curve_type == "cubic"
+    assert sampled.grip_line.curve_type is None
+    assert sampled.grip_line.vertex_counts is None and sampled.forward_axis.vertex_counts == (2,)
+    # Negative zeros read as the identity transform gives them.
+    assert sampled.forward_axis.points.tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    assert all(math.copysign(1, c) == 1 for c in sampled.forward_axis.points[0])
+    assert sampled.forward_axis.direction.tolist() == [0.0, 0.0, 1.0]
+    blocked = usd_io.read_gripper_site(stage.GetPrimAtPath("/blocked"), frame=False)
+    assert blocked.max_opening is None and blocked.max_opening_source is None
+    assert blocked.max_payload == 2.0
+    issues: dict[tuple[str, str], str] = {}
+    for issue in validate(stage).issues:
+        issues[issue.prim, issue.code] = issues.get((issue.prim, issue.code), "") + issue.message
+    assert "is nan m" in issues["/sampled", "GR.004"]
+    assert "no max opening authored" in issues["/blocked", "GR.004"]
+    assert 'gripper_forward_axis: type is "cubic"' in issues["/sampled", "GR.007"]
+    assert "gripper_grip_line: type is not authored" in issues["/sampled", "GR.007"]
+
+
+def test_directions_are_unit_vectors_in_world_metres(open_usda):
+    stage = open_usda(ODD_SITES)
+    site = usd_io.read_gripper_site(stage.GetPrimAtPath("/World/turned"), frame=False)
+    # The site turns 90 degrees about Z; the forward curve is scaled 2x (its own transform).
+    np.testing.assert_allclose(site.forward_axis.direction, [0, 0, 1], atol=1e-12)
+    np.testing.assert_allclose(site.grip_line.direction, [-1, 0, 0], atol=1e-12)  # +Y turned
+    assert site.forward_axis.length == pytest.approx(0.1, rel=1e-6)
+    assert site.grip_line.length == pytest.approx(0.4, rel=1e-6)
+    assert isinstance(site.grip_line.direction, np.ndarray)

@@ -233,3 +233,20 @@ def test_a_marker_child_elsewhere_defeats_the_count(open_usda):
     assert {str(p.GetPath()) for p, _, _ in usd_io.find_marked_prims(stage)} == {
         str(p.GetPath()) for p, _, _ in usd_io.find_marked_prims(stage, scan="traverse")
     }
+
+
+def test_an_inactive_marker_child_marks_nothing_with_either_scan(open_usda):
+    """The count leaves out the inactive child's spec, so the name glob decides: same as Python."""
+    body = FLAT.replace(
+        'def Xform "plain"\n    {\n    }',
+        'def Xform "plain" (prepend apiSchemas = ["GripperSlotAPI:s"])\n    {\n'
+        '        def Scope "gripper_grip_line" (active = false)\n        {\n        }\n    }',
+    )
+    assert body != FLAT
+    stage = open_usda(body)
+    found = {str(p.GetPath()): (site, slot) for p, site, slot in usd_io.find_marked_prims(stage)}
+    assert found["/W/plain"] == (False, True)
+    assert sorted(found.items()) == sorted(
+        (str(p.GetPath()), (site, slot))
+        for p, site, slot in usd_io.find_marked_prims(stage, scan="traverse")
+    )
