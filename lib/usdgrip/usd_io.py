@@ -545,11 +545,11 @@ def find_marked_prims(
         queries = _make_membership_queries(
             stage, [f"//{{hasAPI({SITE_API}, {SLOT_API})}}", f"//{_MARKER_CHILD_GLOB}"]
         )
-    hits: list[Sdf.Path] | None = []
-    if queries is None:
-        hits = None if scan == "traverse" or kinds & {"api", "children"} else []
-    elif "api" in kinds:
-        hits = _compute_included_paths(stage, queries[0])
+        if queries is None:  # the session layer cannot be edited
+            scan = "traverse"
+    if scan == "traverse":
+        return sorted(_scan_marked_prims(stage, kinds), key=lambda e: e[0].GetPath())
+    hits = _compute_included_paths(stage, queries[0]) if queries and "api" in kinds else []
     if hits is None:
         return sorted(_scan_marked_prims(stage, kinds), key=lambda e: e[0].GetPath())
     get_prim, get_schemas = stage.GetPrimAtPath, Usd.Prim.GetAppliedSchemas
@@ -568,7 +568,7 @@ def find_marked_prims(
             for entry, has_child in zip(entries, marked, strict=True):
                 entry[1] = entry[1] or has_child
         else:
-            children = _compute_included_paths(stage, queries[1])
+            children = _compute_included_paths(stage, queries[1]) if queries else None
             if children is None:
                 return sorted(_scan_marked_prims(stage, kinds), key=lambda e: e[0].GetPath())
             for path in children:
