@@ -201,3 +201,43 @@ def test_directions_are_unit_vectors_in_world_metres(open_usda):
     assert site.forward_axis.length == pytest.approx(0.1, rel=1e-6)
     assert site.grip_line.length == pytest.approx(0.4, rel=1e-6)
     assert isinstance(site.grip_line.direction, np.ndarray)
+
+
+INSTANCED_SITE = """
+class Xform "Proto" (prepend apiSchemas = ["GripperSiteAPI"])
+{
+    float gripper:maxOpening = 0.085
+    def BasisCurves "gripper_forward_axis"
+    {
+        int[] curveVertexCounts = [2]
+        point3f[] points = [(0, 0, 0), (0, 0, 0.05)]
+        uniform token type = "linear"
+    }
+    def BasisCurves "gripper_grip_line"
+    {
+        int[] curveVertexCounts = [2]
+        point3f[] points = [(0, -0.01, 0), (0, 0.01, 0)]
+        uniform token type = "linear"
+    }
+}
+def Xform "World"
+{
+    def Xform "site" (instanceable = true
+        prepend inherits = </Proto>)
+    {
+    }
+}
+"""
+
+
+def test_an_instanced_site_has_its_prototypes_curves(open_usda):
+    """An instance lists no children of its own: its curves are read through the prototype."""
+    stage = open_usda(INSTANCED_SITE)
+    prim = stage.GetPrimAtPath("/World/site")
+    assert prim.IsInstance() and prim.GetAllChildrenNames() == []
+    markers = usd_io.compute_site_markers(prim)
+    assert "child:gripper_forward_axis" in markers and "child:gripper_grip_line" in markers
+    site = usd_io.read_gripper_site(prim)
+    assert site.forward_axis is not None and site.grip_line is not None
+    np.testing.assert_allclose(site.grip_line.direction, [0, 1, 0])
+    assert validate(stage).issues == []

@@ -186,7 +186,8 @@ class PrimFacts(NamedTuple):
     authored: frozenset[str]
     """Names of the prim's authored properties."""
     children: list[str]
-    """Names of all its children (any specifier, active or not), as ``GetChild`` finds them."""
+    """Names of all its children (any specifier, active or not, an instance's through its
+    prototype), as ``GetChild`` finds them."""
 
 
 def read_prim_facts(prim: Usd.Prim) -> PrimFacts:
@@ -194,8 +195,13 @@ def read_prim_facts(prim: Usd.Prim) -> PrimFacts:
     return PrimFacts(
         prim.GetPath().pathString,
         frozenset(_get_authored_names(prim)),
-        _get_all_children_names(prim),
+        _get_children_names(prim, _ALL_CHILDREN),
     )
+
+
+#: Every child, as ``GetChild`` finds it: an instance's children are its prototype's
+#: (``GetAllChildrenNames`` alone lists none for an instance).
+_ALL_CHILDREN = Usd.TraverseInstanceProxies(Usd.PrimAllPrimsPredicate)
 
 
 # --- finding marked prims fast ------------------------------------------------
@@ -669,7 +675,7 @@ def _undefined_ancestor(prim: Usd.Prim) -> Usd.Prim | None:
 _get_child = Usd.Prim.GetChild
 _get_attribute = Usd.Prim.GetAttribute
 _get_authored_names = Usd.Prim.GetAuthoredPropertyNames
-_get_all_children_names = Usd.Prim.GetAllChildrenNames
+_get_children_names = Usd.Prim.GetFilteredChildrenNames
 _attribute_get = Usd.Attribute.Get
 _is_a = Usd.Prim.IsA
 _XFORMABLE = UsdGeom.Xformable
