@@ -241,3 +241,28 @@ def test_an_instanced_site_has_its_prototypes_curves(open_usda):
     assert site.forward_axis is not None and site.grip_line is not None
     np.testing.assert_allclose(site.grip_line.direction, [0, 1, 0])
     assert validate(stage).issues == []
+
+
+def test_points_of_a_curve_without_a_transform_of_its_own_are_read_as_authored(open_usda):
+    """A typeless ``over`` or a Scope has no transform: its points stay as authored (nan too)."""
+    body = """
+    def Xform "site" (prepend apiSchemas = ["GripperSiteAPI"])
+    {
+        float gripper:maxOpening = 0.085
+        over "gripper_forward_axis"
+        {
+            point3f[] points = [(0, -0.0, 0), (nan, 0, 0.5)]
+        }
+        def BasisCurves "gripper_grip_line"
+        {
+            point3f[] points = [(0, -0.0, 0), (nan, 0, 0.5)]
+        }
+    }
+    """
+    stage = open_usda(body)
+    site = usd_io.read_gripper_site(stage.GetPrimAtPath("/site"), frame=False)
+    raw, transformed = site.forward_axis.points, site.grip_line.points
+    assert math.copysign(1, raw[0][1]) == -1 and raw[1][1:].tolist() == [0.0, 0.5]
+    assert math.isnan(raw[1][0]) and site.forward_axis.direction is None
+    # A BasisCurves is Xformable: its points go through the identity transform.
+    assert math.isnan(transformed[1][0]) and site.grip_line.direction is None

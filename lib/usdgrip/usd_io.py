@@ -701,19 +701,19 @@ def _read_curve(
     authored = _get_authored_names(child)
     raw = _attribute_get(_get_attribute(child, "points")) if "points" in authored else None
     points = np.asarray(raw if raw is not None else (), dtype=np.float64).reshape(-1, 3)
-    if "xformOpOrder" in authored and _is_a(child, _XFORMABLE):
+    flat = points.ravel().tolist()
+    if not _is_a(child, _XFORMABLE):
+        pass  # no transform of its own: the points as authored
+    elif "xformOpOrder" in authored:
         local = gf_to_numpy(_XFORMABLE(child).GetLocalTransformation())
         points = points @ local[:3, :3].T + local[:3, 3]
         flat = points.ravel().tolist()
+    elif math.isfinite(sum(flat)):  # finite only if every term is (overflow: the slow path)
+        points = points + 0.0  # what the identity transform gives finite points (-0.0 -> 0.0)
+        flat = [x + 0.0 for x in flat[:6]]
     else:
+        points = points @ _IDENTITY[:3, :3] + _IDENTITY[:3, 3]  # as the identity transform gives
         flat = points.ravel().tolist()
-        # A sum is finite only if every term is (an overflowing sum only costs the slow path).
-        if math.isfinite(sum(flat)):
-            points = points + 0.0  # what the identity transform gives finite points (-0.0 -> 0.0)
-            flat = [x + 0.0 for x in flat[:6]]
-        else:
-            points = points @ _IDENTITY3 + 0.0  # inf * 0 -> nan, as the identity transform gives
-            flat = points.ravel().tolist()
     direction, length = None, 0.0
     if len(flat) >= 6:
         # Plain floats: numpy costs more per call than these few products.
@@ -751,7 +751,7 @@ def _read_curve(
     )
 
 
-_IDENTITY3 = np.eye(3)
+_IDENTITY = np.eye(4)
 
 
 def read_gripper_site(
