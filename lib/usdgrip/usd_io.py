@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -461,54 +461,51 @@ def _has_remapping_arcs(texts: _LayerTexts) -> bool:
     return any(texts.contains(token) for token in _REMAPPING_TOKENS)
 
 
-def _props_all_on(texts: _LayerTexts, prims: Sequence[Usd.Prim]) -> list[bool] | None:
-    """Which of ``prims`` author a site-marker property, if every such spec is on one of them.
+def _mark_if_counted(
+    found: dict[Sdf.Path, list],
+    texts: _LayerTexts,
+    kind: str,
+    stack_sizes: Callable[[Usd.Prim], list[int]],
+) -> bool:
+    """Flag as maybe-sites the ``found`` prims that hold a marker of ``kind``, if no other can.
 
-    ``None`` when some site-marker property spec of the used layers may sit on another prim.
+    Proof by counting: every spec of a marker property (``props``) or of a prim
+    named like a marker child (``children``) names it in its layer's text, so the
+    occurrences of the kind's tokens bound the number of such specs. When no arc
+    can map a spec to another path (the caller checks) and the stacks of the
+    markers of the ``found`` prims (``stack_sizes``: one size per marker the prim
+    holds) add up to that bound, no other prim holds one.
 
-    Proof by counting: each such spec names its property in its layer's text,
-    so the number of occurrences of the names bounds the number of specs; when
-    no arc can map one spec to another path (the caller checks), the property
-    stacks of ``prims`` holding that many specs leave none for any other prim.
+    Returns:
+        True when proven (the holders are flagged); False, flagging nothing, otherwise.
     """
-    # Every marker property name contains one of the props tokens: their counts bound the specs.
-    expected = sum(texts.count(token) for token in MARKER_TOKENS["props"])
-    found = 0
-    marked = [False] * len(prims)
-    get_props, get_property = Usd.Prim.GetAuthoredPropertyNames, Usd.Prim.GetProperty
-    # Likely holders first (``prims`` ordered so by the caller): once every spec is
-    # accounted for, the other prims cannot hold any.
-    for index, prim in enumerate(prims):
-        if found == expected:
-            break
-        names = _SITE_PROPS.intersection(get_props(prim))
-        marked[index] = bool(names)
-        for name in names:
-            found += len(get_property(prim, name).GetPropertyStack())
-    return marked if found == expected else None
+    entries = sorted(found.values(), key=lambda entry: not entry[1])  # sites first: likely holders
+    expected = sum(texts.count(token) for token in MARKER_TOKENS[kind])
+    counted = 0
+    holders = []
+    for entry in entries:
+        if counted == expected:
+            break  # every spec is accounted for: the other prims hold none
+        sizes = stack_sizes(entry[0])
+        if sizes:
+            holders.append(entry)
+            counted += sum(sizes)
+    if counted != expected:
+        return False
+    for entry in holders:
+        entry[1] = True
+    return True
 
 
-def _children_all_on(texts: _LayerTexts, prims: Sequence[Usd.Prim]) -> list[bool] | None:
-    """Which of ``prims`` have a traversed marker child, if every such child is one of theirs.
+def _marker_property_stacks(prim: Usd.Prim) -> list[int]:
+    names = _SITE_PROPS.intersection(prim.GetAuthoredPropertyNames())
+    return [len(prim.GetProperty(name).GetPropertyStack()) for name in names]
 
-    ``None`` when some prim spec named like a marker child may belong to another
-    prim. The same proof by counting as :func:`_props_all_on`: each spec of a
-    prim named ``gripper_forward_axis`` or ``gripper_grip_line`` names it in its
-    layer's text; when the prim stacks of the marker children of ``prims``
-    account for every occurrence (and no arc maps a spec to another path, the
-    caller checks), no other prim has such a child.
-    """
-    expected = sum(texts.count(token) for token in MARKER_TOKENS["children"])
-    found = 0
-    marked = [False] * len(prims)
-    get_child, traversed = Usd.Prim.GetChild, TRAVERSAL
-    for index, prim in enumerate(prims):
-        for name in _MARKER_CHILD_NAMES:
-            child = get_child(prim, name)
-            if child and traversed(child):
-                marked[index] = True
-                found += len(child.GetPrimStack())
-    return marked if found == expected else None
+
+def _marker_child_stacks(prim: Usd.Prim) -> list[int]:
+    """Marker children as the ``//gripper_*`` expression sees them: traversed ones only."""
+    children = (prim.GetChild(name) for name in _MARKER_CHILD_NAMES)
+    return [len(child.GetPrimStack()) for child in children if child and TRAVERSAL(child)]
 
 
 def find_marked_prims(
@@ -524,7 +521,7 @@ def find_marked_prims(
     temporary collection on the session layer, see
     :func:`_make_membership_queries`). Marker children and marker properties
     elsewhere are ruled out by counting their names in the layer texts
-    (:func:`_children_all_on`, :func:`_props_all_on`); when a count does not
+    (:func:`_mark_if_counted`); when a count does not
     prove it, marker children are found by a second expression
     (``//gripper_*``) and marker properties and LambdaSim customData by
     querying every prim. ``scan="traverse"`` never writes to the stage: every
@@ -553,11 +550,15 @@ def find_marked_prims(
         )
         if queries is None:  # the session layer cannot be edited
             scan = "traverse"
-    if scan == "traverse":
+
+    def python_scan() -> list[tuple[Usd.Prim, bool, bool]]:
         return sorted(_scan_marked_prims(stage, kinds), key=lambda e: e[0].GetPath())
+
+    if scan == "traverse":
+        return python_scan()
     hits = _compute_included_paths(stage, queries[0]) if queries and "api" in kinds else []
     if hits is None:
-        return sorted(_scan_marked_prims(stage, kinds), key=lambda e: e[0].GetPath())
+        return python_scan()
     get_prim, get_schemas = stage.GetPrimAtPath, Usd.Prim.GetAppliedSchemas
     found: dict[Sdf.Path, list] = {}  # path -> [prim, maybe_site, maybe_slot]
     for path in hits:
@@ -565,35 +566,29 @@ def find_marked_prims(
         maybe_site, maybe_slot = _classify_schemas(get_schemas(prim))
         if maybe_site or maybe_slot:
             found[path] = [prim, maybe_site, maybe_slot]
-    # Sites first: likely holders of marker properties and children.
-    entries = sorted(found.values(), key=lambda entry: not entry[1])
     provable = texts is not None and not _has_remapping_arcs(texts)
-    if "children" in kinds:
-        marked = _children_all_on(texts, [e[0] for e in entries]) if provable else None
-        if marked is not None:
-            for entry, has_child in zip(entries, marked, strict=True):
-                entry[1] = entry[1] or has_child
-        else:
-            children = _compute_included_paths(stage, queries[1]) if queries else None
-            if children is None:
-                return sorted(_scan_marked_prims(stage, kinds), key=lambda e: e[0].GetPath())
-            for path in children:
-                parent = path.GetParentPath()
-                if path.name not in _MARKER_CHILDREN or parent == Sdf.Path.absoluteRootPath:
-                    continue
-                entry = found.get(parent)
-                if entry is None:
-                    found[parent] = [get_prim(parent), True, False]
-                else:
-                    entry[1] = True
+    if "children" in kinds and not (
+        provable and _mark_if_counted(found, texts, "children", _marker_child_stacks)
+    ):
+        children = _compute_included_paths(stage, queries[1]) if queries else None
+        if children is None:
+            return python_scan()
+        for path in children:
+            parent = path.GetParentPath()
+            if path.name not in _MARKER_CHILDREN or parent == Sdf.Path.absoluteRootPath:
+                continue
+            entry = found.get(parent)
+            if entry is None:
+                found[parent] = [get_prim(parent), True, False]
+            else:
+                entry[1] = True
     rest = kinds & {"props", "custom"}
-    if "props" in rest and provable:
-        entries = sorted(found.values(), key=lambda entry: not entry[1])
-        marked = _props_all_on(texts, [entry[0] for entry in entries])
-        if marked is not None:
-            rest = rest - {"props"}
-            for entry, has_props in zip(entries, marked, strict=True):
-                entry[1] = entry[1] or has_props
+    if (
+        "props" in rest
+        and provable
+        and _mark_if_counted(found, texts, "props", _marker_property_stacks)
+    ):
+        rest = rest - {"props"}
     if rest:  # per-prim queries for what no expression can match
         for prim, maybe_site, maybe_slot in _scan_marked_prims(stage, rest):
             entry = found.get(prim.GetPath())
