@@ -164,15 +164,22 @@ def _usd_reads(stage, sites, slotted) -> None:
     from pxr import Usd, UsdGeom
 
     from usdgrip.lambdasim import CUSTOM_DATA_PATH
-    from usdgrip.usd_io import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SLOT_NAMESPACE
+    from usdgrip.usd_io import (
+        FORWARD_AXIS_NAMES,
+        GRIP_LINE_NAMES,
+        MAX_OPENING_ATTRS,
+        SLOT_NAMESPACE,
+        list_slot_instances,
+        read_prim_facts,
+    )
 
     get_attr, get = Usd.Prim.GetAttribute, Usd.Attribute.Get
     names, type_name = Usd.Prim.GetAuthoredPropertyNames, Usd.Prim.GetTypeName
     cache = UsdGeom.XformCache()
     for prim in sites:
-        prim.GetPath(), names(prim), prim.GetAllChildrenNames(), prim.GetAppliedSchemas()
+        read_prim_facts(prim), prim.GetAppliedSchemas()
         prim.IsDefined(), type_name(prim), cache.GetLocalToWorldTransform(prim)
-        opening = get_attr(prim, "gripper:maxOpening")
+        opening = get_attr(prim, MAX_OPENING_ATTRS[0])
         get(opening), opening.GetTypeName()
         for child_name in (FORWARD_AXIS_NAMES[0], GRIP_LINE_NAMES[0]):
             child = prim.GetChild(child_name)
@@ -182,8 +189,7 @@ def _usd_reads(stage, sites, slotted) -> None:
                     get(get_attr(child, attr))
     for prim in slotted:
         prim.GetPath(), prim.GetCustomDataByKey(CUSTOM_DATA_PATH)
-        for schema in prim.GetAppliedSchemas():
-            instance = schema.partition(":")[2]
+        for instance in list_slot_instances(prim):
             list(map(get, prim.GetPropertiesInNamespace(f"{SLOT_NAMESPACE}:{instance}")))
 
 
