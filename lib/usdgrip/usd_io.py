@@ -602,19 +602,28 @@ def find_marked_prims(
 
 def iter_site_prims(stage: Usd.Stage) -> Iterator[tuple[Usd.Prim, tuple[str, ...]]]:
     """Yield ``(prim, markers)`` for every gripper site on the stage, in traversal order."""
+    for prim, markers, _ in _iter_sites(stage):
+        yield prim, markers
+
+
+def _iter_sites(stage: Usd.Stage) -> Iterator[tuple[Usd.Prim, tuple[str, ...], PrimFacts]]:
+    """:func:`iter_site_prims` with the facts the markers were computed from, for the reading."""
     kinds = compute_marker_hints(stage) - {"custom"}
     for prim, maybe_site, _ in _scan_marked_prims(stage, kinds):
-        markers = compute_site_markers(prim) if maybe_site else ()
-        if markers:
-            yield prim, markers
+        if maybe_site:
+            facts = read_prim_facts(prim)
+            markers = compute_site_markers(prim, facts)
+            if markers:
+                yield prim, markers, facts
 
 
 def find_gripper_sites(stage: Usd.Stage) -> list[GripperSite]:
     """Read every gripper site on the stage (see :func:`read_gripper_site`)."""
     cache = UsdGeom.XformCache(Usd.TimeCode.Default())
+    mpu = get_meters_per_unit(stage)
     return [
-        read_gripper_site(prim, markers, xform_cache=cache)
-        for prim, markers in iter_site_prims(stage)
+        read_gripper_site(prim, markers, xform_cache=cache, facts=facts, meters_per_unit=mpu)
+        for prim, markers, facts in _iter_sites(stage)
     ]
 
 
