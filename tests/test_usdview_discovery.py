@@ -128,6 +128,17 @@ def test_menu_actions_run_the_library_commands(loaded):
     ]
 
 
+def test_usdview_before_23_02_still_starts_and_toggles_without_a_check_mark():
+    # PluginMenu.addItem returned None before OpenUSD 23.02; configureView must not raise
+    # (an exception there stops usdview from starting), and the toggle still works.
+    out = _load("--add-item-returns-none", str(REPO / "examples" / "tote.usda"), "/Tote")
+    actions = out["menus"]["Grippers"]
+    assert [a["text"] for a in actions] == EXPECTED_MENU
+    assert not any(a["checkable"] for a in actions)
+    assert out["steps"]["Show Slots"]["in_session"]
+    assert out["steps"]["Overlays visible"]["visibility"] == "invisible"  # toggled: hidden
+
+
 def test_without_the_plugin_path_nothing_is_loaded():
     out = _load(str(REPO / "examples" / "tote.usda"), plugin_path=str(REPO / "schemas"))
     assert out["registry"] is False

@@ -1,6 +1,7 @@
 """Run usdview's plugin start-up in this process and print what it built, as JSON.
 
-Usage: python load_plugins.py [--real] [--menu-shot PNG] STAGE [SELECT_PATH]
+Usage: python load_plugins.py [--real] [--add-item-returns-none] [--menu-shot PNG] STAGE
+       [SELECT_PATH]
 
 Without ``--real`` the stand-in ``pxr.Usdviewq`` of this folder is installed
 first; with it, the real ``pxr.Usdviewq`` must import. Either way the steps
@@ -22,7 +23,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 real = "--real" in sys.argv
-args = [a for a in sys.argv[1:] if a != "--real"]
+old_add_item = "--add-item-returns-none" in sys.argv  # usdview before 23.02
+args = [a for a in sys.argv[1:] if a not in ("--real", "--add-item-returns-none")]
 menu_shot = None
 if "--menu-shot" in args:
     at = args.index("--menu-shot")
@@ -38,6 +40,14 @@ from pxr.Usdviewq import plugin  # noqa: E402
 from pxr.Usdviewq.qt import QtWidgets  # noqa: E402
 
 from fake_usdviewq.fake_api import FakeUsdviewApi  # noqa: E402
+
+if old_add_item:
+    _add_item = plugin.PluginMenu.addItem
+
+    def _add_item_without_result(self, *args, **kwargs):
+        _add_item(self, *args, **kwargs)  # as PluginMenu.addItem did before OpenUSD 23.02
+
+    plugin.PluginMenu.addItem = _add_item_without_result
 
 app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
 window = QtWidgets.QMainWindow()

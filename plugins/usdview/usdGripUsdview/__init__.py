@@ -47,11 +47,14 @@ class GrippersPluginContainer(PluginContainer):
     def configureView(self, plugRegistry, plugUIBuilder):
         """Build the one Grippers menu from :data:`COMMANDS`."""
         menu = plugUIBuilder.findOrCreateMenu(MENU)
-        for (name, _, _, separator), command in zip(COMMANDS, self._commands, strict=True):
+        # Nothing here may raise (an exception in configureView stops usdview from
+        # starting), and some hosts still run Python 3.9 (no zip(strict=...)).
+        for index, (name, _, _, separator) in enumerate(COMMANDS):
             if separator:
                 menu.addSeparator()
-            action = menu.addItem(command)
-            if name == "toggleOverlays":
+            action = menu.addItem(self._commands[index])
+            # usdview before 23.02 returns None: the entry then toggles without a check mark.
+            if name == "toggleOverlays" and action is not None:
                 action.setObjectName(OVERLAYS_VISIBLE_ACTION)
                 action.setCheckable(True)
                 action.setChecked(True)
