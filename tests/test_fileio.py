@@ -6,7 +6,12 @@ import os
 
 import pytest
 
-from usdgrip.fileio import replace_atomically, write_bytes_atomically, write_text_atomically
+from usdgrip.fileio import (
+    check_output_path,
+    replace_atomically,
+    write_bytes_atomically,
+    write_text_atomically,
+)
 
 
 def test_write_replaces_and_keeps_mode(tmp_path):
@@ -40,3 +45,15 @@ def test_temp_keeps_suffix_and_missing_folder_is_clear(tmp_path):
     assert seen == [".usda"]
     with pytest.raises(FileNotFoundError, match=r"folder .*missing does not exist"):
         write_text_atomically(tmp_path / "missing" / "f.txt", "x")
+
+
+def test_output_over_an_input_is_refused_through_links_and_dot_dots(tmp_path):
+    asset = tmp_path / "asset.usda"
+    asset.write_text("#usda 1.0\n")
+    link = tmp_path / "link.usda"
+    link.symlink_to(asset)
+    for output in (asset, link, tmp_path / "sub" / ".." / "asset.usda"):
+        with pytest.raises(ValueError, match=r"is the input file .*asset\.usda; writing there"):
+            check_output_path(output, [tmp_path / "other.usda", asset])
+    check_output_path(tmp_path / "report.json", [asset])  # a new file: fine
+    check_output_path(tmp_path / "missing.usda", [tmp_path / "also-missing.usda"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO
 
@@ -67,3 +67,27 @@ def write_bytes_atomically(path: str | Path, write: Callable[[IO[bytes]], None])
 def write_text_atomically(path: str | Path, text: str) -> Path:
     """Write UTF-8 ``text`` atomically (see :func:`write_bytes_atomically`)."""
     return write_bytes_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist (yet): compare the resolved paths
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_output_path(output: str | Path, inputs: Iterable[str | Path]) -> None:
+    """Refuse an output path that is one of the command's input files (through links too).
+
+    Writing a report, samples or grasps over an input would replace the user's asset.
+
+    Raises:
+        ValueError: ``output`` is the same file as one of ``inputs``, naming both.
+    """
+    target = Path(output)
+    for source in inputs:
+        if _same_file(target, Path(source)):
+            raise ValueError(
+                f"{target}: is the input file {source}; writing there would replace it: "
+                "choose another output path"
+            )
