@@ -57,3 +57,29 @@ def test_output_over_an_input_is_refused_through_links_and_dot_dots(tmp_path):
             check_output_path(output, [tmp_path / "other.usda", asset])
     check_output_path(tmp_path / "report.json", [asset])  # a new file: fine
     check_output_path(tmp_path / "missing.usda", [tmp_path / "also-missing.usda"])
+
+
+def test_a_link_is_written_through_and_stays_a_link(tmp_path):
+    target = tmp_path / "asset.usda"
+    target.write_text("old")
+    link = tmp_path / "link.usda"
+    link.symlink_to(target)
+    write_text_atomically(link, "new")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "new"
+
+
+def test_errors_name_the_output_never_the_temp_file(tmp_path):
+    folder = tmp_path / "report.json"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError, match=r"report\.json: is a directory; expected a file"):
+        write_text_atomically(folder, "x")
+
+    def denied(temp):
+        raise PermissionError(13, "Permission denied", str(temp))
+
+    out = tmp_path / "out.json"
+    with pytest.raises(PermissionError) as caught:
+        replace_atomically(out, denied)
+    assert str(caught.value) == f"{out}: cannot write: Permission denied"
+    assert list(tmp_path.iterdir()) == [folder]  # no temp file left behind

@@ -25,31 +25,50 @@ def _new_file_mode(target: Path) -> int:
 def replace_atomically(path: str | Path, produce: Callable[[Path], None]) -> Path:
     """Let ``produce(temp_path)`` create the file, then rename it over ``path``.
 
-    The new file keeps the old file's permissions (else ``0o666 & ~umask``).
+    The new file keeps the old file's permissions (else ``0o666 & ~umask``). A
+    symbolic link is written through: the file it points at is replaced and the
+    link stays a link. Errors name ``path``, never the temp file.
 
     Returns:
         The target path.
 
     Raises:
         FileNotFoundError: the target's folder does not exist (the message says so).
+        IsADirectoryError: ``path`` is a directory.
         OSError: the folder is not writable, or ``produce`` failed to write.
     """
     target = Path(path)
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(
-            f"{target}: folder {folder} does not exist; create it or choose another output path"
+            f"{path}: folder {folder} does not exist; create it or choose another output path"
         )
+    if target.is_dir():
+        raise IsADirectoryError(f"{path}: is a directory; expected a file path")
     mode = _new_file_mode(target)
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.stem}.", suffix=target.suffix)
+    try:
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.stem}.", suffix=target.suffix)
+    except OSError as exc:
+        raise _naming(exc, path) from None
     os.close(fd)
     try:
         produce(Path(temp))
         os.chmod(temp, mode)
         os.replace(temp, target)
+    except OSError as exc:
+        raise _naming(exc, path) from None
     finally:
         Path(temp).unlink(missing_ok=True)
     return target
+
+
+def _naming(exc: OSError, path: str | Path) -> OSError:
+    """``exc`` about the temp file, restated about ``path`` (other errors kept as they are)."""
+    if exc.filename is None or exc.strerror is None:
+        return exc
+    return type(exc)(f"{path}: cannot write: {exc.strerror}")
 
 
 def write_bytes_atomically(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
