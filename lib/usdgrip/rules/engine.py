@@ -304,6 +304,15 @@ class SiteContext:
         """False for instance proxies (no fix can be authored there)."""
         return not self.prim.IsInstanceProxy()
 
+    def can_author_on(self, path: str) -> bool:
+        """True when the prim at ``path`` exists and is not an instance proxy.
+
+        A fix authors on one prim (e.g. a curve child of the site); the children
+        of an instanceable site are instance proxies even when the site is not.
+        """
+        prim = self.prim.GetStage().GetPrimAtPath(path)
+        return bool(prim) and not prim.IsInstanceProxy()
+
 
 class SlotEntry(NamedTuple):
     """One slot of an object prim, values as authored (local frame).

@@ -245,7 +245,7 @@ def check_curve_form(context: SiteContext) -> Iterator[Finding]:
                         _author_curve_type(Sdf.Path(curve.path)),
                     ),
                 )
-                if context.editable
+                if context.can_author_on(curve.path)
                 else ()
             )
             yield Finding(
@@ -265,7 +265,7 @@ def check_curve_form(context: SiteContext) -> Iterator[Finding]:
                         _author_vertex_counts(Sdf.Path(curve.path), n),
                     ),
                 )
-                if context.editable and n >= 2
+                if n >= 2 and context.can_author_on(curve.path)
                 else ()
             )
             yield Finding(
