@@ -128,6 +128,20 @@ def test_sarif_relative_path_stays_relative(capsys, monkeypatch):
     assert result["ruleId"] == "GR.004" and result["level"] == "error"
 
 
+def test_sarif_uris_are_percent_encoded(write_usda, capsys, monkeypatch):
+    path = write_usda(WARN_ONLY, name="sp ace ü#1.usda")
+    monkeypatch.chdir(path.parent)
+    for argument, expected in (
+        (path.name, "sp%20ace%20%C3%BC%231.usda"),
+        (str(path), path.as_uri()),
+    ):
+        code, out, _ = run(capsys, "validate", argument, "--format", "sarif")
+        assert code == 0
+        (artifact,) = json.loads(out)["runs"][0]["artifacts"]
+        assert artifact["location"]["uri"] == expected
+    assert "%23" in path.as_uri()
+
+
 def test_rule_filter_and_params(write_usda, capsys):
     path = str(write_usda(WARN_ONLY))
     code, out, _ = run(capsys, "validate", path, "--rule", "GR.003,GR.004", "--rule", "GR.002")
@@ -248,6 +262,40 @@ def test_output_into_missing_directory_exit_2(write_usda, tmp_path, capsys):
         capsys, "validate", str(write_usda(WARN_ONLY)), "--output", str(tmp_path / "no" / "r.txt")
     )
     assert code == 2 and "usdgrip validate:" in err
+
+
+def test_output_over_an_input_is_refused_and_the_input_kept(write_usda, capsys):
+    first, second = write_usda(WARN_ONLY), write_usda(WARN_ONLY, name="second.usda")
+    before = second.read_bytes()
+    for extra in ((), ("--fix",)):
+        code, out, err = run(
+            capsys, "validate", str(first), str(second), "--output", str(second), *extra
+        )
+        assert code == 2 and out == ""
+        assert f"{second}: is the input file {second}" in err
+        assert second.read_bytes() == before
+
+
+def test_fix_through_a_link_fixes_the_target_and_keeps_the_link(write_usda, capsys):
+    target = write_usda(FIXABLE_SITE)
+    link = target.with_name("link.usda")
+    link.symlink_to(target)
+    code, out, _ = run(capsys, "validate", str(link), "--fix", "--format", "json")
+    assert code == 0 and json.loads(out)["files"][0]["fixed"]
+    assert link.is_symlink()
+    code, out, _ = run(capsys, "validate", str(target), "--format", "json")
+    assert json.loads(out)["files"][0]["issues"] == []
+
+
+def test_fix_refuses_a_usdz_package(write_usda, tmp_path, capsys):
+    from pxr import UsdUtils
+
+    package = tmp_path / "asset.usdz"
+    assert UsdUtils.CreateNewUsdzPackage(str(write_usda(FIXABLE_SITE)), str(package))
+    before = package.read_bytes()
+    code, _, err = run(capsys, "validate", str(package), "--fix")
+    assert code == 2 and "cannot write into a .usdz package" in err
+    assert package.read_bytes() == before
 
 
 def test_rules_list_json_and_doc(capsys):

@@ -11,7 +11,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 def _new_file_mode(target: Path) -> int:
@@ -86,6 +86,29 @@ def write_bytes_atomically(path: str | Path, write: Callable[[IO[bytes]], None])
 def write_text_atomically(path: str | Path, text: str) -> Path:
     """Write UTF-8 ``text`` atomically (see :func:`write_bytes_atomically`)."""
     return write_bytes_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def export_layer_atomically(layer: Any, path: str | Path) -> Path:
+    """``layer.Export`` (an ``Sdf.Layer``) over ``path``: temp sibling with the same suffix, rename.
+
+    The suffix picks the format (usda, usdc). A ``.usdz`` package cannot be written.
+
+    Raises:
+        ValueError: ``path`` is a ``.usdz`` package.
+        OSError: the folder is missing or not writable, or USD could not export the layer.
+    """
+    target = Path(path)
+    if target.suffix.lower() == ".usdz":
+        raise ValueError(
+            f"{target}: USD cannot write into a .usdz package; write a .usda or .usdc file, "
+            "or change the package's source layer"
+        )
+
+    def export(temp: Path) -> None:
+        if not layer.Export(str(temp)):
+            raise OSError(f"{target}: USD could not export the layer")
+
+    return replace_atomically(target, export)
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -8,8 +8,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from usdgrip.fileio import replace_atomically, write_text_atomically
+from usdgrip.fileio import check_output_path, export_layer_atomically, write_text_atomically
 
 NAME = "validate"
 ORDER = 20
@@ -82,23 +83,6 @@ def parse_params(items: Sequence[str]) -> dict[str, float]:
 def _split_rules(items: Sequence[str]) -> list[str] | None:
     codes = [c.strip() for item in items for c in item.split(",") if c.strip()]
     return codes or None
-
-
-def save_layer_atomically(layer: Any, path: Path) -> None:
-    """Export ``layer`` over ``path`` atomically (temp sibling with the same suffix, rename).
-
-    Raises:
-        ValueError: the layer cannot be exported (e.g. a .usdz package).
-    """
-    path = Path(path)
-    if path.suffix.lower() == ".usdz":
-        raise ValueError(f"{path}: cannot write fixes into a .usdz package; fix its source layer")
-
-    def export(temp: Path) -> None:
-        if not layer.Export(str(temp)):
-            raise ValueError(f"{path}: USD could not export the fixed layer")
-
-    replace_atomically(path, export)
 
 
 def _file_entry(path: str, report: Any, fixed: list[str] | None) -> dict[str, Any]:
@@ -229,9 +213,12 @@ def format_sarif(entries: list[dict[str, Any]], codes: Sequence[str]) -> str:
 
 
 def _artifact_uri(path: str) -> str:
-    """Relative paths stay relative (CI resolves them against the checkout); absolute → file URI."""
+    """Relative paths stay relative (CI resolves them against the checkout); absolute → file URI.
+
+    Both are percent-encoded: a space, ``#`` or ``?`` in a file name is data, not URI syntax.
+    """
     file = Path(path)
-    return file.as_uri() if file.is_absolute() else file.as_posix()
+    return file.as_uri() if file.is_absolute() else quote(file.as_posix())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -240,6 +227,8 @@ def run(args: argparse.Namespace) -> int:
 
     codes = [r.code for r in select_rules(_split_rules(args.rule))]
     params = parse_params(args.param)
+    if args.output:
+        check_output_path(args.output, args.files)
     # Open everything first: an unreadable input is a usage error (exit 2) before any output.
     # These stages are private to this command, so the C++ candidate scan may use them.
     stages = [(path, open_stage(path)) for path in args.files]
@@ -250,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
         if args.fix:
             fixed = report.apply_fixes()
             if fixed:
-                save_layer_atomically(stage.GetRootLayer(), Path(path))
+                export_layer_atomically(stage.GetRootLayer(), path)
                 report = validate(stage, rules=codes, params=params, scan="collection")
         entries.append(_file_entry(path, report, fixed))
     if args.format == "json":
