@@ -10,6 +10,7 @@ the rows with a summary. ``usdgrip batch validate|plan`` is its CLI.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from usdgrip.batch.jobs import (
     run_job,
 )
 from usdgrip.batch.results import ResultsWriter, read_results, should_skip, summarize_rows
+from usdgrip.fileio import check_output_path
 
 DEFAULT_GLOB = "**/*.usd*"
 
@@ -38,6 +40,7 @@ __all__ = [
     "DaskExecutor",
     "LocalExecutor",
     "Task",
+    "check_batch_outputs",
     "find_batch_files",
     "make_executor",
     "resolve_job",
@@ -100,6 +103,34 @@ def find_batch_files(
     return [(path.relative_to(root).as_posix(), path.resolve()) for path in matches]
 
 
+def check_batch_outputs(
+    inputs: Iterable[str | Path],
+    out: str | Path | None = None,
+    outputs: Iterable[str | Path] = (),
+) -> None:
+    """Refuse a run whose results file or per-file outputs would replace a file it reads.
+
+    Args:
+        inputs: every file the run reads (the matched files, gripper assets, ...).
+        out: the results file.
+        outputs: the files the job writes (such as ``batch plan``'s Isaac-Grasp files).
+
+    Raises:
+        ValueError: an output is one of ``inputs`` (or ``out`` is also a job
+            output), naming both.
+    """
+    inputs = [Path(path) for path in inputs]
+    by_real = {os.path.realpath(path): path for path in inputs}
+    if out is not None:
+        check_output_path(out, inputs)
+    for output in outputs:
+        source = by_real.get(os.path.realpath(output))
+        if source is not None:
+            check_output_path(output, [source])  # raises, naming both
+        if out is not None:
+            check_output_path(out, [output])
+
+
 def run_batch(
     root: str | Path,
     job: str = VALIDATE_JOB,
@@ -116,6 +147,7 @@ def run_batch(
     on_start: Callable[[int], None] | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
     exclude: Iterable[str | Path] = (),
+    output_of: Callable[[Path], Path] | None = None,
 ) -> BatchResult:
     """Run ``job`` on every file under ``root`` and collect one row per file.
 
@@ -137,20 +169,30 @@ def run_batch(
         on_start: called with the number of files to run, once the executor
             is ready and before the first file.
         on_row: called with each new row as it completes.
-        exclude: files under ``root`` to leave out.
+        exclude: files under ``root`` to leave out (they count as inputs:
+            neither ``out`` nor a job output may replace them).
+        output_of: the file the job writes for a matched file, if any, so that
+            no output replaces an input (see :func:`check_batch_outputs`).
 
     Returns:
         The rows and summary; interrupted runs keep their finished rows in ``out``.
 
     Raises:
         ValueError: bad root, pattern, executor options, ``resume`` without
-            ``out``, or an unreachable scheduler.
+            ``out``, an output that would replace an input, or an unreachable
+            scheduler.
     """
     if (resume or retry_failed) and out is None:
         raise ValueError("--resume and --retry-failed need --out FILE (the results to resume)")
     if retry_failed and not resume:
         raise ValueError("--retry-failed only makes sense with --resume")
+    exclude = list(exclude)
     files = find_batch_files(root, glob, exclude)
+    check_batch_outputs(
+        [*(path for _, path in files), *exclude],
+        out,
+        [output_of(path) for _, path in files] if output_of is not None else (),
+    )
     owned = isinstance(executor, str)
     runner = make_executor(executor, jobs, timeout, scheduler) if owned else executor
     previous = read_results(out) if resume and out is not None else {}

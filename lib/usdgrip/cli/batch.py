@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from usdgrip.batch import DEFAULT_GLOB, PLAN_JOB, VALIDATE_JOB, run_batch
+from usdgrip.batch.jobs import compute_output_path
 from usdgrip.batch.progress import Progress
 from usdgrip.batch.results import format_summary
 
@@ -178,13 +179,20 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("expected an action: usdgrip batch validate|plan ROOT (see --help)")
     params: dict[str, Any]
     exclude: list[str] = []
+    output_of = None
+    out_dir: Path | None = None
+    if args.out is not None and Path(args.out).is_dir():
+        raise ValueError(f"--out {args.out}: is a directory; expected a results file path")
     if args.batch_action == "validate":
         job = VALIDATE_JOB
         params = {"rules": args.rule} if args.rule else {}
     else:
         job = PLAN_JOB
         out_dir = Path(args.out_dir).resolve()
-        out_dir.mkdir(parents=True, exist_ok=True)
+        if out_dir.exists() and not out_dir.is_dir():
+            raise ValueError(
+                f"--out-dir {args.out_dir}: is a file; expected a folder (it is created if missing)"
+            )
         params = {
             "grippers": [parse_gripper(text) for text in args.gripper],
             "root": str(Path(args.root).resolve()),
@@ -193,10 +201,16 @@ def run(args: argparse.Namespace) -> int:
             "seed": args.seed,
         }
         exclude = [file for file, _ in params["grippers"]]  # grippers are not objects
+
+        def output_of(path: Path) -> Path:
+            return compute_output_path(str(path), params["root"], params["out_dir"])
+
     progress: Progress | None = None
 
     def on_start(total: int) -> None:
         nonlocal progress
+        if out_dir is not None:  # only once run_batch has checked every output
+            out_dir.mkdir(parents=True, exist_ok=True)
         progress = Progress(total, sys.stderr, enabled=not args.quiet)
 
     def on_row(row: dict[str, Any]) -> None:
@@ -218,6 +232,7 @@ def run(args: argparse.Namespace) -> int:
             on_start=on_start,
             on_row=on_row,
             exclude=exclude,
+            output_of=output_of,
         )
     finally:
         if progress is not None:

@@ -149,12 +149,16 @@ class _ProgressBar:
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK
     from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest
+    from usdgrip.fileio import check_output_path
     from usdgrip.isaac_yaml import write_isaac_grasp
     from usdgrip.planning import parse_methods, plan_grasps
 
     grippers = [parse_gripper(text) for text in args.gripper]
     methods = parse_methods(args.method)
     output = Path(args.output)
+    check_output_path(
+        output, [args.file, *(g.asset_path for g in grippers), *filter(None, [args.scene])]
+    )
     if output.is_dir():
         raise ValueError(f"-o {output}: is a directory; expected a YAML file path")
     if not output.parent.is_dir():

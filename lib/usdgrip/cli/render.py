@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 NAME = "render"
 ORDER = 60
@@ -45,6 +46,7 @@ def _pair(text: str, sep: str, option: str) -> tuple[float, float]:
 
 def run(args: argparse.Namespace) -> int:
     import usdgrip  # noqa: F401  (registers the schema before the stage opens)
+    from usdgrip.fileio import check_output_path
     from usdgrip.render import render_view
     from usdgrip.usd_io import open_stage
 
@@ -52,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
     width, height = _pair(args.size.lower(), "x", "--size")
     if width <= 0 or height <= 0 or args.dpi <= 0:
         raise ValueError(f"--size {args.size!r} and --dpi {args.dpi}: expected positive values")
+    check_output_path(args.output, [args.file, *filter(None, [args.grasps])])
+    if Path(args.output).is_dir():
+        raise ValueError(f"-o {args.output}: is a directory; expected a PNG file path")
     stage = open_stage(args.file)
     summary = render_view(
         stage,

@@ -6,11 +6,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO
 
 import numpy as np
 
-from usdgrip.fileio import write_bytes_atomically
+from usdgrip.fileio import check_output_path, write_bytes_atomically
 from usdgrip.model import GripperSlot
 from usdgrip.sampling import SlotSamples, sample_gripper_groups
 
@@ -149,6 +150,10 @@ def run(args: argparse.Namespace) -> int:
     )
     if fmt == "npz" and not args.output:
         raise ValueError("--format npz writes a binary file; give --output PATH.npz")
+    if args.output:
+        check_output_path(args.output, [args.file])
+        if Path(args.output).is_dir():
+            raise ValueError(f"-o {args.output}: is a directory; expected a file path")
     stage = open_stage(args.file)
     prim = get_prim(stage, args.prim)
     where = f"{args.file}: <{args.prim}>"
