@@ -9,17 +9,23 @@ What it converts, in the stage's root layer:
 - unprefixed curve children ``forward_axis`` / ``grip_line`` are renamed to
   ``gripper_forward_axis`` / ``gripper_grip_line`` (left alone and reported
   when a prefixed child already exists);
-- LambdaSim ``gripper_slots`` records → ``GripperSlotAPI`` instances.
+- LambdaSim ``gripper_slots`` records → ``GripperSlotAPI`` instances. A
+  record whose name a schema slot already uses is merged into it: only the
+  properties the slot does not author are authored. Records that disagree
+  with what the slot authors, or with another record of the same name, are
+  not converted (none of that name are) and are reported as left.
 
 Nothing the user authored is lost: a legacy value is removed only after its
-value was authored through the schema, records are removed only when every
-record converted without loss (unknown record keys keep the list in place),
-and opinions authored in other layers (references, payloads, sublayers) are
-never touched, only reported.
+value was authored through the schema, the records are removed only when
+every value of every record lives in the schema (an unknown key, an ``LR``
+other than 0/1 or a conflict keeps the whole list in place), and opinions
+authored in other layers (references, payloads, sublayers) are never
+touched, only reported.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,8 +33,8 @@ from pxr import Sdf, Usd
 
 from usdgrip import usd_io
 from usdgrip.fileio import replace_atomically
-from usdgrip.lambdasim import CUSTOM_DATA_KEY
-from usdgrip.model import GripperSite
+from usdgrip.lambdasim import CUSTOM_DATA_KEY, SlotRecord
+from usdgrip.model import LR_TOKENS, GripperSite
 
 _VALUE_MOVES = (
     (("gripper_maxOpening", "custom:maxOpening"), "gripper:maxOpening"),
@@ -119,44 +125,151 @@ def _migrate_site(
             report.left.append(f"<{path}/{old}>: authored in another layer; not renamed")
 
 
+def _record_values(record: SlotRecord) -> dict[str, object]:
+    """The ``GripperSlotAPI`` property values a record carries (``lr`` as its token).
+
+    Raises:
+        ValueError: the record holds a value no schema property can hold.
+    """
+    if record.lr not in (0, 1):
+        raise ValueError(f"LR is {record.lr}; the schema's lr holds only 0 (left) or 1 (right)")
+    return {
+        "center": record.center,
+        "forward": record.forward,
+        "spanAxis": record.span_axis,
+        "upRange": record.up_range,
+        "slotInputAngle": record.slot_input_angle,
+        "lr": LR_TOKENS[record.lr],
+        "groupName": record.group,
+    }
+
+
+def _authored_slot_values(prim: Usd.Prim, name: str) -> dict[str, object]:
+    """The properties ``GripperSlotAPI:<name>`` authors on ``prim`` (vectors as float tuples)."""
+    values: dict[str, object] = {}
+    for prop in usd_io.SLOT_PROPERTIES:
+        attr = prim.GetAttribute(usd_io.get_slot_attribute_name(name, prop))
+        if attr and attr.HasAuthoredValue():
+            value = attr.Get()
+            is_vector = hasattr(value, "__len__") and not isinstance(value, str)
+            values[prop] = tuple(map(float, value)) if is_vector else value
+    return values
+
+
+def _same_value(a: object, b: object) -> bool:
+    # Relative tolerance 1e-6: a value authored as float32 (point3f, float) equals its record value.
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(map(_same_value, a, b))
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+    return a == b
+
+
+def _format_value(value: object) -> str:
+    if isinstance(value, tuple):
+        return "(" + ", ".join(f"{c:g}" for c in value) + ")"
+    return f"{value:g}" if isinstance(value, float) else repr(value)
+
+
+def _differences(ours: dict[str, object], theirs: dict[str, object]) -> list[str]:
+    """``"<prop> <theirs> ≠ <ours>"`` for each property both hold with different values."""
+    return [
+        f"{prop} {_format_value(theirs[prop])} ≠ {_format_value(value)}"
+        for prop, value in ours.items()
+        if prop in theirs and not _same_value(value, theirs[prop])
+    ]
+
+
+def _convert_records(
+    prim: Usd.Prim, name: str, records: list[SlotRecord], report: MigrationReport
+) -> bool:
+    """Author the records named ``name`` through ``GripperSlotAPI:<name>``, losing nothing.
+
+    The records must agree with each other and with every property the schema
+    slot already authors; then the properties it does not author yet are
+    authored from them. Otherwise nothing is authored and each record is
+    reported as left.
+
+    Returns:
+        True when every value of every record now lives in the schema slot.
+    """
+    path = prim.GetPath()
+
+    def leave(record: SlotRecord, why: str) -> None:
+        report.left.append(f"<{path}>: record [{record.index}] {name!r} left: {why}")
+
+    try:
+        usd_io.check_slot_instance_name(name)
+        values = [_record_values(record) for record in records]
+    except ValueError as exc:
+        for record in records:
+            leave(record, str(exc))
+        return False
+    if any(_differences(values[0], other) for other in values[1:]):
+        for record, ours in zip(records, values, strict=True):
+            other, theirs = next(
+                (r, v) for r, v in zip(records, values, strict=True) if _differences(ours, v)
+            )
+            leave(
+                record,
+                f"same name as record [{other.index}], which has "
+                + "; ".join(_differences(ours, theirs)),
+            )
+        return False
+    authored = _authored_slot_values(prim, name)
+    conflicts = _differences(values[0], authored)
+    if conflicts:
+        for record in records:
+            leave(record, f"GripperSlotAPI:{name} already authors {'; '.join(conflicts)}")
+        return False
+    missing = {prop: value for prop, value in values[0].items() if prop not in authored}
+    if missing:
+        usd_io.apply_gripper_slot(
+            prim,
+            name,
+            center=missing.get("center"),
+            forward=missing.get("forward"),
+            span_axis=missing.get("spanAxis"),
+            up_range=missing.get("upRange"),
+            slot_input_angle=missing.get("slotInputAngle"),
+            lr=missing.get("lr"),
+            group=missing.get("groupName"),
+        )
+        label = "record" if len(records) == 1 else "records"
+        indices = ", ".join(f"[{r.index}]" for r in records)
+        if authored:
+            done = f"merged into GripperSlotAPI:{name} (authored {', '.join(missing)})"
+        else:
+            done = f"→ GripperSlotAPI:{name}"
+        version = (
+            f" (version 1 `up` → up_range {records[0].up_range:g})"
+            if any(r.version == 1 for r in records)
+            else ""
+        )
+        report.changes.append(f"<{path}>: {label} {indices} {name!r} {done}{version}")
+    lossless = True
+    for record in records:
+        if record.extra:
+            lossless = False
+            leave(
+                record,
+                f"keys {sorted(record.extra)} have no schema property; the records are kept "
+                "beside the schema",
+            )
+    return lossless
+
+
 def _migrate_slots(prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport) -> None:
     path = prim.GetPath()
     records, problems = usd_io.read_slot_records(prim)
     if problems:
         report.left.extend(f"<{path}>: {p.describe()}; records left unconverted" for p in problems)
         return
-    existing = set(usd_io.list_slot_instances(prim))
-    lossless = True
-    for slot in usd_io.read_gripper_slots(prim):
-        if slot.source != "lambdasim":
-            continue
-        if slot.name in existing:
-            lossless = False
-            report.left.append(
-                f"<{path}>: record {slot.name!r} kept (GripperSlotAPI:{slot.name} exists)"
-            )
-            continue
-        try:
-            usd_io.check_slot_instance_name(slot.name)
-        except ValueError as exc:
-            lossless = False
-            report.left.append(f"<{path}>: record {slot.record_index} kept: {exc}")
-            continue
-        if slot.extra:
-            lossless = False
-            report.left.append(
-                f"<{path}>: record {slot.name!r} keys {sorted(slot.extra)} have no "
-                "schema property; the records are kept beside the schema"
-            )
-        usd_io.apply_slot_from_record(prim, slot)
-        version = (
-            f" (version {slot.version} `up` → up_range {slot.up_range_local:g})"
-            if slot.version == 1
-            else ""
-        )
-        report.changes.append(
-            f"<{path}>: record {slot.name!r} → GripperSlotAPI:{slot.name}{version}"
-        )
+    by_name: dict[str, list[SlotRecord]] = {}
+    for record in records:
+        by_name.setdefault(record.name, []).append(record)
+    converted = [_convert_records(prim, name, named, report) for name, named in by_name.items()]
+    lossless = all(converted)
     spec = layer.GetPrimAtPath(path)
     in_root = spec is not None and CUSTOM_DATA_KEY in spec.customData
     if lossless and records and in_root and _authored_only_in(prim, layer):
@@ -168,6 +281,11 @@ def _migrate_slots(prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport) ->
         )
     elif records and lossless:
         report.left.append(f"<{path}>: lambdasim records authored in another layer; left there")
+    elif records:
+        report.left.append(
+            f"<{path}>: customData lambdasim:gripper_slots kept in place (not every record "
+            "is in the schema; see above)"
+        )
 
 
 def migrate_stage(stage: Usd.Stage) -> MigrationReport:

@@ -14,9 +14,14 @@ gripper:*, rename forward_axis/grip_line to gripper_*, turn LambdaSim gripper_sl
 records into GripperSlotAPI instances. Nothing authored is lost: what cannot be
 converted losslessly is kept and listed.
 
-By default the result goes to a new file (FILE.migrated.usda beside it, or -o PATH);
---in-place rewrites FILE (atomically). Exit 0 when written (or nothing to do), 2 on
-unreadable input."""
+By default the result goes to a new file (FILE.migrated.usda beside it, or -o PATH,
+which may not be FILE itself); --in-place rewrites FILE (atomically; a symbolic link stays
+a link and its target is rewritten). A .usdz package cannot be written: migrate the
+package's source layer, or write the result with -o OUT.usda. The changed: and left:
+lines are printed once the file is written.
+
+Exit 0 when written or nothing to convert (left: lines do not change it), 2 on unusable
+input or output (nothing is written)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,19 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--in-place", action="store_true", help="rewrite FILE itself")
 
 
-def run(args: argparse.Namespace) -> int:
-    from usdgrip.migrate import migrate_stage, write_layer_atomically
-    from usdgrip.usd_io import open_stage
+def _target_path(args: argparse.Namespace) -> Path:
+    """Where the migrated layer goes; refuses a .usdz package and ``-o FILE``."""
+    from usdgrip.fileio import check_output_path
 
-    stage = open_stage(args.file)
-    report = migrate_stage(stage)
-    for line in report.changes:
-        print(f"changed: {line}")
-    for line in report.left:
-        print(f"left:    {line}")
-    if not report.changed:
-        print(f"{args.file}: nothing to migrate")
-        return 0
     source = Path(args.file)
     if args.in_place:
         target = source
@@ -46,6 +42,38 @@ def run(args: argparse.Namespace) -> int:
         target = Path(args.output)
     else:
         target = source.with_name(f"{source.stem}.migrated{source.suffix}")
-    write_layer_atomically(stage.GetRootLayer(), target)
-    print(f"wrote {target}")
+    if target.suffix.lower() == ".usdz":
+        raise ValueError(
+            f"{target}: usdz packages cannot be written; migrate the package's source layer, "
+            f"or write the result with -o {source.stem}.migrated.usda"
+        )
+    if not args.in_place:
+        try:
+            check_output_path(target, [source])
+        except ValueError as exc:
+            raise ValueError(f"{exc}; --in-place rewrites FILE itself") from None
+    return target
+
+
+def run(args: argparse.Namespace) -> int:
+    from usdgrip.migrate import migrate_stage, write_layer_atomically
+    from usdgrip.usd_io import open_stage
+
+    target = _target_path(args)
+    stage = open_stage(args.file)
+    report = migrate_stage(stage)
+    if report.changed:
+        write_layer_atomically(stage.GetRootLayer(), target)
+    for line in report.changes:
+        print(f"changed: {line}")
+    for line in report.left:
+        print(f"left:    {line}")
+    if report.changed:
+        print(f"wrote {target}")
+    elif report.left:
+        print(
+            f"{args.file}: nothing converted; the items above are left as they are, no file written"
+        )
+    else:
+        print(f"{args.file}: nothing to migrate")
     return 0
