@@ -18,7 +18,7 @@ By default the result goes to a new file (FILE.migrated.usda beside it, or -o PA
 which may not be FILE itself); --in-place rewrites FILE (atomically; a symbolic link stays
 a link and its target is rewritten). A .usdz package cannot be written: migrate the
 package's source layer, or write the result with -o OUT.usda. The changed: and left:
-lines are printed once the file is written.
+lines are printed after the write, so a failed write reports no change.
 
 Exit 0 when written or nothing to convert (left: lines do not change it), 2 on unusable
 input or output (nothing is written)."""
