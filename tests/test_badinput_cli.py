@@ -100,3 +100,49 @@ def test_batch_plan_out_dir_that_is_a_file_is_refused(assets, capsys):
     argv = ["batch", "plan", "lib", "-q", "--gripper", GRIPPER, "--out-dir", "grasps"]
     expect_usage_error(capsys, argv, "--out-dir grasps: is a file")
     assert Path("grasps").read_text() == "keep me"
+
+
+# --- 2. sizes that would exhaust memory or overflow a wait; 4. non-finite or negative -----
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["sample", "lib/tote.usda", "--prim", "/Tote", "--count", "99999999999"],
+         "--count 99999999999: expected 1 to 100000 candidates"),
+        (["render", "lib/tote.usda", "-o", "r.png", "--dpi", "100000"], "--dpi 100000: expected 1 to 1200"),
+        (["render", "lib/tote.usda", "-o", "r.png", "--size", "200x10"],
+         "is 22000x1100 pixels; expected at most 16384 per side"),
+        (["render", "lib/tote.usda", "-o", "r.png", "--view", "nan,0"],
+         "--view nan,0: expected finite elevation and azimuth"),
+        (["render", "lib/tote.usda", "-o", "r.png", "--view", "0,inf"],
+         "--view 0,inf: expected finite elevation and azimuth"),
+        ([*PLAN, "-o", "g.yaml", "--show", "-1"], "--show -1: expected a number of candidates >= 0"),
+        (["batch", "validate", "lib", "-q", "--out", "r.jsonl", "--timeout", "inf"],
+         "--timeout is inf s; expected a number > 0 and at most 604800"),
+        (["batch", "validate", "lib", "-q", "--out", "r.jsonl", "--timeout", "1e300"],
+         "--timeout is 1e+300 s; expected a number > 0 and at most 604800"),
+    ],
+)  # fmt: skip
+def test_out_of_range_options_are_refused_up_front(assets, capsys, argv, fragment):
+    err = expect_usage_error(capsys, argv, fragment)
+    assert "Traceback" not in err
+    assert sorted(p.name for p in Path().iterdir()) == ["lib"]  # nothing written
+
+
+def test_render_at_the_limits_still_draws(assets, capsys):
+    assert main(["render", "lib/tote.usda", "-o", "r.png", "--size", "1x1", "--dpi", "1200"]) == 0
+    assert Path("r.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_render_out_of_memory_is_one_line(assets, capsys, monkeypatch):
+    from matplotlib.figure import Figure
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(Figure, "savefig", no_memory)
+    expect_usage_error(
+        capsys, ["render", "lib/tote.usda", "-o", "r.png"], "r.png: not enough memory"
+    )
+    assert not Path("r.png").exists()

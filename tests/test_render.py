@@ -97,7 +97,7 @@ def test_existing_output_is_replaced(tmp_path):
         ([TOTE, "-o", "{tmp}/no/such/dir/x.png"], "does not exist"),
         ([TOTE, "--grasps", "{tmp}/none.yaml", "-o", "{tmp}/x.png"], "none.yaml: no such file"),
         ([TOTE, "--view", "high", "-o", "{tmp}/x.png"], "--view 'high': expected two numbers"),
-        ([TOTE, "--size", "0x3", "-o", "{tmp}/x.png"], "expected positive values"),
+        ([TOTE, "--size", "0x3", "-o", "{tmp}/x.png"], "--size 0x3: expected finite inches > 0"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, args, message):

@@ -38,6 +38,37 @@ AXIS_FRACTION = 0.12
 AXIS_COLORS = ("#d62728", "#2ca02c", "#1f77b4")  # X closing, Y, Z approach
 MESH_FACE = (0.62, 0.66, 0.72, 0.18)
 MESH_EDGE = (0.30, 0.33, 0.38, 0.55)
+#: Largest resolution accepted (dots per inch; print quality is 300-600).
+MAX_DPI = 1200
+#: Largest image side in pixels (size x dpi); matplotlib's Agg stops at 2**16, and
+#: memory grows with the square: 16384 x 16384 RGBA is 1 GiB.
+MAX_PIXELS_PER_SIDE = 16384
+
+
+def check_view_options(
+    size: tuple[float, float], dpi: int, elevation: float, azimuth: float
+) -> None:
+    """Refuse a picture that cannot be drawn or would not fit in memory.
+
+    Raises:
+        ValueError: a size or angle that is not finite, a size <= 0, a dpi outside
+            ``1..MAX_DPI``, or an image side over ``MAX_PIXELS_PER_SIDE`` pixels.
+    """
+    width, height = (float(v) for v in size)
+    if not (np.isfinite(elevation) and np.isfinite(azimuth)):
+        raise ValueError(
+            f"view {elevation:g},{azimuth:g}: expected finite elevation and azimuth in degrees"
+        )
+    if not (np.isfinite(width) and np.isfinite(height) and width > 0 and height > 0):
+        raise ValueError(f"size {width:g}x{height:g}: expected finite inches > 0")
+    if not 1 <= dpi <= MAX_DPI:
+        raise ValueError(f"dpi {dpi}: expected 1 to {MAX_DPI}")
+    pixels = (round(width * dpi), round(height * dpi))
+    if max(pixels) > MAX_PIXELS_PER_SIDE:
+        raise ValueError(
+            f"size {width:g}x{height:g} in at dpi {dpi} is {pixels[0]}x{pixels[1]} pixels; "
+            f"expected at most {MAX_PIXELS_PER_SIDE} per side: lower the size or the dpi"
+        )
 
 
 @dataclass
@@ -171,18 +202,21 @@ def render_view(
             candidate is drawn as a gripper wireframe coloured by confidence.
         show_slots: draw the slots of the object (and of prims under it).
         show_sites: draw every gripper site's grasp frame (X red, Y green, Z blue).
-        size: figure size in inches.
-        dpi: resolution.
-        elevation: camera elevation in degrees.
-        azimuth: camera azimuth in degrees.
+        size: figure size in inches, finite and > 0.
+        dpi: resolution, 1 to :data:`MAX_DPI`; at most :data:`MAX_PIXELS_PER_SIDE`
+            pixels per side.
+        elevation: camera elevation in degrees (finite).
+        azimuth: camera azimuth in degrees (finite).
         title: title; default the file name and object path.
 
     Returns:
         What was drawn.
 
     Raises:
-        ValueError: ``output`` does not end in ``.png``.
-        GripperError: missing prim, unreadable grasps file, bad mesh, nothing to draw.
+        ValueError: ``output`` does not end in ``.png``; bad size, dpi or view
+            (:func:`check_view_options`).
+        GripperError: missing prim, unreadable grasps file, bad mesh, nothing to
+            draw, or not enough memory for the picture.
         OSError: the output folder is missing or not writable.
     """
     from usdgrip.usd_io import find_gripper_sites, iter_slot_prims, read_gripper_slots
@@ -192,6 +226,7 @@ def render_view(
         raise ValueError(f"output {str(out)!r} must end in .png (the only format written)")
     if not out.parent.is_dir():
         raise FileNotFoundError(f"output folder {str(out.parent)!r} does not exist")
+    check_view_options(size, dpi, elevation, azimuth)
     try:  # a bare Figure renders with Agg and never touches pyplot or a GUI backend
         from matplotlib.figure import Figure
     except ImportError:
@@ -303,5 +338,11 @@ def render_view(
     # usdgrip's one atomic writer (temporary sibling, then os.replace).
     from usdgrip.fileio import write_bytes_atomically
 
-    write_bytes_atomically(out, lambda handle: fig.savefig(handle, format="png"))
+    try:
+        write_bytes_atomically(out, lambda handle: fig.savefig(handle, format="png"))
+    except MemoryError:
+        raise GripperError(
+            f"{out}: not enough memory for a {size[0]:g}x{size[1]:g} in picture at dpi {dpi}; "
+            "lower the size or the dpi"
+        ) from None
     return summary

@@ -33,6 +33,8 @@ from usdgrip.batch.jobs import make_row
 from usdgrip.batch.worker import WorkerProcess
 
 EXECUTORS = ("local", "dask")
+#: Longest per-file timeout, seconds (one week; the waits take at most ~24 days).
+MAX_TIMEOUT = 7 * 24 * 3600.0
 _SCHEDULER_ADDRESS = re.compile(r"^(tcp|tls|ucx|ws|wss|inproc)://\S+$")
 
 
@@ -56,7 +58,7 @@ class LocalExecutor:
     Args:
         jobs: number of worker processes (>= 1).
         timeout: seconds one file may take before its worker is killed
-            (None: no limit).
+            (None: no limit; else > 0 and at most :data:`MAX_TIMEOUT`).
         prefetch: files handed to a worker at once (>= 1).
     """
 
@@ -65,8 +67,11 @@ class LocalExecutor:
     def __init__(self, jobs: int = 1, timeout: float | None = None, prefetch: int = 2) -> None:
         if jobs < 1:
             raise ValueError(f"--jobs is {jobs}; expected an integer >= 1")
-        if timeout is not None and timeout <= 0:
-            raise ValueError(f"--timeout is {timeout:g} s; expected a number > 0")
+        if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:
+            raise ValueError(
+                f"--timeout is {timeout:g} s; expected a number > 0 and at most {MAX_TIMEOUT:g} "
+                "(one week; 0 for no limit)"
+            )
         if prefetch < 1:
             raise ValueError(f"prefetch is {prefetch}; expected an integer >= 1")
         self.jobs = jobs

@@ -153,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.isaac_yaml import write_isaac_grasp
     from usdgrip.planning import parse_methods, plan_grasps
 
+    if args.show < 0:
+        raise ValueError(f"--show {args.show}: expected a number of candidates >= 0")
     grippers = [parse_gripper(text) for text in args.gripper]
     methods = parse_methods(args.method)
     output = Path(args.output)
@@ -191,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     write_isaac_grasp(result, output)
     if not args.quiet:
-        print_summary(result, output, len(grippers), max(0, args.show), sys.stdout)
+        print_summary(result, output, len(grippers), args.show, sys.stdout)
         for warning in result.metadata.warnings:
             print(f"warning: {warning}", file=sys.stderr)
     return EXIT_OK if result.grasps else EXIT_FINDINGS

@@ -31,8 +31,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ELEV,AZIM",
         help="camera elevation and azimuth in degrees (default 24,-58)",
     )
-    parser.add_argument("--size", default="8x6", metavar="WxH", help="inches (default 8x6)")
-    parser.add_argument("--dpi", type=int, default=110, help="resolution (default 110)")
+    parser.add_argument(
+        "--size",
+        default="8x6",
+        metavar="WxH",
+        help="inches (default 8x6; at most 16384 pixels per side at --dpi)",
+    )
+    parser.add_argument("--dpi", type=int, default=110, help="resolution, 1 to 1200 (default 110)")
 
 
 def _pair(text: str, sep: str, option: str) -> tuple[float, float]:
@@ -47,13 +52,15 @@ def _pair(text: str, sep: str, option: str) -> tuple[float, float]:
 def run(args: argparse.Namespace) -> int:
     import usdgrip  # noqa: F401  (registers the schema before the stage opens)
     from usdgrip.fileio import check_output_path
-    from usdgrip.render import render_view
+    from usdgrip.render import check_view_options, render_view
     from usdgrip.usd_io import open_stage
 
     elevation, azimuth = _pair(args.view, ",", "--view")
     width, height = _pair(args.size.lower(), "x", "--size")
-    if width <= 0 or height <= 0 or args.dpi <= 0:
-        raise ValueError(f"--size {args.size!r} and --dpi {args.dpi}: expected positive values")
+    try:
+        check_view_options((width, height), args.dpi, elevation, azimuth)
+    except ValueError as exc:
+        raise ValueError(f"--{exc}") from None  # its messages start with the option name
     check_output_path(args.output, [args.file, *filter(None, [args.grasps])])
     if Path(args.output).is_dir():
         raise ValueError(f"-o {args.output}: is a directory; expected a PNG file path")

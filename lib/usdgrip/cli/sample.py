@@ -28,6 +28,9 @@ text summary. Same FILE, slots, count and seed -> identical output.
 Exit 0 ok, 2 bad input (file, prim, slot names, ee ids, malformed slot)."""
 
 FORMATS = ("json", "npz", "text")
+#: Most candidates one run samples (arrays take 145 bytes per target, JSON about 460;
+#: 100 000 x 2 targets as JSON peak near 750 MB); for more, run again with other seeds.
+MAX_COUNT = 100_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ee-ids",
         help="comma-separated end-effector ids, one per slot (default: 0,1,...,n-1)",
     )
-    parser.add_argument("--count", type=int, default=50, help="number of candidates (default 50)")
+    parser.add_argument(
+        "--count",
+        type=int,
+        default=50,
+        help=f"number of candidates, 1 to {MAX_COUNT} (default 50)",
+    )
     parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     parser.add_argument(
         "--format",
@@ -150,6 +158,11 @@ def run(args: argparse.Namespace) -> int:
     )
     if fmt == "npz" and not args.output:
         raise ValueError("--format npz writes a binary file; give --output PATH.npz")
+    if args.count > MAX_COUNT:  # the sampler itself refuses a count < 1
+        raise ValueError(
+            f"--count {args.count}: expected 1 to {MAX_COUNT} candidates; "
+            "for more, run again with other --seed values"
+        )
     if args.output:
         check_output_path(args.output, [args.file])
         if Path(args.output).is_dir():
@@ -161,16 +174,22 @@ def run(args: argparse.Namespace) -> int:
     ee_ids = parse_ee_ids(args.ee_ids) if args.ee_ids is not None else list(range(len(slots)))
     try:
         samples = sample_gripper_groups(slots, ee_ids=ee_ids, count=args.count, seed=args.seed)
+        if fmt == "npz":
+            write_bytes_atomically(args.output, lambda f: save_npz(samples, f))
+        else:
+            text = (
+                json.dumps(samples.to_dict()) + "\n"
+                if fmt == "json"
+                else format_text(samples, f"{args.file} <{args.prim}>")
+            )
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
-    if fmt == "npz":
-        write_bytes_atomically(args.output, lambda f: save_npz(samples, f))
-    else:
-        text = (
-            json.dumps(samples.to_dict()) + "\n"
-            if fmt == "json"
-            else format_text(samples, f"{args.file} <{args.prim}>")
-        )
+    except MemoryError:
+        raise ValueError(
+            f"{where}: not enough memory for {args.count} candidates x {len(slots)} slots "
+            f"({fmt}); lower --count"
+        ) from None
+    if fmt != "npz":
         if not args.output:
             sys.stdout.write(text)
             return 0
