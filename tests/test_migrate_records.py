@@ -103,8 +103,10 @@ def test_records_with_the_same_name_and_different_values_are_all_kept(write_usda
     assert "→ GripperSlotAPI" not in out
 
 
-def test_identical_records_with_one_name_convert_to_one_slot(write_usda, capsys):
-    source = write_usda(_box([RECORD, dict(RECORD)]))
+@pytest.mark.parametrize("angle", [5, float("nan")])
+def test_identical_records_with_one_name_convert_to_one_slot(write_usda, capsys, angle):
+    record = dict(RECORD, slot_input_angle=angle)
+    source = write_usda(_box([record, dict(record)]))
     assert main(["migrate", str(source), "--in-place"]) == 0
     out = capsys.readouterr().out
     stage = open_stage(source)

@@ -161,7 +161,8 @@ def _same_value(a: object, b: object) -> bool:
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(map(_same_value, a, b))
     if isinstance(a, int | float) and isinstance(b, int | float):
-        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+        both_nan = math.isnan(a) and math.isnan(b)
+        return both_nan or math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
     return a == b
 
 
