@@ -27,12 +27,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pxr import Sdf, Usd
 
 from usdgrip import usd_io
-from usdgrip.fileio import replace_atomically
 from usdgrip.lambdasim import CUSTOM_DATA_KEY, SlotRecord
 from usdgrip.model import LR_TOKENS, GripperSite
 
@@ -300,13 +298,3 @@ def migrate_stage(stage: Usd.Stage) -> MigrationReport:
             if prim.GetCustomDataByKey(usd_io.CUSTOM_DATA_PATH) is not None:
                 _migrate_slots(prim, layer, report)
     return report
-
-
-def write_layer_atomically(layer: Sdf.Layer, target: str | Path) -> None:
-    """Export ``layer`` to ``target`` through a temp file in the same directory + rename."""
-
-    def export(temp: Path) -> None:
-        if not layer.Export(str(temp)):
-            raise OSError(f"{target}: USD could not write the layer")
-
-    replace_atomically(target, export)

@@ -56,14 +56,15 @@ def _target_path(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from usdgrip.migrate import migrate_stage, write_layer_atomically
+    from usdgrip.fileio import export_layer_atomically
+    from usdgrip.migrate import migrate_stage
     from usdgrip.usd_io import open_stage
 
     target = _target_path(args)
     stage = open_stage(args.file)
     report = migrate_stage(stage)
     if report.changed:
-        write_layer_atomically(stage.GetRootLayer(), target)
+        export_layer_atomically(stage.GetRootLayer(), target)
     for line in report.changes:
         print(f"changed: {line}")
     for line in report.left:
