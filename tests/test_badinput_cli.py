@@ -146,3 +146,45 @@ def test_render_out_of_memory_is_one_line(assets, capsys, monkeypatch):
         capsys, ["render", "lib/tote.usda", "-o", "r.png"], "r.png: not enough memory"
     )
     assert not Path("r.png").exists()
+
+
+# --- 3. batch checks its shared options once, as the single-file commands do ---------------
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        (["--gripper", "lib/gripper.usda:/Nope"],
+         "--gripper 'lib/gripper.usda:/Nope': "),
+        (["--gripper", "lib/gripper.usda:/Gripper"], "</Gripper> is not a gripper site"),
+        (["--gripper", GRIPPER, "--max-candidates", "10000000"],
+         "--max-candidates 10000000: expected less than or equal to 100000"),
+        (["--gripper", GRIPPER, "--seed", "-5"], "--seed -5: expected greater than or equal to 0"),
+        (["--gripper", GRIPPER, "--gripper", "./" + GRIPPER], "is listed twice"),
+    ],
+)  # fmt: skip
+def test_batch_plan_bad_shared_options_exit_2_before_any_file(assets, capsys, options, fragment):
+    argv = ["batch", "plan", "lib", "-q", "--out-dir", "grasps", "--out", "rows.jsonl"]
+    err = expect_usage_error(capsys, [*argv, *options], fragment)
+    assert "validation error" not in err  # no raw pydantic report
+    assert sorted(p.name for p in Path().iterdir()) == ["lib"]  # no rows, no out-dir
+
+
+def test_batch_plan_the_same_options_as_plan_get_the_same_message(assets, capsys):
+    plan = expect_usage_error(capsys, [*PLAN, "-o", "g.yaml", "--seed", "-5"])
+    batch = expect_usage_error(
+        capsys,
+        ["batch", "plan", "lib", "-q", "--out-dir", "g", "--gripper", GRIPPER, "--seed", "-5"],
+    )
+    assert plan.removeprefix("usdgrip plan: ") == batch.removeprefix("usdgrip batch: ")
+
+
+def test_batch_validate_unknown_rule_is_exit_2_like_validate(assets, capsys):
+    single = expect_usage_error(capsys, ["validate", "lib/tote.usda", "--rule", "GR.999"])
+    batch = expect_usage_error(
+        capsys, ["batch", "validate", "lib", "-q", "--rule", "GR.999", "--out", "rows.jsonl"]
+    )
+    assert "unknown rule 'GR.999'; expected one of: " in batch
+    assert single.removeprefix("usdgrip validate: ") == batch.removeprefix("usdgrip batch: ")
+    assert not Path("rows.jsonl").exists()
+    assert main(["batch", "validate", "lib", "-q", "--rule", "GR.003,GR.004"]) == 0

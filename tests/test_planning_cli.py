@@ -162,7 +162,7 @@ def bad_inputs(write_usda, tmp_path):
         ),
         (
             lambda b: [MUG, "--object", "/Mug", "--gripper", GRIPPER, "--max-candidates", "0"],
-            "max_candidates_per_gripper: Input should be greater than or equal to 1",
+            "--max-candidates 0: expected greater than or equal to 1",
         ),
         (
             lambda b: [MUG, "--object", "/Mug", "--gripper", GRIPPER, "--scene", b["missing"]],

@@ -13,6 +13,7 @@ from usdgrip.batch import DEFAULT_GLOB, PLAN_JOB, VALIDATE_JOB, run_batch
 from usdgrip.batch.jobs import compute_output_path
 from usdgrip.batch.progress import Progress
 from usdgrip.batch.results import format_summary
+from usdgrip.errors import GripperError
 
 NAME = "batch"
 ORDER = 70
@@ -128,7 +129,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rule",
         action="append",
         metavar="CODE",
-        help="run only this rule (repeatable; default: all)",
+        help="run only this rule (code such as GR.003, or name); repeat or comma-separate "
+        "(default: all)",
     )
     plan = actions.add_parser(
         "plan",
@@ -158,20 +160,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     plan.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
 
 
-def parse_gripper(text: str) -> list[str]:
-    """``FILE:/Site/Path`` → ``[absolute file, prim path]``.
+def parse_grippers(texts: list[str], max_candidates: int, seed: int) -> list[list[str]]:
+    """Check the ``--gripper`` options once: ``[[absolute file, site prim path], ...]``.
+
+    Uses ``usdgrip plan``'s parsing and request contract, then reads every site.
 
     Raises:
-        ValueError: no ``:/`` separator, or the file does not exist.
+        ValueError: bad ``FILE:/Site/Path`` syntax, a missing file, a gripper listed
+            twice, ``--max-candidates`` or ``--seed`` outside the request contract.
+        GripperError: an unreadable gripper file, a missing prim or one that is not
+            a site.
     """
-    file, sep, prim = text.rpartition(":/")
-    if not sep or not file:
-        raise ValueError(
-            f"--gripper {text!r}: expected FILE:/Site/Path, e.g. gripper.usda:/Gripper/tcp"
+    from usdgrip.cli.plan import check_request_options, parse_gripper
+    from usdgrip.contracts import GripperRef
+    from usdgrip.planning import read_gripper
+
+    refs = []
+    for text in texts:
+        ref = parse_gripper(text)
+        if not Path(ref.asset_path).is_file():
+            raise ValueError(f"--gripper {text!r}: {ref.asset_path}: no such file")
+        refs.append(
+            GripperRef(asset_path=str(Path(ref.asset_path).resolve()), prim_path=ref.prim_path)
         )
-    if not Path(file).is_file():
-        raise ValueError(f"--gripper {text!r}: {file}: no such file")
-    return [str(Path(file).resolve()), "/" + prim]
+    check_request_options(refs, max_candidates, seed)
+    for text, ref in zip(texts, refs, strict=True):
+        try:
+            read_gripper(ref)
+        except GripperError as exc:
+            raise GripperError(f"--gripper {text!r}: {exc}") from None
+    return [[ref.asset_path, ref.prim_path] for ref in refs]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -185,7 +203,13 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--out {args.out}: is a directory; expected a results file path")
     if args.batch_action == "validate":
         job = VALIDATE_JOB
-        params = {"rules": args.rule} if args.rule else {}
+        # The same rule selection as `usdgrip validate`: an unknown code is exit 2 here.
+        from usdgrip.cli.validate import _split_rules
+        from usdgrip.rules import select_rules
+
+        params = (
+            {"rules": [r.code for r in select_rules(_split_rules(args.rule))]} if args.rule else {}
+        )
     else:
         job = PLAN_JOB
         out_dir = Path(args.out_dir).resolve()
@@ -194,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
                 f"--out-dir {args.out_dir}: is a file; expected a folder (it is created if missing)"
             )
         params = {
-            "grippers": [parse_gripper(text) for text in args.gripper],
+            "grippers": parse_grippers(args.gripper, args.max_candidates, args.seed),
             "root": str(Path(args.root).resolve()),
             "out_dir": str(out_dir),
             "max_candidates": args.max_candidates,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from pydantic import ValidationError
 
@@ -116,10 +117,58 @@ def parse_gripper(text: str):
         raise ValueError(f"--gripper {text!r}: {_first_error(exc)}") from None
 
 
-def _first_error(exc: ValidationError) -> str:
+#: The command-line option of each request field (for messages).
+_OPTIONS = {
+    "grippers": "--gripper",
+    "max_candidates_per_gripper": "--max-candidates",
+    "seed": "--seed",
+}
+#: Stands in for the object when only the shared options are checked (``batch plan``,
+#: whose objects are the files' default prims, checked file by file).
+_ANY_OBJECT = ("any.usda", "/Object")
+
+
+def build_request(
+    object_file: str, object_prim: str, grippers: Sequence[Any], max_candidates: int, seed: int
+):
+    """The :class:`~usdgrip.contracts.GraspPlanningRequest` of the command-line options.
+
+    Raises:
+        ValueError: the request contract refuses an option (a bad prim path, a gripper
+            listed twice, ``max_candidates`` outside 1..100000, a negative seed), naming
+            the option.
+    """
+    from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest
+
+    try:
+        geometry = GeometryRef(asset_path=os.path.normpath(object_file), prim_path=object_prim)
+    except ValidationError as exc:
+        raise ValueError(f"--object {object_prim!r}: {_first_error(exc)}") from None
+    values = {"max_candidates_per_gripper": max_candidates, "seed": seed}
+    try:
+        return GraspPlanningRequest(
+            object=GraspObject(geometry=geometry), grippers=tuple(grippers), **values
+        )
+    except ValidationError as exc:
+        field = str(exc.errors()[0]["loc"][0])
+        option = _OPTIONS.get(field, field)
+        value = f" {values[field]}" if field in values else ""
+        raise ValueError(f"{option}{value}: {_first_error(exc, field)}") from None
+
+
+def check_request_options(grippers: Sequence[Any], max_candidates: int, seed: int) -> None:
+    """Check the options a request shares across objects, before any object is read.
+
+    Raises:
+        ValueError: as :func:`build_request`.
+    """
+    build_request(*_ANY_OBJECT, grippers, max_candidates, seed)
+
+
+def _first_error(exc: ValidationError, field: str = "") -> str:
     err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"])
-    message = err["msg"].removeprefix("Value error, ")
+    where = ".".join(str(p) for p in err["loc"]).removeprefix(field).lstrip(".")
+    message = err["msg"].removeprefix("Value error, ").replace("Input should be", "expected", 1)
     return f"{where}: {message}" if where else message
 
 
@@ -148,7 +197,6 @@ class _ProgressBar:
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK
-    from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest
     from usdgrip.fileio import check_output_path
     from usdgrip.isaac_yaml import write_isaac_grasp
     from usdgrip.planning import parse_methods, plan_grasps
@@ -165,19 +213,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"-o {output}: is a directory; expected a YAML file path")
     if not output.parent.is_dir():
         raise ValueError(f"-o {output}: folder {output.parent} does not exist; create it first")
-    try:
-        geometry = GeometryRef(asset_path=os.path.normpath(args.file), prim_path=args.object)
-    except ValidationError as exc:
-        raise ValueError(f"--object {args.object!r}: {_first_error(exc)}") from None
-    try:
-        request = GraspPlanningRequest(
-            object=GraspObject(geometry=geometry),
-            grippers=grippers,
-            max_candidates_per_gripper=args.max_candidates,
-            seed=args.seed,
-        )
-    except ValidationError as exc:
-        raise ValueError(f"bad request: {_first_error(exc)}") from None
+    request = build_request(args.file, args.object, grippers, args.max_candidates, args.seed)
     bar = _ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
     try:
         result = plan_grasps(
