@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
+
+from usdgrip import usd_io
 from usdgrip.cli import main
+from usdgrip.rules import validate
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def examples_mug() -> Path:
+    return REPO / "examples" / "mug.usda"
+
 
 LEGACY_SITE_SOURCE = """
 #usda 1.0
@@ -59,3 +72,158 @@ def test_fix_is_not_offered_on_curves_that_are_instance_proxies(write_usda, caps
 
 def _issues(report: dict) -> list[dict]:
     return [issue for entry in report["files"] for issue in entry["issues"]]
+
+
+def _site(max_opening: str, forward_extra: str = "", grip_points: str = "") -> str:
+    grip_points = grip_points or "point3f[] points = [(0, -0.01, 0), (0, 0.01, 0)]"
+    return f"""
+    def Xform "tcp" (
+        prepend apiSchemas = ["GripperSiteAPI"]
+    )
+    {{
+        {max_opening}
+        def BasisCurves "gripper_forward_axis"
+        {{
+            uniform token type = "linear"
+            {forward_extra or "point3f[] points = [(0, 0, 0), (0, 0, 0.05)]"}
+            {"" if "curveVertexCounts" in forward_extra else "int[] curveVertexCounts = [2]"}
+        }}
+        def BasisCurves "gripper_grip_line"
+        {{
+            uniform token type = "linear"
+            int[] curveVertexCounts = [2]
+            {grip_points}
+        }}
+    }}
+    """
+
+
+def _messages(capsys, path, code: str) -> list[str]:
+    _, out, _ = run(capsys, "validate", str(path), "--format", "json")
+    issues = _issues(json.loads(out))
+    assert not [i for i in issues if "crashed" in i["message"]], issues
+    return [i["message"] for i in issues if i["code"] == code]
+
+
+@pytest.mark.parametrize(
+    ("site", "code", "expected"),
+    [
+        (
+            _site(
+                "float gripper:maxOpening = 0.085",
+                'point3f[] points = [(0, 0, 0), (0, 0, 0.05)]\nstring curveVertexCounts = "2"',
+            ),
+            "GR.007",
+            "gripper_forward_axis: curveVertexCounts is string, expected int[]",
+        ),
+        (
+            _site('string gripper:maxOpening = "0.085"'),
+            "GR.004",
+            "gripper:maxOpening is string, expected float or double",
+        ),
+        (
+            _site("float[] gripper:maxOpening = [0.085]"),
+            "GR.004",
+            "gripper:maxOpening is float[], expected float or double",
+        ),
+        (
+            _site("float gripper:maxOpening = 0.085", 'string points = "x"'),
+            "GR.002",
+            "gripper_forward_axis: points is string, expected point3f[]",
+        ),
+        (
+            _site("float gripper:maxOpening.timeSamples = {0: 0.05, 10: 0.085}"),
+            "GR.004",
+            "gripper:maxOpening is time-sampled with no default value",
+        ),
+        (
+            _site(
+                "float gripper:maxOpening = 0.085",
+                grip_points="point3f[] points.timeSamples = {0: [(0, -0.01, 0), (0, 0.01, 0)]}",
+            ),
+            "GR.003",
+            "gripper_grip_line: points is time-sampled with no default value",
+        ),
+    ],
+)
+def test_unusable_site_values_are_reported_and_refused(
+    write_usda, capsys, examples_mug, site, code, expected
+):
+    path = write_usda(site)
+    messages = _messages(capsys, path, code)
+    assert len(messages) == 1 and expected in messages[0], messages
+    assert "nan" not in messages[0]
+    commands = [
+        ["info", str(path)],
+        ["render", str(path), "-o", str(path.with_suffix(".png"))],
+        ["migrate", str(path), "-o", str(path.with_name("out.usda"))],
+        [
+            "plan",
+            str(examples_mug),
+            "--object",
+            "/Mug",
+            "--gripper",
+            f"{path}:/tcp",
+            "-o",
+            str(path.with_suffix(".yaml")),
+        ],
+    ]
+    for argv in commands:
+        exit_code, _, err = run(capsys, *argv)
+        assert exit_code == 2, (argv, err)
+        assert str(path) in err and "</tcp>" in err and expected in err, (argv, err)
+
+
+SLOTS = """
+def Xform "Tote" (
+    prepend apiSchemas = ["GripperSlotAPI:s"]
+)
+{{
+    {value}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "expected"),
+    [
+        ('string gripperSlot:s:center = "x"', "GS.001", "gripperSlot:s:center is string"),
+        ("float gripperSlot:s:forward = 1", "GS.001", "gripperSlot:s:forward is float"),
+        ('string gripperSlot:s:upRange = "0.2"', "GS.002", "gripperSlot:s:upRange is string"),
+        (
+            "double gripperSlot:s:upRange.timeSamples = {0: 0.1, 10: 0.2}",
+            "GS.002",
+            "gripperSlot:s:upRange is time-sampled with no default value",
+        ),
+        (
+            "double gripperSlot:s:slotInputAngle.timeSamples = {0: 10}",
+            "GS.003",
+            "gripperSlot:s:slotInputAngle is time-sampled with no default value",
+        ),
+    ],
+)
+def test_unusable_slot_values_are_reported_once_and_refused(
+    write_usda, capsys, value, code, expected
+):
+    path = write_usda(SLOTS.format(value=value))
+    exit_code, out, _ = run(capsys, "validate", str(path), "--format", "json")
+    issues = _issues(json.loads(out))
+    assert exit_code == 1
+    assert [i["code"] for i in issues if i["severity"] in ("failure", "error")] == [code], issues
+    assert expected in issues[0]["message"] and "crashed" not in out
+    for argv in (["info", str(path)], ["sample", str(path), "--prim", "/Tote"]):
+        exit_code, _, err = run(capsys, *argv)
+        assert exit_code == 2, (argv, err)
+        assert str(path) in err and "</Tote>" in err and expected in err, (argv, err)
+
+
+def test_a_default_value_beside_time_samples_is_read(open_usda):
+    stage = open_usda(
+        SLOTS.format(
+            value="double gripperSlot:s:upRange = 0.3\n"
+            "double gripperSlot:s:upRange.timeSamples = {0: 0.1}"
+        )
+    )
+    (slot,) = usd_io.read_gripper_slots(stage.GetPrimAtPath("/Tote"))
+    assert slot.up_range_local == pytest.approx(0.3)
+    assert validate(stage).ok

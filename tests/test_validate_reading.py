@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from usdgrip import usd_io
+from usdgrip.errors import GripperError
 from usdgrip.rules import validate
 from usdgrip.rules.engine import SiteContext, resolve_params
 
@@ -169,9 +170,12 @@ def Xform "blocked" (prepend apiSchemas = ["GripperSiteAPI"])
 
 def test_authored_values_without_a_default_read_as_authored(open_usda):
     stage = open_usda(EDGE_VALUES)
-    sampled = usd_io.read_gripper_site(stage.GetPrimAtPath("/sampled"), frame=False)
-    # Only time samples: authored, but no value at the default time.
-    assert math.isnan(sampled.max_opening) and sampled.max_opening_source == "gripper:maxOpening"
+    sampled = usd_io.read_gripper_site(stage.GetPrimAtPath("/sampled"), frame=False, strict=False)
+    # Only time samples: authored, but no value at the default time (the readers refuse it).
+    assert sampled.max_opening is None and sampled.max_opening_source == "gripper:maxOpening"
+    assert "time-sampled with no default value" in sampled.problems["gripper:maxOpening"]
+    with pytest.raises(GripperError, match="gripper:maxOpening is time-sampled"):
+        usd_io.read_gripper_site(stage.GetPrimAtPath("/sampled"))
     # The fallback `cubic` authored explicitly is authored; a declaration without a value is not.
     assert sampled.forward_axis.curve_type == "cubic"
     assert sampled.grip_line.curve_type is None
@@ -186,7 +190,8 @@ def test_authored_values_without_a_default_read_as_authored(open_usda):
     issues: dict[tuple[str, str], str] = {}
     for issue in validate(stage).issues:
         issues[issue.prim, issue.code] = issues.get((issue.prim, issue.code), "") + issue.message
-    assert "is nan m" in issues["/sampled", "GR.004"]
+    assert "gripper:maxOpening is time-sampled" in issues["/sampled", "GR.004"]
+    assert "nan" not in issues["/sampled", "GR.004"]
     assert "no max opening authored" in issues["/blocked", "GR.004"]
     assert 'gripper_forward_axis: type is "cubic"' in issues["/sampled", "GR.007"]
     assert "gripper_grip_line: type is not authored" in issues["/sampled", "GR.007"]

@@ -40,6 +40,9 @@ class CurveInfo:
     """Authored ``curveVertexCounts`` or ``None`` when not authored."""
     shadowed: str | None = None
     """Name of an unprefixed sibling ignored because the prefixed child exists."""
+    problems: dict[str, str] = field(default_factory=dict)
+    """Unusable values (wrong type, time-sampled only), by attribute name (``points``,
+    ``curveVertexCounts``, ``type``); such a value reads as not authored."""
 
     @property
     def point_count(self) -> int:
@@ -77,6 +80,9 @@ class GripperSite:
     warnings: tuple[str, ...] = ()
     legacy_attributes: tuple[str, ...] = ()
     """Legacy attributes authored on the site (``gripper_maxOpening``, ...)."""
+    problems: dict[str, str] = field(default_factory=dict)
+    """Unusable values (wrong type, time-sampled only) by attribute (``gripper:maxOpening``,
+    ``gripper_forward_axis.points``...); such a value reads as not authored."""
 
     @property
     def declared(self) -> bool:

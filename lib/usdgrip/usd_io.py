@@ -9,11 +9,12 @@ one place that transposes.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -627,25 +628,88 @@ def find_gripper_sites(stage: Usd.Stage) -> list[GripperSite]:
     ]
 
 
+# --- reading values: one function for the readers and the rules ---------------
+
+_DEFAULT_TIME = Usd.TimeCode.Default()
+_NO_DEFAULT_SOURCES = (Usd.ResolveInfoSourceNone, Usd.ResolveInfoSourceFallback)
+
+#: Value kinds the readers accept: Python types of ``Get()``'s value, and the text naming them.
+VALUE_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "number": ((float, int), "float or double"),
+    "vec3": ((Gf.Vec3d, Gf.Vec3f, Gf.Vec3h), "a 3-vector (point3d, vector3d, float3...)"),
+    "vec3[]": ((Vt.Vec3fArray, Vt.Vec3dArray, Vt.Vec3hArray), "point3f[]"),
+    "int[]": ((Vt.IntArray,), "int[]"),
+    "text": ((str,), "token or string"),
+}
+
+
+def get_authored_type_name(attr: Usd.Attribute) -> str:
+    """Type name of the strongest authored spec (e.g. ``string``), else the attribute's."""
+    stack = attr.GetPropertyStack(_DEFAULT_TIME)
+    return str(stack[0].typeName if stack else attr.GetTypeName())
+
+
+def read_attribute_value(
+    attr: Usd.Attribute, kind: str, value: object = None, fallback: object = None
+) -> tuple:
+    """The value of an authored ``attr`` at the default time code, checked against ``kind``.
+
+    usdgrip reads every value at the default time code. Readers and rules both
+    call this, so what a rule reports is exactly what the readers refuse.
+
+    Args:
+        attr: an attribute with an authored opinion.
+        kind: a key of :data:`VALUE_KINDS`.
+        value: ``attr.Get()`` when the caller has it already (``None``: read it).
+        fallback: the schema's fallback for ``attr`` (``None``: none). Only a value that
+            is ``None`` or equals it can lack a default opinion, so only then is the
+            resolve source asked (a time-sampled value without a default reads so).
+
+    Returns:
+        ``(value, None)``, or ``(None, problem)`` when the value is unusable: its
+        type is not ``kind`` (the problem names the authored type), or it is only
+        time-sampled (no default value to read).
+    """
+    if value is None:
+        value = _attribute_get(attr)
+    if (value is None or value == fallback) and attr.GetResolveInfo(
+        _DEFAULT_TIME
+    ).GetSource() in _NO_DEFAULT_SOURCES:
+        if not attr.HasAuthoredValue():
+            return value, None  # a declaration without a value: as if not authored
+        return None, (
+            f"{attr.GetName()} is time-sampled with no default value; usdgrip reads the "
+            "default time code: author a default value"
+        )
+    types, expected = VALUE_KINDS[kind]
+    if value is None or not isinstance(value, types) or isinstance(value, bool):
+        return None, f"{attr.GetName()} is {get_authored_type_name(attr)}, expected {expected}"
+    return value, None
+
+
 def _read_float(
     prim: Usd.Prim, names: Sequence[str], authored: Container[str]
-) -> tuple[float | None, str | None]:
-    """First authored value among ``names`` (prefixed/schema names first)."""
+) -> tuple[float | None, str | None, str | None]:
+    """First authored value among ``names`` (prefixed/schema names first).
+
+    Returns:
+        ``(value, attribute name, problem)``; ``value`` is ``None`` when none is
+        authored, or when the first authored one is unusable (``problem`` says why).
+    """
     for name in names:
         if name not in authored:  # the prim's authored property names
             continue
         attr = _get_attribute(prim, name)
-        # No fallback: a value means an authored one (a spec without a value reads None).
-        value = attr.Get() if attr else None
-        if value is not None or (attr and attr.HasAuthoredValue()):
-            try:
-                if attr.GetTypeName() == _SDF_FLOAT:
-                    # Shortest decimal that round-trips the 32-bit value: 0.085, not 0.0850000009.
-                    return _float32_decimal(value), name
-                return float(value), name
-            except (TypeError, ValueError):
-                return math.nan, name
-    return None, None
+        if not attr or not attr.HasAuthoredValue():
+            continue  # no fallback: a spec without a value is not a value
+        value, problem = read_attribute_value(attr, "number")
+        if problem is not None:
+            return None, name, problem
+        if attr.GetTypeName() == _SDF_FLOAT:
+            # Shortest decimal that round-trips the 32-bit value: 0.085, not 0.0850000009.
+            return _float32_decimal(value), name, None
+        return float(value), name, None
+    return None, None, None
 
 
 _SDF_FLOAT = Sdf.ValueTypeNames.Float
@@ -703,7 +767,17 @@ def _read_curve(
     # xformOpOrder and curveVertexCounts have no fallback, so skipping them reads the same
     # values). A handful of names: a list is as fast to search as a set is to build.
     authored = _get_authored_names(child)
-    raw = _attribute_get(_get_attribute(child, "points")) if "points" in authored else None
+    problems: dict[str, str] = {}
+
+    def read(name: str, kind: str, fallback: object = None):
+        if name not in authored:
+            return None
+        value, problem = read_attribute_value(_get_attribute(child, name), kind, None, fallback)
+        if problem is not None:
+            problems[name] = problem
+        return value
+
+    raw = read("points", "vec3[]")
     points = np.asarray(raw if raw is not None else (), dtype=np.float64).reshape(-1, 3)
     flat = points.ravel().tolist()
     if not _is_a(child, _XFORMABLE):
@@ -728,19 +802,11 @@ def _read_curve(
         length = math.sqrt(wx * wx + wy * wy + wz * wz)
         if math.isfinite(length) and length > ZERO_LENGTH_TOLERANCE:
             direction = np.array((wx / length, wy / length, wz / length))
-    curve_type = None
-    if "type" in authored:
-        attr = _get_attribute(child, "type")
-        curve_type = _attribute_get(attr)
-        # A value other than the fallback is authored; the fallback may be either.
-        if curve_type == _CURVE_TYPE_FALLBACK and not attr.HasAuthoredValue():
-            curve_type = None
-    # No fallback: Get() is None unless a value is authored.
-    counts = (
-        _attribute_get(_get_attribute(child, "curveVertexCounts"))
-        if "curveVertexCounts" in authored
-        else None
-    )
+    # A declared `type` without a value reads the fallback: not authored.
+    curve_type = read("type", "text", _CURVE_TYPE_FALLBACK)
+    if curve_type == _CURVE_TYPE_FALLBACK and not _get_attribute(child, "type").HasAuthoredValue():
+        curve_type = None
+    counts = read("curveVertexCounts", "int[]")  # no fallback: None unless authored
     return CurveInfo(
         child_name,
         f"{site_path}/{child_name}",
@@ -752,6 +818,7 @@ def _read_curve(
         # Through the buffer: iterating a Vt array element by element in Python is 10x slower.
         tuple(memoryview(counts).tolist()) if counts is not None else None,
         present[1] if len(present) > 1 else None,
+        problems,
     )
 
 
@@ -766,6 +833,7 @@ def read_gripper_site(
     frame: bool = True,
     facts: PrimFacts | None = None,
     meters_per_unit: float | None = None,
+    strict: bool = True,
 ) -> GripperSite:
     """Read one gripper site into an immutable :class:`GripperSite`.
 
@@ -780,6 +848,15 @@ def read_gripper_site(
     prim's :func:`read_prim_facts` when the caller has them already.
     ``frame=False`` skips the grasp frame (``grasp_frame`` is ``None`` and its
     warnings are not added): the validation rules check the axes, not the frame.
+
+    Values are read at the default time code. A value of the wrong type, or one
+    that is only time-sampled, is unusable: ``strict`` (the default) raises; with
+    ``strict=False`` (the validation rules) the value reads as not authored and
+    the site's ``problems`` say why.
+
+    Raises:
+        GripperError: ``strict`` and an unusable value (names file, prim, attribute and
+            the type found).
     """
     facts = read_prim_facts(prim) if facts is None else facts
     markers = compute_site_markers(prim, facts) if markers is None else markers
@@ -793,11 +870,25 @@ def read_gripper_site(
             "geometry it refers to is probably missing (unresolved reference or payload); "
             "check the asset paths of its layers"
         )
-    max_opening, opening_source = _read_float(prim, MAX_OPENING_ATTRS, authored)
-    max_payload, payload_source = _read_float(prim, MAX_PAYLOAD_ATTRS, authored)
+    max_opening, opening_source, opening_problem = _read_float(prim, MAX_OPENING_ATTRS, authored)
+    max_payload, payload_source, payload_problem = _read_float(prim, MAX_PAYLOAD_ATTRS, authored)
+    problems = {
+        name: problem
+        for name, problem in ((opening_source, opening_problem), (payload_source, payload_problem))
+        if problem is not None
+    }
     rotation = world[:3, :3].tolist()
     forward = _read_curve(prim, path, FORWARD_AXIS_NAMES, rotation, children)
     grip = _read_curve(prim, path, GRIP_LINE_NAMES, rotation, children)
+    for curve in (forward, grip):
+        if curve is not None:
+            problems.update(
+                (f"{curve.child}.{n}", f"{curve.child}: {p}") for n, p in curve.problems.items()
+            )
+    if problems and strict:
+        raise GripperError(
+            f"{_stage_name(prim.GetStage())}: <{path}>: {'; '.join(problems.values())}"
+        )
     grasp_frame = None
     if not frame:
         pass
@@ -843,6 +934,7 @@ def read_gripper_site(
         grasp_frame,
         tuple(warnings),
         legacy,
+        problems,
     )
 
 
@@ -1008,23 +1100,100 @@ def _to_python(value):
     return [_to_python(v) for v in value]
 
 
-def _schema_slot(prim: Usd.Prim, name: str, world: Mat4, mpu: float) -> GripperSlot:
-    def get(prop):
-        attr = prim.GetAttribute(get_slot_attribute_name(name, prop))
-        return attr.Get() if attr else None
+#: What each GripperSlotAPI property must hold (keys of :data:`VALUE_KINDS`).
+SLOT_VALUE_KINDS = {
+    "center": "vec3",
+    "forward": "vec3",
+    "spanAxis": "vec3",
+    "upRange": "number",
+    "slotInputAngle": "number",
+    "lr": "text",
+    "groupName": "text",
+}
 
-    lr = get("lr")
+
+def read_slot_values(
+    prim: Usd.Prim,
+    name: str,
+    authored: Container[str],
+    attributes: Sequence[Usd.Attribute | None] | None = None,
+    values: Sequence[object] | None = None,
+) -> tuple[list, dict[str, str]]:
+    """The values of slot ``name`` (GripperSlotAPI) at the default time code, and their problems.
+
+    Unauthored properties read the schema's fallbacks; authored ones go through
+    :func:`read_attribute_value` (the readers and the GS rules both call this).
+
+    Args:
+        prim: the object prim.
+        name: the instance name.
+        authored: the prim's authored property names.
+        attributes: the slot's attributes in :data:`SLOT_PROPERTIES` order, when the caller
+            has them (else looked up).
+        values: their ``Get()`` values, when the caller has them (else read).
+
+    Returns:
+        ``(values, problems)``: values in :data:`SLOT_PROPERTIES` order (``None`` for an
+        unusable one) and, by property name, why a value is unusable.
+    """
+    out: list = []
+    problems: dict[str, str] = {}
+    fallbacks = get_slot_layout()[0]
+    for index, prop in enumerate(SLOT_PROPERTIES):
+        attr_name = get_slot_attribute_name(name, prop)
+        attr = attributes[index] if attributes is not None else _get_attribute(prim, attr_name)
+        value = values[index] if values is not None else (_attribute_get(attr) if attr else None)
+        if attr and attr_name in authored:
+            value, problem = read_attribute_value(
+                attr, SLOT_VALUE_KINDS[prop], value, fallbacks[index]
+            )
+            if problem is not None:
+                problems[prop] = problem
+        out.append(value)
+    return out, problems
+
+
+@functools.cache
+def get_slot_layout() -> tuple[tuple[Any, ...], tuple[int, ...], tuple[int, ...]]:
+    """GripperSlotAPI as USD applies it, asked once of a probe prim.
+
+    Returns:
+        What ``Get()`` returns for each unauthored property (the schema's fallbacks),
+        in the order of :data:`SLOT_PROPERTIES`; and, for the
+        properties ``GetPropertiesInNamespace`` lists (sorted by name), their index in
+        :data:`SLOT_PROPERTIES`; and its inverse (for each property of
+        :data:`SLOT_PROPERTIES`, its index in that listing).
+    """
+    stage = Usd.Stage.CreateInMemory()
+    prim = stage.DefinePrim("/Object", "Xform")
+    prim.ApplyAPI(SLOT_API, "probe")
+    fallbacks = tuple(
+        prim.GetAttribute(get_slot_attribute_name("probe", prop)).Get() for prop in SLOT_PROPERTIES
+    )
+    listed = prim.GetPropertiesInNamespace(f"{SLOT_NAMESPACE}:probe")
+    order = tuple(SLOT_PROPERTIES.index(p.GetBaseName()) for p in listed)
+    return fallbacks, order, tuple(order.index(i) for i in range(len(order)))
+
+
+def _schema_slot(prim: Usd.Prim, name: str, world: Mat4, mpu: float) -> GripperSlot:
+    values, problems = read_slot_values(prim, name, frozenset(_get_authored_names(prim)))
+    if problems:
+        raise GripperError(
+            f"{_stage_name(prim.GetStage())}: <{prim.GetPath()}> slot {name!r} (GripperSlotAPI): "
+            + "; ".join(problems.values())
+        )
+    center, forward, span_axis, up_range, angle, lr, group = values
     return GripperSlot(
         prim=str(prim.GetPath()),
         name=name,
         source="schema",
-        center_local=np.array(get("center") or (0, 0, 0), dtype=np.float64),
-        forward_local=np.array(get("forward") or (0, 0, 1), dtype=np.float64),
-        span_axis_local=np.array(get("spanAxis") or (1, 0, 0), dtype=np.float64),
-        up_range_local=float(get("upRange") if get("upRange") is not None else 2.0),
-        slot_input_angle=float(get("slotInputAngle") or 0.0),
+        center_local=np.array(center or (0, 0, 0), dtype=np.float64),
+        forward_local=np.array(forward or (0, 0, 1), dtype=np.float64),
+        span_axis_local=np.array(span_axis or (1, 0, 0), dtype=np.float64),
+        up_range_local=float(up_range if up_range is not None else 2.0),
+        slot_input_angle=float(angle or 0.0),
         lr=LR_TOKENS.index(lr) if lr in LR_TOKENS else -1,
-        group=str(get("groupName") or ""),
+        group=str(group or ""),
         object_to_world=world,
         meters_per_unit=mpu,
     )

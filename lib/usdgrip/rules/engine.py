@@ -292,6 +292,7 @@ class SiteContext:
                 frame=False,
                 facts=self.facts,
                 meters_per_unit=self.meters_per_unit,
+                strict=False,
             )
 
     @property
@@ -333,6 +334,9 @@ class SlotEntry(NamedTuple):
     group: str
     version: int | None = None
     record_index: int | None = None
+    problems: Mapping[str, str] = {}
+    """Unusable schema values (wrong type, time-sampled only) by property name (``upRange``...),
+    from :func:`usdgrip.usd_io.read_slot_values`; such a value is ``None`` here."""
 
     @property
     def label(self) -> str:
@@ -409,22 +413,31 @@ class SlotContext:
 
     def _schema_entry(self, name: str) -> SlotEntry:
         prim = self.prim
-        fallbacks, order, listed = _slot_layout()
+        fallbacks, order, listed = usd_io.get_slot_layout()
         # One query for the instance's properties: the schema's 7 (always there once the
         # API is applied), sorted by name, so in a known order when there are no others.
         props = _get_properties_in_namespace(prim, f"{usd_io.SLOT_NAMESPACE}:{name}")
-        values: list[Any]
+        authored = self._authored
         if len(props) == len(order) and all(map(isinstance, props, _ATTRIBUTE_TYPES)):
             got = list(map(_attribute_get, props))  # in listing order
-            values = [got[i] for i in listed]  # in SLOT_PROPERTIES order
+            values, problems = usd_io.read_slot_values(
+                prim,
+                name,
+                authored,
+                [props[i] for i in listed],  # in SLOT_PROPERTIES order
+                [got[i] for i in listed],
+            )
         else:
-            values = list(fallbacks)
-            authored = self._authored
-            for index, prop in enumerate(usd_io.SLOT_PROPERTIES):
-                attr_name = usd_io.get_slot_attribute_name(name, prop)
-                if attr_name in authored:  # else: what Get() resolves to without an opinion
-                    attr = _get_attribute(prim, attr_name)
-                    values[index] = _attribute_get(attr) if attr else None
+            # Unauthored: what Get() resolves to without an opinion.
+            names = [usd_io.get_slot_attribute_name(name, p) for p in usd_io.SLOT_PROPERTIES]
+            attrs = [_get_attribute(prim, n) if n in authored else None for n in names]
+            values, problems = usd_io.read_slot_values(
+                prim,
+                name,
+                authored,
+                attrs,
+                [f if a is None else None for a, f in zip(attrs, fallbacks, strict=True)],
+            )
         center, forward, span_axis, up_range, angle, lr, group = values
         # Gf vectors -> tuples of floats once, through the buffer protocol (tuple(Gf.Vec3d)
         # iterates in Python and is 20x slower), so rules work on plain tuples.
@@ -432,7 +445,16 @@ class SlotContext:
             _to_floats(v) if v is not None else None for v in (center, forward, span_axis)
         )
         return SlotEntry(
-            name, "schema", center, forward, span_axis, up_range, angle, lr, str(group or "")
+            name,
+            "schema",
+            center,
+            forward,
+            span_axis,
+            up_range,
+            angle,
+            lr,
+            str(group or ""),
+            problems=problems,
         )
 
 
@@ -453,29 +475,6 @@ def _to_floats(value: Any) -> tuple:
     if view is not None and view.format in ("d", "f"):
         return tuple(view.tolist())
     return tuple(np.asarray(value, dtype=np.float64).tolist())
-
-
-@functools.cache
-def _slot_layout() -> tuple[tuple[Any, ...], tuple[int, ...], tuple[int, ...]]:
-    """GripperSlotAPI as USD applies it, asked once of a probe prim.
-
-    Returns:
-        What ``Get()`` returns for each unauthored property (the schema's fallbacks),
-        in the order of :data:`usdgrip.usd_io.SLOT_PROPERTIES`; and, for the
-        properties ``GetPropertiesInNamespace`` lists (sorted by name), their index in
-        :data:`usdgrip.usd_io.SLOT_PROPERTIES`; and its inverse (for each property of
-        :data:`usdgrip.usd_io.SLOT_PROPERTIES`, its index in that listing).
-    """
-    stage = Usd.Stage.CreateInMemory()
-    prim = stage.DefinePrim("/Object", "Xform")
-    prim.ApplyAPI(usd_io.SLOT_API, "probe")
-    fallbacks = tuple(
-        prim.GetAttribute(usd_io.get_slot_attribute_name("probe", prop)).Get()
-        for prop in usd_io.SLOT_PROPERTIES
-    )
-    listed = prim.GetPropertiesInNamespace(f"{usd_io.SLOT_NAMESPACE}:probe")
-    order = tuple(usd_io.SLOT_PROPERTIES.index(p.GetBaseName()) for p in listed)
-    return fallbacks, order, tuple(order.index(i) for i in range(len(order)))
 
 
 @functools.cache

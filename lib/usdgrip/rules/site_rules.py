@@ -74,6 +74,9 @@ def _check_curve_present(context: SiteContext, role: str) -> Iterator[Finding]:
             f"BasisCurves ({_CURVE_HOWTO})"
         )
         return
+    if "points" in curve.problems:
+        yield Finding(f"child {curve.child}: {curve.problems['points']}")
+        return
     if curve.point_count < 2:
         shadow = (
             f" ({curve.shadowed} is ignored because the prefixed {curve.child} wins)"
@@ -134,7 +137,9 @@ def check_grip_line(context: SiteContext) -> Iterator[Finding]:
 def check_max_opening(context: SiteContext) -> Iterator[Finding]:
     """GR.004: ``gripper:maxOpening`` (else legacy) authored, finite, > 0."""
     site = context.site
-    if site.max_opening is None:
+    if site.max_opening_source in site.problems:
+        yield Finding(site.problems[site.max_opening_source])
+    elif site.max_opening is None:
         yield Finding(
             "no max opening authored (looked for gripper:maxOpening, gripper_maxOpening, "
             "custom:maxOpening); expected float gripper:maxOpening = <finite value > 0> (metres) "
@@ -236,7 +241,9 @@ def check_curve_form(context: SiteContext) -> Iterator[Finding]:
         curve = _curve(context, role)
         if curve is None or curve.type_name != "BasisCurves":
             continue
-        if curve.curve_type is None:
+        if "type" in curve.problems:
+            yield Finding(f'{curve.child}: {curve.problems["type"]}; expected type = "linear"')
+        elif curve.curve_type is None:
             fixes = (
                 (
                     Fix(
@@ -256,7 +263,11 @@ def check_curve_form(context: SiteContext) -> Iterator[Finding]:
         elif curve.curve_type != "linear":
             yield Finding(f'{curve.child}: type is "{curve.curve_type}"; expected "linear"')
         n = curve.point_count
-        if curve.vertex_counts is None:
+        if "curveVertexCounts" in curve.problems:
+            yield Finding(f"{curve.child}: {curve.problems['curveVertexCounts']}")
+        elif "points" in curve.problems:
+            pass  # the points are unusable (GR.002/GR.003 report them): nothing to count
+        elif curve.vertex_counts is None:
             fixes = (
                 (
                     Fix(
@@ -381,7 +392,9 @@ def check_max_payload(context: SiteContext) -> Iterator[Finding]:
     """GR.010: authored ``gripper:maxPayload`` (else legacy) finite and > 0."""
     site = context.site
     value = site.max_payload
-    if value is not None and not (math.isfinite(value) and value > 0):
+    if site.max_payload_source in site.problems:
+        yield Finding(site.problems[site.max_payload_source])
+    elif value is not None and not (math.isfinite(value) and value > 0):
         yield Finding(
             f"{site.max_payload_source} is {value:g} kg; expected a finite value > 0 kg "
             "(or do not author it)"

@@ -48,6 +48,13 @@ def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
     """GS.001: forward and span_axis non-zero, finite, perpendicular within tolerance."""
     tolerance = context.params["slot_perpendicular_tolerance_deg"]
     for slot in context.slots:
+        unusable = [
+            slot.problems[p] for p in ("center", "forward", "spanAxis") if p in slot.problems
+        ]
+        if unusable:
+            yield from (Finding(f"{slot.label}: {problem}") for problem in unusable)
+            if "forward" in slot.problems or "spanAxis" in slot.problems:
+                continue
         names = ("forward", _field(slot, "spanAxis", "span_axis"))
         for _, problem in compute_axes_problems(slot.forward, slot.span_axis, tolerance, names):
             yield Finding(f"{slot.label}: {problem}")
@@ -66,7 +73,9 @@ def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
 def check_slot_up_range(context: SlotContext) -> Iterator[Finding]:
     """GS.002: ``up_range`` finite > 0."""
     for slot in context.slots:
-        problem = get_up_range_problem(slot.up_range, _field(slot, "upRange", "up_range"))
+        problem = slot.problems.get("upRange") or get_up_range_problem(
+            slot.up_range, _field(slot, "upRange", "up_range")
+        )
         if problem:
             yield Finding(f"{slot.label}: {problem}")
 
@@ -87,7 +96,9 @@ def check_slot_input_angle(context: SlotContext) -> Iterator[Finding]:
     high = context.params["slot_input_angle_max_deg"]
     for slot in context.slots:
         name = _field(slot, "slotInputAngle", "slot_input_angle")
-        problem = get_input_angle_problem(slot.slot_input_angle, low, high, name)
+        problem = slot.problems.get("slotInputAngle") or get_input_angle_problem(
+            slot.slot_input_angle, low, high, name
+        )
         if problem:
             yield Finding(f"{slot.label}: {problem}")
 
@@ -105,7 +116,9 @@ def check_slot_input_angle(context: SlotContext) -> Iterator[Finding]:
 def check_slot_lr(context: SlotContext) -> Iterator[Finding]:
     """GS.004: LR 0/1 in records, ``left``/``right`` token in the schema."""
     for slot in context.slots:
-        if slot.source == "schema":
+        if "lr" in slot.problems:
+            yield Finding(f"{slot.label}: {slot.problems['lr']}")
+        elif slot.source == "schema":
             if slot.lr not in LR_TOKENS:
                 yield Finding(f'{slot.label}: lr is {slot.lr!r}; expected "left" or "right"')
         elif slot.lr not in (0, 1):
@@ -187,6 +200,8 @@ def check_slot_group(context: SlotContext) -> Iterator[Finding]:
     """GS.008: groups of one, and groups whose members share an LR."""
     groups: dict[str, list[SlotEntry]] = defaultdict(list)
     for slot in context.slots:
+        if "groupName" in slot.problems:
+            yield Finding(f"{slot.label}: {slot.problems['groupName']}")
         if slot.group:
             groups[slot.group].append(slot)
     for group, members in groups.items():
