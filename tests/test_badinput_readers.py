@@ -227,3 +227,27 @@ def test_a_default_value_beside_time_samples_is_read(open_usda):
     (slot,) = usd_io.read_gripper_slots(stage.GetPrimAtPath("/Tote"))
     assert slot.up_range_local == pytest.approx(0.3)
     assert validate(stage).ok
+
+
+def test_info_json_is_strict_json_with_null_for_non_finite_numbers(write_usda, capsys):
+    path = write_usda(
+        _site("float gripper:maxOpening = inf")
+        + """
+        def Xform "Tote" (
+            prepend apiSchemas = ["GripperSlotAPI:s"]
+        )
+        {
+            vector3d gripperSlot:s:forward = (0, 0, 1)
+            vector3d gripperSlot:s:spanAxis = (0, 0, 1)
+        }
+        """
+    )
+    exit_code, out, _ = run(capsys, "info", str(path), "--json")
+    assert exit_code == 0
+
+    def reject(constant: str) -> None:
+        raise ValueError(f"not strict JSON: {constant}")
+
+    data = json.loads(out, parse_constant=reject)
+    assert data["sites"][0]["max_opening"] is None
+    assert data["slots"][0]["up_range"] is None and data["slots"][0]["up_axis"] == [None] * 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 import numpy as np
@@ -15,12 +16,24 @@ ORDER = 10
 HELP = "list the gripper sites and grasp slots in a USD file"
 DESCRIPTION = """List every gripper site (with its max opening, axes and grasp frame) and every
 grasp slot (in world space) that usdgrip finds in FILE. --json prints the same data
-for scripts. Exit 0 when the file was read, 2 when it cannot be (missing, not USD,
-corrupt) or a slot record is malformed."""
+for scripts as strict JSON: a number that is not finite (NaN, infinity) is null. Exit 0
+when the file was read, 2 when it cannot be (missing, not USD, corrupt), a slot record is
+malformed, or a value usdgrip reads has the wrong type or only time samples."""
 
 
 def _vector(v) -> list[float] | None:
     return None if v is None else [round(float(c), 9) + 0.0 for c in v]
+
+
+def compute_strict_json(value):
+    """``value`` with every non-finite float replaced by ``None`` (JSON has no NaN/Infinity)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: compute_strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [compute_strict_json(v) for v in value]
+    return value
 
 
 def compute_site_json(site: GripperSite) -> dict:
@@ -125,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             "sites": [compute_site_json(s) for s in sites],
             "slots": [compute_slot_json(s) for s in slots],
         }
-        json.dump(data, sys.stdout, indent=2)
+        json.dump(compute_strict_json(data), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:
         print(format_table(args.file, sites, slots))
