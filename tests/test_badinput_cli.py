@@ -5,6 +5,7 @@ Real example assets copied into ``tmp_path``, the real CLI through ``usdgrip.cli
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -188,3 +189,52 @@ def test_batch_validate_unknown_rule_is_exit_2_like_validate(assets, capsys):
     assert single.removeprefix("usdgrip validate: ") == batch.removeprefix("usdgrip batch: ")
     assert not Path("rows.jsonl").exists()
     assert main(["batch", "validate", "lib", "-q", "--rule", "GR.003,GR.004"]) == 0
+
+
+# --- 5. batch: corrupt results rows, globs that leave ROOT, a dangling defaultPrim ---------
+
+
+def test_resume_reports_a_corrupt_row_in_the_middle_and_runs_its_file_again(assets, capsys):
+    argv = ["batch", "validate", "lib", "-q", "--out", "rows.jsonl"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    lines = Path("rows.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    corrupt = lines[1]
+    lines[1] = corrupt[: len(corrupt) // 2] + "\n"  # a damaged row, not the last line
+    lines.append('{"path": "gone.usda", "status": "ok", "note": "\u2028 is not a line break"}\n')
+    lines.append('{"path": "torn.usda", "sta')  # a torn last line stays silent
+    Path("rows.jsonl").write_text("".join(lines), encoding="utf-8")
+    assert main([*argv, "--resume", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    warnings = [line for line in captured.err.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: rows.jsonl line 2: not a result row ({warnings[0].split('(', 1)[1]}"
+    ]
+    assert "skipped: the file it described runs again" in warnings[0]
+    summary = json.loads(captured.out)
+    assert (summary["ran"], summary["resumed"], summary["files"]) == (1, 2, 3)
+    assert len(summary["warnings"]) == 1
+    text = Path("rows.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in text.removesuffix("\n").split("\n")]
+    assert sorted(r["path"] for r in rows) == ["gone.usda", "gripper.usda", "mug.usda", "tote.usda"]
+
+
+@pytest.mark.parametrize("pattern", ["../lib/*.usda", "sub/../../lib/*.usda", "**/../../*"])
+def test_batch_glob_that_leaves_root_is_refused(assets, capsys, pattern):
+    (assets / "sub").mkdir()
+    argv = ["batch", "validate", "lib/sub", "-q", "--glob", pattern, "--out", "rows.jsonl"]
+    expect_usage_error(capsys, argv, f"--glob {pattern!r}: leaves ROOT")
+    assert not Path("rows.jsonl").exists()
+
+
+def test_batch_plan_dangling_default_prim_is_an_error_row_naming_it(assets, capsys):
+    text = (assets / "mug.usda").read_text()
+    (assets / "mug.usda").write_text(text.replace('defaultPrim = "Mug"', 'defaultPrim = "Cup"'))
+    assert 'defaultPrim = "Cup"' in (assets / "mug.usda").read_text()
+    argv = ["batch", "plan", "lib", "-q", "--glob", "mug.usda", "--gripper", GRIPPER,
+            "--out-dir", "grasps", "--out", "rows.jsonl"]  # fmt: skip
+    assert main(argv) == 1
+    (row,) = [json.loads(line) for line in Path("rows.jsonl").read_text().splitlines()]
+    assert row["status"] == "error"
+    assert "defaultPrim 'Cup' names no prim" in row["error"] and "</Mug>" in row["error"]
+    assert not Path("grasps/mug.yaml").exists()

@@ -57,10 +57,12 @@ class BatchResult:
         rows: one row per matched file: reused rows first, then the rows of
             this run in completion order.
         summary: :func:`usdgrip.batch.results.summarize_rows` output.
+        warnings: what the run skipped and why (corrupt lines of the results file).
     """
 
     rows: list[dict[str, Any]]
     summary: dict[str, Any]
+    warnings: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -79,8 +81,8 @@ def find_batch_files(
     (such as the gripper assets of a planning run) are left out.
 
     Raises:
-        ValueError: ``root`` does not exist, the pattern is invalid, or
-            nothing matches.
+        ValueError: ``root`` does not exist, the pattern is invalid or leaves
+            ``root`` (a ``..`` part), or nothing matches.
     """
     root = Path(root)
     if not root.exists():
@@ -90,6 +92,11 @@ def find_batch_files(
     if not pattern or Path(pattern).is_absolute():
         raise ValueError(
             f"--glob {pattern!r}: expected a pattern relative to ROOT, e.g. '**/*.usd*'"
+        )
+    if ".." in Path(pattern).parts:
+        raise ValueError(
+            f"--glob {pattern!r}: leaves ROOT through '..'; expected a pattern inside ROOT "
+            "(give the outer folder as ROOT instead)"
         )
     skip = {Path(path).resolve() for path in exclude}
     try:
@@ -175,7 +182,8 @@ def run_batch(
             no output replaces an input (see :func:`check_batch_outputs`).
 
     Returns:
-        The rows and summary; interrupted runs keep their finished rows in ``out``.
+        The rows, summary and warnings; interrupted runs keep their finished rows
+        in ``out``.
 
     Raises:
         ValueError: bad root, pattern, executor options, ``resume`` without
@@ -195,7 +203,8 @@ def run_batch(
     )
     owned = isinstance(executor, str)
     runner = make_executor(executor, jobs, timeout, scheduler) if owned else executor
-    previous = read_results(out) if resume and out is not None else {}
+    warnings: list[str] = []
+    previous = read_results(out, warnings) if resume and out is not None else {}
     reused: list[dict[str, Any]] = []
     tasks: list[Task] = []
     for key, path in files:
@@ -241,4 +250,4 @@ def run_batch(
         executor=runner.name,
         jobs=runner.jobs,
     )
-    return BatchResult([*reused, *rows], summary)
+    return BatchResult([*reused, *rows], summary, tuple(warnings))

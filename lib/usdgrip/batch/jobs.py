@@ -255,7 +255,8 @@ def plan_file(
 ) -> dict[str, Any]:
     """Job: plan grasps for the object of one file and write its Isaac-Grasp file.
 
-    The object is the file's default prim (or its only root prim). The file
+    The object is the file's default prim (or, without a ``defaultPrim``, its
+    only root prim; a ``defaultPrim`` naming no prim is an error). The file
     is written atomically by :func:`usdgrip.isaac_yaml.write_isaac_grasp` to
     :func:`compute_output_path`.
 
@@ -275,7 +276,8 @@ def plan_file(
         ``object``, ``grasps``, ``warnings``).
 
     Raises:
-        GripperError: unreadable file, no default prim, or what
+        GripperError: unreadable file, no default prim, a ``defaultPrim`` naming
+            no prim, or what
             :func:`usdgrip.plan_grasps` raises for bad input.
     """
     from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
@@ -286,6 +288,12 @@ def plan_file(
 
     stage = open_stage(path)  # kept open: plan_grasps reuses the loaded layer
     prim = stage.GetDefaultPrim()
+    if not prim and stage.HasDefaultPrim():
+        roots = ", ".join(f"<{p.GetPath()}>" for p in stage.GetPseudoRoot().GetChildren())
+        raise GripperError(
+            f"{path}: defaultPrim {stage.GetRootLayer().defaultPrim!r} names no prim "
+            f"(root prims: {roots or 'none'}); fix defaultPrim in the layer metadata"
+        )
     if not prim:
         roots = list(stage.GetPseudoRoot().GetChildren())
         if len(roots) != 1:

@@ -19,24 +19,46 @@ from usdgrip.fileio import write_text_atomically
 FAILED_STATUSES = ("error", "timeout", "crashed")
 
 
-def read_results(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+def read_results(
+    path: str | os.PathLike[str], problems: list[str] | None = None
+) -> dict[str, dict[str, Any]]:
     """Rows of a results file keyed by ``path``; the last row of a path wins.
 
-    Lines that are not a JSON object with a ``path`` (such as the torn last
-    line of a killed run) are skipped. A missing file gives no rows.
+    A line that is not a JSON object with a ``path`` is skipped: silently when
+    it is the torn last line of a killed run (no newline at its end), else
+    with a message in ``problems`` naming the file and line (the file that line
+    described then has no row, so ``--resume`` runs it again). A missing file
+    gives no rows.
+
+    Args:
+        path: the results file.
+        problems: list that receives one message per skipped corrupt line.
     """
     rows: dict[str, dict[str, Any]] = {}
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return rows
-    for line in text.splitlines():
+    # Split at "\n" only: rows keep non-ASCII text, where splitlines() would also cut
+    # at U+2028 and friends.
+    lines = text.removesuffix("\n").split("\n") if text else []
+    for number, line in enumerate(lines, start=1):
         try:
             row = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(row, dict) and isinstance(row.get("path"), str):
-            rows[row["path"]] = row
+            error = "" if isinstance(row, dict) else f"a JSON {type(row).__name__}, not an object"
+        except ValueError as exc:
+            row, error = None, str(exc)
+        if not error:
+            if isinstance(row.get("path"), str):
+                rows[row["path"]] = row
+                continue
+            error = 'no "path" string'
+        torn = number == len(lines) and not text.endswith("\n")
+        if problems is not None and line.strip() and not torn:
+            problems.append(
+                f"{path} line {number}: not a result row ({error}); "
+                "skipped: the file it described runs again"
+            )
     return rows
 
 

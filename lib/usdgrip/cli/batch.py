@@ -262,8 +262,10 @@ def run(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.close()
     summary = result.summary
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps({**summary, "out": args.out}, indent=2))
+        print(json.dumps({**summary, "out": args.out, "warnings": list(result.warnings)}, indent=2))
     else:
         problems = sorted(
             (row for row in result.rows if row["status"] != "ok"), key=lambda row: row["path"]
