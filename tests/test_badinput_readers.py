@@ -251,3 +251,28 @@ def test_info_json_is_strict_json_with_null_for_non_finite_numbers(write_usda, c
     data = json.loads(out, parse_constant=reject)
     assert data["sites"][0]["max_opening"] is None
     assert data["slots"][0]["up_range"] is None and data["slots"][0]["up_axis"] == [None] * 3
+
+
+def test_a_record_with_a_non_finite_center_fails_validation(write_usda, capsys):
+    record = (
+        '{"center": [0, 0, Infinity], "forward": [-1, 0, 0], "span_axis": [0, 1, 0], '
+        '"up_range": 0.04, "slot_input_angle": 20, "LR": 1, "GroupName": "", "version": 2}'
+    )
+    path = write_usda(
+        f"""
+        def Xform "Mug" (
+            customData = {{
+                dictionary lambdasim = {{
+                    string gripper_slots = '[{record}]'
+                }}
+            }}
+        )
+        {{
+        }}
+        """
+    )
+    exit_code, out, _ = run(capsys, "validate", str(path))
+    assert exit_code == 1 and "GS.001" in out and "center is [0.0, 0.0, inf]" in out, out
+    # Sampling refuses it too: a slot that validates clean always samples, and this one does not.
+    exit_code, _, err = run(capsys, "sample", str(path), "--prim", "/Mug")
+    assert exit_code == 2 and "center" in err

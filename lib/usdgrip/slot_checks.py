@@ -75,6 +75,15 @@ def compute_axes_problems(
     return problems
 
 
+def get_center_problem(value: Any, name: str = "center") -> str | None:
+    """``center`` must be 3 finite numbers (stage units)."""
+    v = get_vector3(value)
+    if v is None or not all(map(math.isfinite, v)):
+        shown = list(v) if v is not None else value
+        return f"{name} is {shown!r}; expected 3 finite numbers"
+    return None
+
+
 def get_up_range_problem(value: Any, name: str = "up_range") -> str | None:
     """``up_range`` must be a finite number > 0 (metres)."""
     if value is None:

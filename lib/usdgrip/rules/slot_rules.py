@@ -22,6 +22,7 @@ from usdgrip.rules.engine import (
 )
 from usdgrip.slot_checks import (
     compute_axes_problems,
+    get_center_problem,
     get_input_angle_problem,
     get_up_range_problem,
 )
@@ -38,14 +39,15 @@ def _field(slot: SlotEntry, schema: str, record: str) -> str:
     scope="slot",
     title="Slot axes",
     summary=(
-        "A slot's forward and span_axis must be non-zero, finite and perpendicular "
-        "(within the tolerance)."
+        "A slot's center must be finite, and its forward and span_axis non-zero, finite and "
+        "perpendicular (within the tolerance)."
     ),
-    message="Object {prim}: a slot's forward/span_axis is degenerate or not perpendicular.",
+    message="Object {prim}: a slot's center is not finite or its forward/span_axis is "
+    "degenerate or not perpendicular.",
     tags=("slots",),
 )
 def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
-    """GS.001: forward and span_axis non-zero, finite, perpendicular within tolerance."""
+    """GS.001: center finite; forward and span_axis non-zero, finite, perpendicular."""
     tolerance = context.params["slot_perpendicular_tolerance_deg"]
     for slot in context.slots:
         unusable = [
@@ -53,8 +55,12 @@ def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
         ]
         if unusable:
             yield from (Finding(f"{slot.label}: {problem}") for problem in unusable)
-            if "forward" in slot.problems or "spanAxis" in slot.problems:
-                continue
+        if "center" not in slot.problems:
+            problem = get_center_problem(slot.center)
+            if problem:
+                yield Finding(f"{slot.label}: {problem}")
+        if "forward" in slot.problems or "spanAxis" in slot.problems:
+            continue
         names = ("forward", _field(slot, "spanAxis", "span_axis"))
         for _, problem in compute_axes_problems(slot.forward, slot.span_axis, tolerance, names):
             yield Finding(f"{slot.label}: {problem}")
