@@ -238,3 +238,31 @@ def test_batch_plan_dangling_default_prim_is_an_error_row_naming_it(assets, caps
     assert row["status"] == "error"
     assert "defaultPrim 'Cup' names no prim" in row["error"] and "</Mug>" in row["error"]
     assert not Path("grasps/mug.yaml").exists()
+
+
+# --- 6. an object with nothing the requested method can use: exit 2, nothing written -------
+
+
+def test_plan_method_slots_without_slots_is_exit_2_like_antipodal_without_mesh(assets, capsys):
+    base = ["plan", "lib/mug.usda", "--gripper", GRIPPER, "-q", "-o", "g.yaml"]
+    slots = expect_usage_error(
+        capsys,
+        [*base, "--object", "/Mug/handle", "--method", "slots"],
+        "</Mug/handle> has no GripperSlots",
+    )
+    assert "method 'slots' has nothing to sample" in slots
+    assert not Path("g.yaml").exists()
+
+
+def test_plan_method_slots_with_only_unusable_slots_is_exit_2(assets, capsys):
+    text = (assets / "mug.usda").read_text()
+    bad = text.replace('"span_axis": [0.0, 1.0, 0.0]', '"span_axis": [-1.0, 0.0, 0.0]')
+    assert bad != text
+    (assets / "mug.usda").write_text(bad)
+    argv = [*PLAN, "--method", "slots", "-o", "g.yaml"]
+    expect_usage_error(
+        capsys, argv, "</Mug>: no GripperSlot is usable for method 'slots' ('handle': "
+    )
+    assert not Path("g.yaml").exists()
+    # Without --method the mesh still plans; the slot is only a warning.
+    assert main([*PLAN, "-o", "g.yaml"]) == 0

@@ -606,6 +606,25 @@ def _fallback_warning(asked: str) -> str:
     )
 
 
+def _check_slots_usable(obj: ObjectData, asset_path: str) -> None:
+    # Asked-for slots that cannot be used are bad input, as a missing mesh is for antipodal.
+    from usdgrip.sampling import check_slot
+
+    where = f"{asset_path}: <{obj.prim_path}>"
+    if not obj.slots:
+        raise GripperError(
+            f"{where} has no GripperSlots (GripperSlotAPI or customData "
+            "lambdasim:gripper_slots), so method 'slots' has nothing to sample; "
+            "`usdgrip info FILE` lists the prims that have some"
+        )
+    problems = {slot.name: check_slot(slot) for slot in obj.slots}
+    if all(problems.values()):
+        details = "; ".join(
+            f"{name!r}: {', '.join(str(p) for p in found)}" for name, found in problems.items()
+        )
+        raise GripperError(f"{where}: no GripperSlot is usable for method 'slots' ({details})")
+
+
 def _available_methods(obj: ObjectData) -> tuple[str, ...]:
     methods = []
     if obj.vertices is not None:
@@ -662,7 +681,8 @@ def plan_grasps(
     Raises:
         GripperError: unreadable object or gripper file, missing prim, a gripper
             prim that is not a site, an object without a mesh when antipodal is
-            required (explicitly, or because it has no slots either), or a mesh
+            required (explicitly, or because it has no slots either), an object
+            without a usable GripperSlot when slots is asked for, or a mesh
             that does not bound a solid when antipodal runs.
         ValueError: bad ``methods``, ``support``, distances or counts.
     """
@@ -693,6 +713,8 @@ def plan_grasps(
         need_mesh=antipodal_needed,
         check_closed=requested is None or antipodal_needed,
     )
+    if requested is not None and "slots" in requested:
+        _check_slots_usable(obj, geometry.asset_path)
     if requested is None and not _available_methods(obj):
         raise GripperError(
             f"{geometry.asset_path}: <{obj.prim_path}> has no mesh and no GripperSlots; nothing "
@@ -776,10 +798,7 @@ def plan_grasps(
                     if rays == "triangle" and not fallback_noted:
                         fallback_noted = True
                         warnings.append(_fallback_warning(ray_backend))
-                else:
-                    if not obj.slots:
-                        warnings.append(f"{label}: slots: object has no GripperSlots")
-                        continue
+                else:  # asked-for slots exist and some are usable (_check_slots_usable)
                     ids, poses, widths, scores, notes = propose_slots(
                         obj,
                         opening,
