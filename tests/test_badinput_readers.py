@@ -276,3 +276,22 @@ def test_a_record_with_a_non_finite_center_fails_validation(write_usda, capsys):
     # Sampling refuses it too: a slot that validates clean always samples, and this one does not.
     exit_code, _, err = run(capsys, "sample", str(path), "--prim", "/Mug")
     assert exit_code == 2 and "center" in err
+
+
+@pytest.mark.parametrize("name", ["left-edge", "center", "ü"])
+def test_readers_refuse_an_instance_name_that_gs005_fails(write_usda, capsys, name):
+    path = write_usda(
+        f"""
+        def Xform "Tote" (
+            prepend apiSchemas = ["GripperSlotAPI:{name}", "GripperSlotAPI:ok"]
+        )
+        {{
+        }}
+        """
+    )
+    exit_code, out, _ = run(capsys, "validate", str(path))
+    assert exit_code == 1 and "GS.005" in out and "readers" in out and "refuse" in out
+    for argv in (["info", str(path)], ["sample", str(path), "--prim", "/Tote"]):
+        exit_code, _, err = run(capsys, *argv)
+        assert exit_code == 2, (argv, err)
+        assert f"GripperSlotAPI:{name}" in err and str(path) in err, (argv, err)

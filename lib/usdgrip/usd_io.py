@@ -1071,6 +1071,20 @@ def check_slot_instance_name(name: str) -> None:
         )
 
 
+@functools.cache
+def get_instance_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a GripperSlotAPI instance name (``None`` when it can).
+
+    :func:`check_slot_instance_name`'s message, remembered per name: the one
+    predicate of the readers (:func:`read_gripper_slots`) and of rule GS.005.
+    """
+    try:
+        check_slot_instance_name(name)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def get_slot_attribute_name(name: str, prop: str) -> str:
     """``gripperSlot:<name>:<prop>``."""
     return f"{SLOT_NAMESPACE}:{name}:{prop}"
@@ -1207,11 +1221,22 @@ def read_gripper_slots(prim: Usd.Prim) -> list[GripperSlot]:
     schema is canonical).
 
     Raises:
-        GripperError: a LambdaSim record is malformed (names prim, record and key).
+        GripperError: a LambdaSim record is malformed (names prim, record and key), a
+            GripperSlotAPI instance name is not usable (GS.005), or a slot value has the
+            wrong type or only time samples (names file, prim, slot and attribute).
     """
+    names = list_slot_instances(prim)
+    for name in names:
+        problem = get_instance_name_problem(name)
+        if problem is not None:
+            raise GripperError(
+                f"{_stage_name(prim.GetStage())}: <{prim.GetPath()}>: GripperSlotAPI:{name}: "
+                f"{problem}; its properties cannot be authored, so the slot cannot be read "
+                "(remove this instance, or rename it with a valid identifier)"
+            )
     world = compute_world_transform(prim)
     mpu = get_meters_per_unit(prim.GetStage())
-    slots = [_schema_slot(prim, name, world, mpu) for name in list_slot_instances(prim)]
+    slots = [_schema_slot(prim, name, world, mpu) for name in names]
     records, problems = read_slot_records(prim)
     if problems:
         raise GripperError(f"<{prim.GetPath()}>: {problems[0].describe()}")

@@ -20,7 +20,6 @@ prim or one stage (the NVIDIA and UsdValidation adapters call them).
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -477,17 +476,9 @@ def _to_floats(value: Any) -> tuple:
     return tuple(np.asarray(value, dtype=np.float64).tolist())
 
 
-@functools.cache
-def get_instance_name_problem(name: str) -> str | None:
-    """Why ``name`` cannot be a GripperSlotAPI instance name (``None`` when it can).
-
-    :func:`usdgrip.usd_io.check_slot_instance_name`'s message, remembered per name.
-    """
-    try:
-        usd_io.check_slot_instance_name(name)
-    except ValueError as exc:
-        return str(exc)
-    return None
+#: Why a name cannot be a GripperSlotAPI instance name (``None`` when it can); the readers
+#: skip nothing silently: they refuse a prim with such a slot, GS.005 reports it.
+get_instance_name_problem = usd_io.get_instance_name_problem
 
 
 # --- the traversal -------------------------------------------------------------

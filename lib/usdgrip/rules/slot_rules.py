@@ -39,11 +39,10 @@ def _field(slot: SlotEntry, schema: str, record: str) -> str:
     scope="slot",
     title="Slot axes",
     summary=(
-        "A slot's center must be finite, and its forward and span_axis non-zero, finite and "
-        "perpendicular (within the tolerance)."
+        "A slot's forward and span_axis must be non-zero, finite and perpendicular "
+        "(within the tolerance)."
     ),
-    message="Object {prim}: a slot's center is not finite or its forward/span_axis is "
-    "degenerate or not perpendicular.",
+    message="Object {prim}: a slot's forward/span_axis is degenerate or not perpendicular.",
     tags=("slots",),
 )
 def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
@@ -149,7 +148,10 @@ def check_slot_instance_name(context: SlotContext) -> Iterator[Finding]:
     for name in context.instance_names:
         problem = get_instance_name_problem(name)
         if problem is not None:
-            yield Finding(f"GripperSlotAPI:{name}: {problem}; this slot is not read")
+            yield Finding(
+                f"GripperSlotAPI:{name}: {problem}; the other rules skip this slot and the "
+                "readers (info, sample, plan, render) refuse the prim"
+            )
 
 
 @rule(
