@@ -266,3 +266,26 @@ def test_plan_method_slots_with_only_unusable_slots_is_exit_2(assets, capsys):
     assert not Path("g.yaml").exists()
     # Without --method the mesh still plans; the slot is only a warning.
     assert main([*PLAN, "-o", "g.yaml"]) == 0
+
+
+def test_batch_plan_two_objects_with_one_output_are_refused(assets, capsys):
+    shutil.copy(assets / "mug.usda", assets / "tote.usdc.usda")  # -> tote.usdc.yaml, distinct
+    (assets / "sub").mkdir()
+    shutil.copy(assets / "mug.usda", assets / "sub" / "mug.usda")  # -> sub/mug.yaml, distinct
+    from pxr import Sdf
+
+    Sdf.Layer.FindOrOpen(str(assets / "mug.usda")).Export(str(assets / "mug.usdc"))
+    argv = ["batch", "plan", "lib", "-q", "--gripper", GRIPPER, "--out-dir", "grasps"]
+    expect_usage_error(capsys, argv, "mug.yaml: both ", "mug.usda and ", "narrow --glob")
+    assert not Path("grasps").exists()
+
+
+def test_plan_job_refuses_to_write_over_its_object(assets):
+    from usdgrip.batch.jobs import plan_file
+
+    shutil.copy(assets / "mug.usda", assets / "mug.yaml")
+    before = (assets / "mug.yaml").read_bytes()
+    gripper = [[str(assets / "gripper.usda"), "/Gripper/tcp"]]
+    with pytest.raises(ValueError, match=r"mug\.yaml: is the input file"):
+        plan_file(str(assets / "mug.yaml"), gripper, out_dir=str(assets), root=str(assets))
+    assert (assets / "mug.yaml").read_bytes() == before

@@ -120,20 +120,28 @@ def check_batch_outputs(
     Args:
         inputs: every file the run reads (the matched files, gripper assets, ...).
         out: the results file.
-        outputs: the files the job writes (such as ``batch plan``'s Isaac-Grasp files).
+        outputs: the file the job writes for each of the first inputs, in order
+            (such as ``batch plan``'s Isaac-Grasp files).
 
     Raises:
         ValueError: an output is one of ``inputs`` (or ``out`` is also a job
-            output), naming both.
+            output), naming both; two inputs would write the same output.
     """
     inputs = [Path(path) for path in inputs]
     by_real = {os.path.realpath(path): path for path in inputs}
     if out is not None:
         check_output_path(out, inputs)
-    for output in outputs:
-        source = by_real.get(os.path.realpath(output))
-        if source is not None:
-            check_output_path(output, [source])  # raises, naming both
+    written: dict[str, Path] = {}
+    for source, output in zip(inputs, outputs, strict=False):
+        real = os.path.realpath(output)
+        if real in by_real:
+            check_output_path(output, [by_real[real]])  # raises, naming both
+        if real in written:
+            raise ValueError(
+                f"{output}: both {written[real]} and {source} would be written there; "
+                "narrow --glob so that one of them is left out"
+            )
+        written[real] = source
         if out is not None:
             check_output_path(out, [output])
 

@@ -276,16 +276,20 @@ def plan_file(
         ``object``, ``grasps``, ``warnings``).
 
     Raises:
+        ValueError: the output path is the object file or a gripper file.
         GripperError: unreadable file, no default prim, a ``defaultPrim`` naming
             no prim, or what
             :func:`usdgrip.plan_grasps` raises for bad input.
     """
     from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
     from usdgrip.errors import GripperError
+    from usdgrip.fileio import check_output_path
     from usdgrip.isaac_yaml import write_isaac_grasp
     from usdgrip.planning import plan_grasps
     from usdgrip.usd_io import open_stage
 
+    target = compute_output_path(path, root or str(Path(path).parent), out_dir)
+    check_output_path(target, [path, *(file for file, _ in grippers)])
     stage = open_stage(path)  # kept open: plan_grasps reuses the loaded layer
     prim = stage.GetDefaultPrim()
     if not prim and stage.HasDefaultPrim():
@@ -311,7 +315,6 @@ def plan_file(
         seed=seed,
     )
     result = plan_grasps(request, methods=methods)
-    target = compute_output_path(path, root or str(Path(path).parent), out_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
     write_isaac_grasp(result, target)
     warnings = list(result.metadata.warnings)
