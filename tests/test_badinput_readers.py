@@ -295,3 +295,42 @@ def test_readers_refuse_an_instance_name_that_gs005_fails(write_usda, capsys, na
         exit_code, _, err = run(capsys, *argv)
         assert exit_code == 2, (argv, err)
         assert f"GripperSlotAPI:{name}" in err and str(path) in err, (argv, err)
+
+
+RECORD = (
+    '{"center": [0, 0, 0.05], "forward": [-1, 0, 0], "span_axis": [0, 1, 0], "up_range": 0.04, '
+    '"slot_input_angle": 20, "LR": 1, "GroupName": "", "version": 2, "name": "handle"}'
+)
+
+
+def test_duplicate_record_names_and_shadowed_records_are_reported(write_usda, capsys):
+    path = write_usda(
+        f"""
+        def Xform "Mug" (
+            customData = {{
+                dictionary lambdasim = {{
+                    string gripper_slots = '[{RECORD}, {RECORD}]'
+                }}
+            }}
+        )
+        {{
+        }}
+        def Xform "Cup" (
+            prepend apiSchemas = ["GripperSlotAPI:handle"]
+            customData = {{
+                dictionary lambdasim = {{
+                    string gripper_slots = '[{RECORD}]'
+                }}
+            }}
+        )
+        {{
+            vector3d gripperSlot:handle:spanAxis = (0, 1, 0)
+        }}
+        """
+    )
+    _, out, _ = run(capsys, "validate", str(path), "--format", "json")
+    issues = {(i["prim"], i["code"]): i["message"] for i in _issues(json.loads(out))}
+    duplicate = issues["/Mug", "GS.006"]
+    assert "gripper_slots[1]" in duplicate and "gripper_slots[0]" in duplicate
+    shadowed = issues["/Cup", "GS.007"]
+    assert "gripper_slots[0]" in shadowed and "GripperSlotAPI:handle" in shadowed

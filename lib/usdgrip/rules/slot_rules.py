@@ -168,9 +168,19 @@ def check_slot_instance_name(context: SlotContext) -> Iterator[Finding]:
     tags=("slots", "lambdasim"),
 )
 def check_slot_records(context: SlotContext) -> Iterator[Finding]:
-    """GS.006: one finding per record (or value) that does not parse, naming index and key."""
+    """GS.006: each record (or value) that does not parse, naming index and key; duplicate names."""
     for problem in context.record_problems:
         yield Finding(f"{problem.describe()}; this record is not read")
+    first: dict[str, int] = {}
+    for record in context.records:
+        if record.name not in first:
+            first[record.name] = record.index
+            continue
+        yield Finding(
+            f"lambdasim gripper_slots[{record.index}] has the name {record.name!r} of "
+            f"gripper_slots[{first[record.name]}]; expected one record per slot name (rename one "
+            "with a `name` key, or remove the duplicate)"
+        )
 
 
 @rule(
@@ -184,8 +194,16 @@ def check_slot_records(context: SlotContext) -> Iterator[Finding]:
     tags=("slots", "lambdasim", "migration"),
 )
 def check_slot_record_version(context: SlotContext) -> Iterator[Finding]:
-    """GS.007: records with ``version`` 1 (``up`` vector)."""
+    """GS.007: records with ``version`` 1 (``up`` vector), records shadowed by a schema slot."""
+    schema_names = set(context.valid_instance_names)
     for record in context.records:
+        if record.name in schema_names:
+            yield Finding(
+                f"lambdasim gripper_slots[{record.index}] ({record.name!r}) is ignored: "
+                f"GripperSlotAPI:{record.name} on this prim has its name and the schema is "
+                "canonical; expected one of them (run `usdgrip migrate`: it merges the record "
+                "into the slot, or lists the values that differ)"
+            )
         if record.version == 1:
             yield Finding(
                 f"lambdasim gripper_slots[{record.index}] ({record.name!r}) is version 1 "
