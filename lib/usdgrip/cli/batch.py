@@ -204,11 +204,11 @@ def run(args: argparse.Namespace) -> int:
     if args.batch_action == "validate":
         job = VALIDATE_JOB
         # The same rule selection as `usdgrip validate`: an unknown code is exit 2 here.
-        from usdgrip.cli.validate import _split_rules
+        from usdgrip.cli.validate import split_rules
         from usdgrip.rules import select_rules
 
         params = (
-            {"rules": [r.code for r in select_rules(_split_rules(args.rule))]} if args.rule else {}
+            {"rules": [r.code for r in select_rules(split_rules(args.rule))]} if args.rule else {}
         )
     else:
         job = PLAN_JOB

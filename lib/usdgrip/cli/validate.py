@@ -80,7 +80,8 @@ def parse_params(items: Sequence[str]) -> dict[str, float]:
     return {k: float(v) for k, v in params.items()}
 
 
-def _split_rules(items: Sequence[str]) -> list[str] | None:
+def split_rules(items: Sequence[str]) -> list[str] | None:
+    """Repeated or comma-separated ``--rule`` values → codes (``None``: every rule)."""
     codes = [c.strip() for item in items for c in item.split(",") if c.strip()]
     return codes or None
 
@@ -225,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.rules import select_rules, validate
     from usdgrip.usd_io import open_stage
 
-    codes = [r.code for r in select_rules(_split_rules(args.rule))]
+    codes = [r.code for r in select_rules(split_rules(args.rule))]
     params = parse_params(args.param)
     if args.output:
         check_output_path(args.output, args.files)
