@@ -9,7 +9,7 @@ import pytest
 
 from usdgrip import usd_io
 from usdgrip.cli import main
-from usdgrip.rules import validate
+from usdgrip.rules import resolve_params, validate
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -334,3 +334,54 @@ def test_duplicate_record_names_and_shadowed_records_are_reported(write_usda, ca
     assert "gripper_slots[1]" in duplicate and "gripper_slots[0]" in duplicate
     shadowed = issues["/Cup", "GS.007"]
     assert "gripper_slots[0]" in shadowed and "GripperSlotAPI:handle" in shadowed
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        (
+            ["orthogonality_tolerance_deg=-5"],
+            "orthogonality_tolerance_deg is -5; expected a value in [0, 90]",
+        ),
+        (
+            ["slot_input_angle_min_deg=400"],
+            "slot_input_angle_min_deg is 400; expected a value in [0, 360]",
+        ),
+        (["grip_line_meaning_ratio=0"], "grip_line_meaning_ratio is 0; expected a value > 0"),
+        (
+            ["slot_input_angle_min_deg=200", "slot_input_angle_max_deg=100"],
+            "slot_input_angle_min_deg is 200, above slot_input_angle_max_deg 100",
+        ),
+    ],
+)
+def test_out_of_range_params_are_refused(capsys, params, expected):
+    argv = ["validate", str(REPO / "examples" / "gripper.usda")]
+    for param in params:
+        argv += ["--param", param]
+    exit_code, _, err = run(capsys, *argv)
+    assert exit_code == 2 and expected in err, err
+    with pytest.raises(ValueError, match="expected"):
+        resolve_params(dict(p.split("=") for p in params))
+
+
+@pytest.mark.parametrize("meters_per_unit", ["0", "-1"])
+def test_a_non_positive_meters_per_unit_is_reported_and_refused(tmp_path, capsys, meters_per_unit):
+    text = (REPO / "examples" / "gripper.usda").read_text()
+    text = text.replace("metersPerUnit = 1", f"metersPerUnit = {meters_per_unit}", 1)
+    text += """
+def Xform "Tote" (
+    prepend apiSchemas = ["GripperSlotAPI:s"]
+)
+{
+}
+"""
+    path = tmp_path / "gripper.usda"
+    path.write_text(text)
+    expected = f"metersPerUnit is {meters_per_unit}; expected a finite value > 0"
+    _, out, _ = run(capsys, "validate", str(path), "--format", "json")
+    issues = _issues(json.loads(out))
+    assert {i["code"] for i in issues if expected in i["message"]} == {"GR.005", "GS.001"}
+    assert not [i for i in issues if "zero length" in i["message"]]
+    for argv in (["info", str(path)], ["sample", str(path), "--prim", "/Tote"]):
+        exit_code, _, err = run(capsys, *argv)
+        assert exit_code == 2 and str(path) in err and expected in err, (argv, err)

@@ -116,6 +116,20 @@ def get_meters_per_unit(stage: Usd.Stage) -> float:
     return float(UsdGeom.GetStageMetersPerUnit(stage))
 
 
+def get_meters_per_unit_problem(meters_per_unit: float) -> str | None:
+    """Why a stage's ``metersPerUnit`` is unusable (``None`` when finite and > 0).
+
+    Zero collapses every world length (each axis reads as zero length), a negative
+    value mirrors every direction, so readers refuse both and the rules report them.
+    """
+    if math.isfinite(meters_per_unit) and meters_per_unit > 0:
+        return None
+    return (
+        f"the stage's metersPerUnit is {meters_per_unit:g}; expected a finite value > 0 "
+        "(metres per stage unit, e.g. 1 or 0.01): author it in the root layer's metadata"
+    )
+
+
 def compute_world_transform(
     prim: Usd.Prim,
     time: Usd.TimeCode | None = None,
@@ -860,6 +874,8 @@ def read_gripper_site(
     """
     facts = read_prim_facts(prim) if facts is None else facts
     markers = compute_site_markers(prim, facts) if markers is None else markers
+    if meters_per_unit is None:
+        meters_per_unit = get_meters_per_unit(prim.GetStage())
     world = compute_world_transform(prim, xform_cache=xform_cache, meters_per_unit=meters_per_unit)
     path, authored, children = facts
     warnings: list[str] = []
@@ -874,7 +890,11 @@ def read_gripper_site(
     max_payload, payload_source, payload_problem = _read_float(prim, MAX_PAYLOAD_ATTRS, authored)
     problems = {
         name: problem
-        for name, problem in ((opening_source, opening_problem), (payload_source, payload_problem))
+        for name, problem in (
+            ("metersPerUnit", get_meters_per_unit_problem(meters_per_unit)),
+            (opening_source, opening_problem),
+            (payload_source, payload_problem),
+        )
         if problem is not None
     }
     rotation = world[:3, :3].tolist()
@@ -1234,8 +1254,11 @@ def read_gripper_slots(prim: Usd.Prim) -> list[GripperSlot]:
                 f"{problem}; its properties cannot be authored, so the slot cannot be read "
                 "(remove this instance, or rename it with a valid identifier)"
             )
-    world = compute_world_transform(prim)
     mpu = get_meters_per_unit(prim.GetStage())
+    problem = get_meters_per_unit_problem(mpu)
+    if problem is not None:
+        raise GripperError(f"{_stage_name(prim.GetStage())}: <{prim.GetPath()}>: {problem}")
+    world = compute_world_transform(prim, meters_per_unit=mpu)
     slots = [_schema_slot(prim, name, world, mpu) for name in names]
     records, problems = read_slot_records(prim)
     if problems:

@@ -60,6 +60,16 @@ PARAM_DOCS: dict[str, str] = {
     "slot_input_angle_max_deg": "GS.003: largest allowed slot_input_angle (degrees)",
 }
 
+PARAM_RANGES: dict[str, tuple[float, float, bool]] = {
+    "orthogonality_tolerance_deg": (0.0, 90.0, True),
+    "grip_line_meaning_ratio": (0.0, math.inf, False),
+    "slot_perpendicular_tolerance_deg": (0.0, 90.0, True),
+    "slot_input_angle_min_deg": (0.0, 360.0, True),
+    "slot_input_angle_max_deg": (0.0, 360.0, True),
+}
+"""Allowed ``(low, high, low_included)`` of each parameter (``docs/validation.md``); the
+upper bound is included. ``slot_input_angle_min_deg`` may not exceed ``..._max_deg``."""
+
 _REPO_DOCS = Path(__file__).resolve().parents[3] / "docs" / "rules"
 
 
@@ -526,7 +536,9 @@ def resolve_params(params: Mapping[str, Any] | None = None) -> dict[str, float]:
     """:data:`DEFAULT_PARAMS` overridden by ``params``.
 
     Raises:
-        ValueError: an unknown name (listing valid ones) or a value that is not a finite number.
+        ValueError: an unknown name (listing valid ones), a value that is not a finite
+            number or outside its :data:`PARAM_RANGES` range, or a minimum slot input
+            angle above the maximum.
     """
     resolved = dict(DEFAULT_PARAMS)
     for name, value in (params or {}).items():
@@ -540,7 +552,21 @@ def resolve_params(params: Mapping[str, Any] | None = None) -> dict[str, float]:
             number = math.nan
         if not math.isfinite(number):
             raise ValueError(f"parameter {name} is {value!r}; expected a finite number")
+        low, high, low_included = PARAM_RANGES[name]
+        if not ((number >= low if low_included else number > low) and number <= high):
+            expected = (
+                f"a value > {low:g}"
+                if math.isinf(high)
+                else f"a value in {'[' if low_included else '('}{low:g}, {high:g}]"
+            )
+            raise ValueError(f"parameter {name} is {number:g}; expected {expected}")
         resolved[name] = number
+    low, high = resolved["slot_input_angle_min_deg"], resolved["slot_input_angle_max_deg"]
+    if low > high:
+        raise ValueError(
+            f"parameter slot_input_angle_min_deg is {low:g}, above slot_input_angle_max_deg "
+            f"{high:g}; expected min <= max"
+        )
     return resolved
 
 

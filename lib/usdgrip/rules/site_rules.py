@@ -163,6 +163,10 @@ def check_max_opening(context: SiteContext) -> Iterator[Finding]:
 )
 def check_axis_degenerate(context: SiteContext) -> Iterator[Finding]:
     """GR.005: ``p1 - p0`` of each curve with ≥ 2 points has a finite, non-zero length."""
+    problem = context.site.problems.get("metersPerUnit")
+    if problem is not None:  # zero collapses every axis, a negative value mirrors them
+        yield Finding(f"{problem}; the axis directions in metres are unusable")
+        return
     for role in ("forward", "grip"):
         curve = _curve(context, role)
         if curve is None or curve.point_count < 2 or curve.direction is not None:

@@ -26,6 +26,7 @@ from usdgrip.slot_checks import (
     get_input_angle_problem,
     get_up_range_problem,
 )
+from usdgrip.usd_io import get_meters_per_unit, get_meters_per_unit_problem
 
 
 def _field(slot: SlotEntry, schema: str, record: str) -> str:
@@ -48,6 +49,9 @@ def _field(slot: SlotEntry, schema: str, record: str) -> str:
 def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
     """GS.001: center finite; forward and span_axis non-zero, finite, perpendicular."""
     tolerance = context.params["slot_perpendicular_tolerance_deg"]
+    problem = get_meters_per_unit_problem(get_meters_per_unit(context.prim.GetStage()))
+    if problem is not None:  # zero collapses every world axis, a negative value mirrors them
+        yield Finding(f"{problem}; the slots' world frames are unusable")
     for slot in context.slots:
         unusable = [
             slot.problems[p] for p in ("center", "forward", "spanAxis") if p in slot.problems
