@@ -9,6 +9,7 @@ import pytest
 
 from usdgrip import usd_io
 from usdgrip.cli import main
+from usdgrip.errors import GripperError
 from usdgrip.rules import resolve_params, validate
 
 REPO = Path(__file__).resolve().parent.parent
@@ -385,3 +386,11 @@ def Xform "Tote" (
     for argv in (["info", str(path)], ["sample", str(path), "--prim", "/Tote"]):
         exit_code, _, err = run(capsys, *argv)
         assert exit_code == 2 and str(path) in err and expected in err, (argv, err)
+
+
+def test_find_gripper_sites_lists_unusable_sites_when_not_strict(open_usda):
+    stage = open_usda(_site('string gripper:maxOpening = "0.085"'))
+    with pytest.raises(GripperError, match="gripper:maxOpening is string"):
+        usd_io.find_gripper_sites(stage)
+    (site,) = usd_io.find_gripper_sites(stage, strict=False)
+    assert site.max_opening is None and "gripper:maxOpening" in site.problems

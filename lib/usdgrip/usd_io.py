@@ -632,12 +632,19 @@ def _iter_sites(stage: Usd.Stage) -> Iterator[tuple[Usd.Prim, tuple[str, ...], P
                 yield prim, markers, facts
 
 
-def find_gripper_sites(stage: Usd.Stage) -> list[GripperSite]:
-    """Read every gripper site on the stage (see :func:`read_gripper_site`)."""
+def find_gripper_sites(stage: Usd.Stage, *, strict: bool = True) -> list[GripperSite]:
+    """Read every gripper site on the stage (see :func:`read_gripper_site`).
+
+    Raises:
+        GripperError: ``strict`` and a site has an unusable value (``strict=False``: the
+            site is returned with its ``problems``, e.g. for a panel that lists sites).
+    """
     cache = UsdGeom.XformCache(Usd.TimeCode.Default())
     mpu = get_meters_per_unit(stage)
     return [
-        read_gripper_site(prim, markers, xform_cache=cache, facts=facts, meters_per_unit=mpu)
+        read_gripper_site(
+            prim, markers, xform_cache=cache, facts=facts, meters_per_unit=mpu, strict=strict
+        )
         for prim, markers, facts in _iter_sites(stage)
     ]
 
