@@ -97,6 +97,32 @@ def test_show_slots_includes_prims_under_the_selection(qtbot, open_usda):
     assert overlays.list_overlays(stage, "slots") == ["/__usdgrip_overlays/slots/A_s"]
 
 
+def test_show_slots_skips_a_prim_it_cannot_read_and_says_why(qtbot, open_usda):
+    slot = """
+            point3d gripperSlot:s:center = {center}
+            vector3d gripperSlot:s:forward = (0, 0, -1)
+            vector3d gripperSlot:s:spanAxis = (1, 0, 0)
+            double gripperSlot:s:upRange = 0.1
+    """
+    stage = open_usda(
+        'def Xform "Good" (prepend apiSchemas = ["GripperSlotAPI:s"])\n{\n'
+        + slot.format(center="(0, 0, 0)")
+        + '}\ndef Xform "Bad" (prepend apiSchemas = ["GripperSlotAPI:s"])\n{\n'
+        + slot.format(center="(0, 0, 0)").replace(
+            "point3d gripperSlot:s:center = (0, 0, 0)", 'string gripperSlot:s:center = "x"'
+        )
+        + "}\n"
+    )
+    window = QtWidgets.QMainWindow()
+    qtbot.addWidget(window)
+    api = FakeUsdviewApi(stage, window)
+    commands.show_slots(api)
+    assert overlays.list_overlays(stage, "slots") == ["/__usdgrip_overlays/slots/Good_s"]
+    status = api.status[-1]
+    assert status.startswith("usdgrip: 1 slot(s) shown on 1 prim(s); 1 skipped: ")
+    assert "/Bad" in status and "gripperSlot:s:center" in status
+
+
 def test_toggle_follows_the_checkable_action(api):
     commands.show_slots(api)
     root = UsdGeom.Imageable(api.stage.GetPrimAtPath("/__usdgrip_overlays"))

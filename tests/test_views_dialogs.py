@@ -96,6 +96,27 @@ def test_a_failing_task_shows_its_message(qtbot, open_usda):
     assert dialog.findChild(QtWidgets.QPushButton, "run").isEnabled()
 
 
+def test_unreadable_values_are_messages_not_exceptions(qtbot, open_usda):
+    stage = open_usda(
+        """
+        def Xform "Gripper"
+        {
+            string gripper_maxOpening = "wide"
+        }
+        def Xform "Obj" (prepend apiSchemas = ["GripperSlotAPI:a"])
+        {
+            string gripperSlot:a:center = "x"
+        }
+        """
+    )
+    dialog = SampleDialog()
+    qtbot.addWidget(dialog)
+    dialog.setStage(stage, ["/Obj"])  # lists the object although its site cannot be read
+    assert dialog.run() is False
+    assert "</Obj>" in dialog.message() and "gripperSlot:a:center" in dialog.message()
+    assert not dialog.isRunning()
+
+
 def test_cancel_drops_the_result(api, qtbot, monkeypatch):
     release = threading.Event()
     started = threading.Event()

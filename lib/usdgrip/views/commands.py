@@ -58,7 +58,10 @@ def show_slots(usdview_api: Any) -> None:
             if any(prim.GetPath().HasPrefix(root) for root in roots)
         ]
         count = session.show_slots(paths)
-        session.host.status(f"usdgrip: {count} slot(s) shown on {len(paths)} prim(s)")
+        skipped = session.slot_problems
+        shown = len(paths) - len(skipped)
+        note = f"; {len(skipped)} skipped: {skipped[0]}" if skipped else ""
+        session.host.status(f"usdgrip: {count} slot(s) shown on {shown} prim(s){note}")
 
 
 def sample_slot_grasps(usdview_api: Any) -> None:

@@ -9,11 +9,13 @@ button, and emits :attr:`resultReady` with a
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 from pxr import Usd, UsdGeom
 
+from usdgrip.errors import GripperError
 from usdgrip.views.grasp_set import (
     GraspSet,
     compute_grasp_set_from_plan,
@@ -87,7 +89,7 @@ class _TaskDialog(QtWidgets.QDialog):
             return False
         try:
             task, finish = self._prepare()
-        except (ValueError, OSError) as exc:
+        except (ValueError, OSError, GripperError) as exc:
             self._message.setText(str(exc))
             return False
         self._finish = finish
@@ -207,9 +209,10 @@ class SampleDialog(_TaskDialog):
             if path in paths:
                 self.objectCombo.setCurrentText(path)
                 break
-        sites = [s for s in find_gripper_sites(stage) if s.max_opening]
-        if sites:
-            self.widthSpin.setValue(float(sites[0].max_opening))
+        openings = [s.max_opening for s in find_gripper_sites(stage, strict=False)]
+        usable = [o for o in openings if o is not None and math.isfinite(o) and o > 0]
+        if usable:
+            self.widthSpin.setValue(float(usable[0]))
         self._message.setText("" if paths else "No prim on this stage has grasp slots.")
 
     def _prepare(self):
@@ -327,7 +330,7 @@ class PlanDialog(_TaskDialog):
         except Exception as exc:  # show why instead of failing the dialog
             self._message.setText(str(exc))
             return
-        sites = [s.path for s in find_gripper_sites(stage)]
+        sites = [s.path for s in find_gripper_sites(stage, strict=False)]
         self.siteCombo.addItems(sites)
         if not sites:
             self._message.setText(f"{asset}: no gripper site; choose a gripper asset.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from usdgrip.errors import GripperError
 from usdgrip.views import overlays
 from usdgrip.views.grasp_set import GraspSet
 from usdgrip.views.host import UsdviewHost
@@ -27,6 +28,8 @@ class GrippersSession(QtCore.QObject):
         self.setObjectName(SESSION_NAME)
         self.host = host
         self.slot_prims: list[str] = []
+        self.slot_problems: list[str] = []
+        """Why prims of the last :meth:`show_slots` were skipped (one line each)."""
         self.grasps: GraspSet | None = None
         self.visible = True
         self._widgets: dict[str, QtWidgets.QWidget] = {}
@@ -91,15 +94,23 @@ class GrippersSession(QtCore.QObject):
     # --- overlays -----------------------------------------------------------
 
     def show_slots(self, prim_paths: list[str]) -> int:
-        """Overlay the slots of ``prim_paths``; returns the number of slots drawn."""
+        """Overlay the slots of ``prim_paths``; returns the number of slots drawn.
+
+        A prim whose slots cannot be read (a value of the wrong type, say) is
+        skipped; why is kept in :attr:`slot_problems`, one line per prim.
+        """
         from usdgrip.usd_io import read_gripper_slots
 
         stage = self.host.stage
         slots = []
+        self.slot_problems = []
         for path in prim_paths:
             prim = stage.GetPrimAtPath(path)
             if prim:
-                slots.extend(read_gripper_slots(prim))
+                try:
+                    slots.extend(read_gripper_slots(prim))
+                except GripperError as exc:
+                    self.slot_problems.append(str(exc))
         self.slot_prims = list(prim_paths)
         overlays.author_slot_overlays(stage, slots)
         self._apply_visibility()
