@@ -693,9 +693,9 @@ def read_attribute_value(
     """
     if value is None:
         value = _attribute_get(attr)
-    if (value is None or value == fallback) and attr.GetResolveInfo(
-        _DEFAULT_TIME
-    ).GetSource() in _NO_DEFAULT_SOURCES:
+    # (`value == None` on a Vt array is a slow failed conversion: compare only to a fallback.)
+    may_lack_default = value is None or (fallback is not None and value == fallback)
+    if may_lack_default and attr.GetResolveInfo(_DEFAULT_TIME).GetSource() in _NO_DEFAULT_SOURCES:
         if not attr.HasAuthoredValue():
             return value, None  # a declaration without a value: as if not authored
         return None, (
@@ -1151,24 +1151,28 @@ SLOT_VALUE_KINDS = {
     "lr": "text",
     "groupName": "text",
 }
+#: The exact Python types each :data:`SLOT_PROPERTIES` value may have (``bool`` is no number).
+_SLOT_VALUE_TYPES = tuple(
+    frozenset(VALUE_KINDS[SLOT_VALUE_KINDS[prop]][0]) for prop in SLOT_PROPERTIES
+)
 
 
 def read_slot_values(
     prim: Usd.Prim,
     name: str,
-    authored: Container[str],
     attributes: Sequence[Usd.Attribute | None] | None = None,
     values: Sequence[object] | None = None,
 ) -> tuple[list, dict[str, str]]:
     """The values of slot ``name`` (GripperSlotAPI) at the default time code, and their problems.
 
-    Unauthored properties read the schema's fallbacks; authored ones go through
-    :func:`read_attribute_value` (the readers and the GS rules both call this).
+    Unauthored properties read the schema's fallbacks; every other value goes
+    through :func:`read_attribute_value` (the readers and the GS rules both call
+    this), except one of the right type that differs from the fallback: only an
+    authored default value reads so, and it needs no further USD call.
 
     Args:
         prim: the object prim.
         name: the instance name.
-        authored: the prim's authored property names.
         attributes: the slot's attributes in :data:`SLOT_PROPERTIES` order, when the caller
             has them (else looked up).
         values: their ``Get()`` values, when the caller has them (else read).
@@ -1181,13 +1185,14 @@ def read_slot_values(
     problems: dict[str, str] = {}
     fallbacks = get_slot_layout()[0]
     for index, prop in enumerate(SLOT_PROPERTIES):
-        attr_name = get_slot_attribute_name(name, prop)
-        attr = attributes[index] if attributes is not None else _get_attribute(prim, attr_name)
+        if attributes is not None:
+            attr = attributes[index]
+        else:
+            attr = _get_attribute(prim, get_slot_attribute_name(name, prop))
         value = values[index] if values is not None else (_attribute_get(attr) if attr else None)
-        if attr and attr_name in authored:
-            value, problem = read_attribute_value(
-                attr, SLOT_VALUE_KINDS[prop], value, fallbacks[index]
-            )
+        fallback = fallbacks[index]
+        if attr and not (type(value) in _SLOT_VALUE_TYPES[index] and value != fallback):
+            value, problem = read_attribute_value(attr, SLOT_VALUE_KINDS[prop], value, fallback)
             if problem is not None:
                 problems[prop] = problem
         out.append(value)
@@ -1217,7 +1222,7 @@ def get_slot_layout() -> tuple[tuple[Any, ...], tuple[int, ...], tuple[int, ...]
 
 
 def _schema_slot(prim: Usd.Prim, name: str, world: Mat4, mpu: float) -> GripperSlot:
-    values, problems = read_slot_values(prim, name, frozenset(_get_authored_names(prim)))
+    values, problems = read_slot_values(prim, name)
     if problems:
         raise GripperError(
             f"{_stage_name(prim.GetStage())}: <{prim.GetPath()}> slot {name!r} (GripperSlotAPI): "

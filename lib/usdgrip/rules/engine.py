@@ -361,6 +361,8 @@ class SlotContext:
 
     prim: Usd.Prim
     params: Mapping[str, float]
+    meters_per_unit: float | None = None
+    """The stage's, when already read."""
 
     @cached_property
     def path(self) -> str:
@@ -392,10 +394,6 @@ class SlotContext:
         return [n for n in self.instance_names if get_instance_name_problem(n) is None]
 
     @cached_property
-    def _authored(self) -> frozenset[str]:
-        return frozenset(self.prim.GetAuthoredPropertyNames())
-
-    @cached_property
     def slots(self) -> list[SlotEntry]:
         """Schema slots (valid names) then records whose name no schema slot uses."""
         entries = [self._schema_entry(name) for name in self.valid_instance_names]
@@ -422,37 +420,27 @@ class SlotContext:
 
     def _schema_entry(self, name: str) -> SlotEntry:
         prim = self.prim
-        fallbacks, order, listed = usd_io.get_slot_layout()
+        _, order, listed = usd_io.get_slot_layout()
         # One query for the instance's properties: the schema's 7 (always there once the
         # API is applied), sorted by name, so in a known order when there are no others.
         props = _get_properties_in_namespace(prim, f"{usd_io.SLOT_NAMESPACE}:{name}")
-        authored = self._authored
         if len(props) == len(order) and all(map(isinstance, props, _ATTRIBUTE_TYPES)):
             got = list(map(_attribute_get, props))  # in listing order
             values, problems = usd_io.read_slot_values(
                 prim,
                 name,
-                authored,
                 [props[i] for i in listed],  # in SLOT_PROPERTIES order
                 [got[i] for i in listed],
             )
-        else:
-            # Unauthored: what Get() resolves to without an opinion.
-            names = [usd_io.get_slot_attribute_name(name, p) for p in usd_io.SLOT_PROPERTIES]
-            attrs = [_get_attribute(prim, n) if n in authored else None for n in names]
-            values, problems = usd_io.read_slot_values(
-                prim,
-                name,
-                authored,
-                attrs,
-                [f if a is None else None for a, f in zip(attrs, fallbacks, strict=True)],
-            )
+        else:  # other properties in the namespace: look the schema's up by name
+            values, problems = usd_io.read_slot_values(prim, name)
         center, forward, span_axis, up_range, angle, lr, group = values
         # Gf vectors -> tuples of floats once, through the buffer protocol (tuple(Gf.Vec3d)
         # iterates in Python and is 20x slower), so rules work on plain tuples.
         center, forward, span_axis = (
             _to_floats(v) if v is not None else None for v in (center, forward, span_axis)
         )
+        # Positional (a keyword makes a named tuple several times slower to build).
         return SlotEntry(
             name,
             "schema",
@@ -463,12 +451,13 @@ class SlotContext:
             angle,
             lr,
             str(group or ""),
-            problems=problems,
+            None,
+            None,
+            problems,
         )
 
 
 # Unbound pxr methods: looking a method up on a pxr object costs more than calling it.
-_get_attribute = Usd.Prim.GetAttribute
 _attribute_get = Usd.Attribute.Get
 _get_properties_in_namespace = Usd.Prim.GetPropertiesInNamespace
 _ATTRIBUTE_TYPES = (Usd.Attribute,) * len(usd_io.SLOT_PROPERTIES)
@@ -620,7 +609,7 @@ def _check_candidate(
         site = SiteContext(prim, markers, params, xform_cache, facts, meters_per_unit)
         _run_all(site_rules, site, site.path, issues)
     if has_slots and slot_rules:
-        slots = SlotContext(prim, params)
+        slots = SlotContext(prim, params, meters_per_unit)
         _run_all(slot_rules, slots, slots.path, issues)
     return issues
 

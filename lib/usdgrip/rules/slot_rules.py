@@ -49,7 +49,10 @@ def _field(slot: SlotEntry, schema: str, record: str) -> str:
 def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
     """GS.001: center finite; forward and span_axis non-zero, finite, perpendicular."""
     tolerance = context.params["slot_perpendicular_tolerance_deg"]
-    problem = get_meters_per_unit_problem(get_meters_per_unit(context.prim.GetStage()))
+    mpu = context.meters_per_unit
+    if mpu is None:
+        mpu = get_meters_per_unit(context.prim.GetStage())
+    problem = get_meters_per_unit_problem(mpu)
     if problem is not None:  # zero collapses every world axis, a negative value mirrors them
         yield Finding(f"{problem}; the slots' world frames are unusable")
     for slot in context.slots:
