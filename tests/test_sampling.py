@@ -301,7 +301,7 @@ def test_memory_is_proportional_to_the_output():
 BAD_SLOTS = [
     ({"forward": (0, 0, 0)}, "forward is [0.0, 0.0, 0.0] (zero); expected a non-zero vector"),
     ({"span_axis": (math.nan, 0, 0)}, "span_axis is [nan, 0.0, 0.0]; expected 3 finite numbers"),
-    ({"center": (0, math.inf, 0)}, "center is (0, inf, 0); expected 3 finite numbers"),
+    ({"center": (0, math.inf, 0)}, "center is [0.0, inf, 0.0]; expected 3 finite numbers"),
     ({"span_axis": (1, 0, 0.05)}, "(2.86° off perpendicular); expected perpendicular within 1°"),
     ({"up_range": 0.0}, "up_range is 0 m; expected a finite value > 0 m"),
     ({"up_range": -1.0}, "up_range is -1 m; expected a finite value > 0 m"),

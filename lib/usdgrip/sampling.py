@@ -54,6 +54,7 @@ from usdgrip.frames import Mat4, compute_quaternion_wxyz, compute_unit
 from usdgrip.model import GripperSlot
 from usdgrip.slot_checks import (
     compute_axes_problems,
+    get_center_problem,
     get_input_angle_problem,
     get_up_range_problem,
 )
@@ -89,10 +90,6 @@ class SlotProblem:
         return self.message
 
 
-def _vector_text(v: Any) -> str:
-    return "(" + ", ".join(f"{float(c):.6g}" for c in np.asarray(v, dtype=np.float64)) + ")"
-
-
 def check_slot(
     slot: GripperSlot, perpendicular_tolerance_deg: float = PERPENDICULAR_TOLERANCE_DEG
 ) -> list[SlotProblem]:
@@ -117,11 +114,9 @@ def check_slot(
         value expected; empty when the slot can be sampled.
     """
     problems: list[SlotProblem] = []
-    center = np.asarray(slot.center_local, dtype=np.float64)
-    if center.shape != (3,) or not np.all(np.isfinite(center)):
-        problems.append(
-            SlotProblem("center", f"center is {_vector_text(center)}; expected 3 finite numbers")
-        )
+    center = get_center_problem(slot.center_local)
+    if center:
+        problems.append(SlotProblem("center", center))
     axes = compute_axes_problems(
         slot.forward_local, slot.span_axis_local, perpendicular_tolerance_deg
     )
