@@ -1392,3 +1392,35 @@ def apply_slot_from_record(prim: Usd.Prim, slot: GripperSlot) -> None:
         lr=slot.lr,
         group=slot.group,
     )
+
+
+# --- files a stage reads -------------------------------------------------------
+
+
+def list_stage_files(stage: Usd.Stage) -> list[str]:
+    """Real paths of every layer file ``stage`` reads or names for composition.
+
+    The used layers (root, sublayers, references, payloads), plus every file their
+    composition arcs name that exists but did not load (a broken or unselected
+    reference). A layer inside a ``.usdz`` package counts as the package file;
+    anonymous layers are skipped. Commands refuse to write over any of these.
+    """
+    from pxr import Ar
+
+    files: list[str] = []
+
+    def add(path: str) -> None:
+        if path and Ar.IsPackageRelativePath(path):
+            path = Ar.SplitPackageRelativePathOuter(path)[0]
+        if path and path not in files:
+            files.append(path)
+
+    for layer in stage.GetUsedLayers():
+        if layer.anonymous:
+            continue
+        add(layer.realPath)
+        for asset in layer.GetCompositionAssetDependencies():
+            named = Sdf.ComputeAssetPathRelativeToLayer(layer, asset)
+            if named and Path(named.split("[", 1)[0]).is_file():
+                add(named)
+    return files
