@@ -214,6 +214,12 @@ def run(args: argparse.Namespace) -> int:
     if not output.parent.is_dir():
         raise ValueError(f"-o {output}: folder {output.parent} does not exist; create it first")
     request = build_request(args.file, args.object, grippers, args.max_candidates, args.seed)
+    check_output_path(
+        output,
+        list_input_files(
+            [args.file, *(g.asset_path for g in grippers), *filter(None, [args.scene])]
+        ),
+    )
     bar = _ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
     try:
         result = plan_grasps(
@@ -233,6 +239,20 @@ def run(args: argparse.Namespace) -> int:
         for warning in result.metadata.warnings:
             print(f"warning: {warning}", file=sys.stderr)
     return EXIT_OK if result.grasps else EXIT_FINDINGS
+
+
+def list_input_files(files: Sequence[str]) -> list[str]:
+    """``files`` and every layer file their stages read (:func:`usd_io.list_stage_files`).
+
+    Raises:
+        StageOpenError: a file cannot be opened as USD.
+    """
+    from usdgrip.usd_io import list_stage_files, open_stage
+
+    found = list(files)
+    for file in dict.fromkeys(files):
+        found.extend(list_stage_files(open_stage(file)))
+    return found
 
 
 def print_summary(result, output: Path, requested: int, show: int, stream: TextIO) -> None:

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     import usdgrip  # noqa: F401  (registers the schema before the stage opens)
     from usdgrip.fileio import check_output_path
     from usdgrip.render import check_view_options, render_view
-    from usdgrip.usd_io import open_stage
+    from usdgrip.usd_io import list_stage_files, open_stage
 
     elevation, azimuth = _pair(args.view, ",", "--view")
     width, height = _pair(args.size.lower(), "x", "--size")
@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if Path(args.output).is_dir():
         raise ValueError(f"-o {args.output}: is a directory; expected a PNG file path")
     stage = open_stage(args.file)
+    check_output_path(args.output, [args.file, *list_stage_files(stage)])
     summary = render_view(
         stage,
         args.output,

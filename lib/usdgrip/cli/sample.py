@@ -151,7 +151,7 @@ def save_npz(samples: SlotSamples, file: IO[bytes]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from usdgrip.usd_io import get_prim, open_stage, read_gripper_slots
+    from usdgrip.usd_io import get_prim, list_stage_files, open_stage, read_gripper_slots
 
     fmt = args.format or (
         "npz" if args.output and str(args.output).lower().endswith(".npz") else "json"
@@ -168,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
         if Path(args.output).is_dir():
             raise ValueError(f"-o {args.output}: is a directory; expected a file path")
     stage = open_stage(args.file)
+    if args.output:
+        check_output_path(args.output, [args.file, *list_stage_files(stage)])
     prim = get_prim(stage, args.prim)
     where = f"{args.file}: <{args.prim}>"
     slots = select_slots(read_gripper_slots(prim), args.slots, where)

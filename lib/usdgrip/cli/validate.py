@@ -224,7 +224,7 @@ def _artifact_uri(path: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.rules import select_rules, validate
-    from usdgrip.usd_io import open_stage
+    from usdgrip.usd_io import list_stage_files, open_stage
 
     codes = [r.code for r in select_rules(split_rules(args.rule))]
     params = parse_params(args.param)
@@ -233,6 +233,10 @@ def run(args: argparse.Namespace) -> int:
     # Open everything first: an unreadable input is a usage error (exit 2) before any output.
     # These stages are private to this command, so the C++ candidate scan may use them.
     stages = [(path, open_stage(path)) for path in args.files]
+    if args.output:
+        check_output_path(
+            args.output, [*args.files, *(f for _, s in stages for f in list_stage_files(s))]
+        )
     entries = []
     for path, stage in stages:
         report = validate(stage, rules=codes, params=params, scan="collection")

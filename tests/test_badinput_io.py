@@ -1,0 +1,86 @@
+"""What the commands read and write: outputs never replace a file the input reads,
+awkward file names and file contents get one clear message (exit 2).
+
+Real example assets copied into ``tmp_path``, the real CLI through ``usdgrip.cli.main``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from usdgrip.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+REFERENCING = """#usda 1.0
+(
+    metersPerUnit = 1
+    upAxis = "Z"
+)
+def Xform "Obj" (
+    references = @./sub/mug.usda@
+)
+{
+}
+"""
+
+
+@pytest.fixture
+def referencing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``a.usda`` referencing ``./sub/mug.usda`` (the mug example) in ``tmp_path``."""
+    (tmp_path / "sub").mkdir()
+    shutil.copy(EXAMPLES / "mug.usda", tmp_path / "sub" / "mug.usda")
+    shutil.copy(EXAMPLES / "gripper.usda", tmp_path / "gripper.usda")
+    (tmp_path / "a.usda").write_text(REFERENCING)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def expect_usage_error(capsys, argv: list[str], *fragments: str) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1, err
+    for fragment in fragments:
+        assert fragment in err, err
+    return err
+
+
+# --- 1. an output that is a layer the input stage reads ------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["migrate", "a.usda", "-o", "sub/mug.usda"],
+        ["validate", "a.usda", "--output", "sub/mug.usda"],
+        ["validate", "examples_copy.usda", "a.usda", "--output", "sub/../sub/mug.usda"],
+        ["sample", "a.usda", "--prim", "/Obj", "-o", "sub/mug.usda"],
+        ["render", "a.usda", "-o", "sub/mug.usda"],
+        ["plan", "sub/mug.usda", "--object", "/Mug", "-q", "--gripper",
+         "gripper.usda:/Gripper/tcp", "--scene", "a.usda", "-o", "sub/mug.usda"],
+        ["plan", "gripper.usda", "--object", "/Gripper", "-q", "--gripper",
+         "a.usda:/Obj", "-o", "sub/mug.usda"],
+    ],
+)  # fmt: skip
+def test_output_over_a_referenced_layer_is_refused(referencing: Path, capsys, argv) -> None:
+    shutil.copy(EXAMPLES / "gripper.usda", referencing / "examples_copy.usda")
+    before = snapshot(referencing)
+    expect_usage_error(capsys, argv, "sub/mug.usda: is the input file", "mug.usda; writing there")
+    assert snapshot(referencing) == before
+
+
+def test_in_place_still_writes_the_root_layer(referencing: Path, capsys) -> None:
+    legacy = REFERENCING.replace(
+        "{\n}", '{\n    def Xform "tcp"\n    {\n        float gripper_maxOpening = 0.08\n    }\n}'
+    )
+    (referencing / "legacy.usda").write_text(legacy)
+    assert main(["migrate", "legacy.usda", "--in-place"]) == 0, capsys.readouterr().err
+    assert "gripper:maxOpening" in (referencing / "legacy.usda").read_text()
+    assert (referencing / "sub" / "mug.usda").read_bytes() == (EXAMPLES / "mug.usda").read_bytes()
