@@ -79,6 +79,7 @@ from usdgrip.contracts import (
 )
 from usdgrip.errors import GripperError
 from usdgrip.frames import Mat4, Poses, compute_quaternion_wxyz, compute_rigid_part
+from usdgrip.slot_checks import MAX_OPENING_M, get_max_opening_problem
 
 #: Backends, in the order they run for each gripper.
 METHODS = ("antipodal", "slots")
@@ -86,6 +87,9 @@ METHODS = ("antipodal", "slots")
 OVERSAMPLE = 3
 #: Default retreat distance along -approach, metres.
 DEFAULT_RETREAT_DISTANCE = 0.1
+#: Largest accepted retreat distance, metres (a larger value is a unit mistake
+#: and makes the collision checks meaningless or endless).
+MAX_RETREAT_DISTANCE = 10.0
 #: Default opening kept free beyond the contact width (antipodal), metres.
 DEFAULT_CLEARANCE = 0.005
 #: Smallest chunk of ranked proposals collision-checked at once.
@@ -662,9 +666,11 @@ def plan_grasps(
         support: name (prim path) of the scene obstacle the object rests on; the
             retreat check ignores object-support contact while the object still
             rests there.
-        retreat_distance: metres to move back along -approach with the object (> 0).
+        retreat_distance: metres to move back along -approach with the object, in
+            ``(0, MAX_RETREAT_DISTANCE]``.
         retreat_steps: poses sampled along the retreat (>= 1).
-        clearance: antipodal opening kept free beyond the contact width, metres.
+        clearance: antipodal opening kept free beyond the contact width, metres, in
+            ``[0, MAX_OPENING_M]``.
         gripper_model: ``auto``, ``proxy`` or ``geometry`` (see :func:`read_gripper_model`).
         ray_backend: antipodal ray casting: ``auto`` (Embree when ``embreex`` is
             importable), ``embree`` or ``triangle`` (trimesh's pure-python
@@ -680,10 +686,11 @@ def plan_grasps(
 
     Raises:
         GripperError: unreadable object or gripper file, missing prim, a gripper
-            prim that is not a site, an object without a mesh when antipodal is
-            required (explicitly, or because it has no slots either), an object
-            without a usable GripperSlot when slots is asked for, or a mesh
-            that does not bound a solid when antipodal runs.
+            prim that is not a site, a max opening above ``MAX_OPENING_M`` (2 m),
+            an object without a mesh when antipodal is required (explicitly, or
+            because it has no slots either), an object without a usable
+            GripperSlot when slots is asked for, or a mesh that does not bound a
+            solid when antipodal runs.
         ValueError: bad ``methods``, ``support``, distances or counts.
     """
     import usdgrip
@@ -697,10 +704,15 @@ def plan_grasps(
         raise ValueError(
             f"gripper model {gripper_model!r}; expected one of {', '.join(GRIPPER_MODELS)}"
         )
-    if not (math.isfinite(retreat_distance) and retreat_distance > 0):
-        raise ValueError(f"retreat distance is {retreat_distance!r} m; expected a finite value > 0")
-    if not (math.isfinite(clearance) and clearance >= 0):
-        raise ValueError(f"clearance is {clearance!r} m; expected a finite value >= 0")
+    if not (math.isfinite(retreat_distance) and 0 < retreat_distance <= MAX_RETREAT_DISTANCE):
+        raise ValueError(
+            f"retreat distance is {retreat_distance!r} m; expected a finite value in "
+            f"(0, {MAX_RETREAT_DISTANCE:g}] m"
+        )
+    if not (math.isfinite(clearance) and 0 <= clearance <= MAX_OPENING_M):
+        raise ValueError(
+            f"clearance is {clearance!r} m; expected a finite value in [0, {MAX_OPENING_M:g}] m"
+        )
     rays = get_ray_backend(ray_backend)  # ValueError for an unknown or unavailable backend
     if not (math.isfinite(pair_decay) and 0 < pair_decay <= 1):
         raise ValueError(f"pair decay is {pair_decay!r}; expected a value in (0, 1]")
@@ -728,7 +740,15 @@ def plan_grasps(
     sites = []
     for gripper in request.grippers:
         report(f"reading gripper {gripper}", 0.02)
-        sites.append(read_gripper(gripper))
+        site = read_gripper(gripper)
+        if site.max_opening is not None and site.max_opening > MAX_OPENING_M:
+            # An absurd opening gives an absurd gripper model (collision checks never end).
+            raise GripperError(
+                f"{gripper.asset_path}: <{gripper.prim_path}>: "
+                f"{get_max_opening_problem(site.max_opening, site.max_opening_source)}; "
+                "not planning with it"
+            )
+        sites.append(site)
     collision_scene = read_scene(scene)
     support_id = collision_scene.find(support) if support is not None else None
     object_id = None

@@ -14,6 +14,14 @@ from typing import Any
 
 from usdgrip.frames import ZERO_LENGTH_TOLERANCE
 
+#: Largest plausible gripper max opening, metres: wider than any robot hand; a larger value
+#: is a unit mistake (mm, µm) and makes the planner's gripper model absurd (GR.004 fails it;
+#: the planner refuses it). ``DEFAULT_PARAMS["max_opening_max_m"]`` in the rules.
+MAX_OPENING_M = 2.0
+#: Largest plausible slot up range, metres (GS.002 fails it; the sampler refuses it).
+#: ``DEFAULT_PARAMS["slot_up_range_max_m"]`` in the rules.
+MAX_UP_RANGE_M = 10.0
+
 
 def get_vector3(value: Any) -> tuple[float, float, float] | None:
     """``value`` as 3 floats, or ``None`` when it is not a 3-vector of numbers."""
@@ -84,14 +92,35 @@ def get_center_problem(value: Any, name: str = "center") -> str | None:
     return None
 
 
-def get_up_range_problem(value: Any, name: str = "up_range") -> str | None:
-    """``up_range`` must be a finite number > 0 (metres)."""
+def get_up_range_problem(
+    value: Any, name: str = "up_range", maximum: float = MAX_UP_RANGE_M
+) -> str | None:
+    """``up_range`` must be a finite number in ``(0, maximum]`` (metres)."""
     if value is None:
         return f"{name} has no value; expected a finite value > 0 m"
     number = float(value) if isinstance(value, int | float) else math.nan
     if not (math.isfinite(number) and number > 0):
         shown = f"{number:g}" if isinstance(value, int | float) else repr(value)
         return f"{name} is {shown} m; expected a finite value > 0 m"
+    if number > maximum:
+        return (
+            f"{name} is {number:g} m; expected at most {maximum:g} m (a larger range is "
+            "implausible: a unit mistake?)"
+        )
+    return None
+
+
+def get_max_opening_problem(
+    value: float, name: str = "gripper:maxOpening", maximum: float = MAX_OPENING_M
+) -> str | None:
+    """A max opening must be a finite number in ``(0, maximum]`` (metres)."""
+    if not (math.isfinite(value) and value > 0):
+        return f"{name} is {value:g} m; expected a finite value > 0 m"
+    if value > maximum:
+        return (
+            f"{name} is {value:g} m; expected at most {maximum:g} m (a wider opening is "
+            "implausible: a unit mistake?)"
+        )
     return None
 
 

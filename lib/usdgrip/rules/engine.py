@@ -33,6 +33,7 @@ from pxr import Sdf, Usd, UsdGeom
 from usdgrip import usd_io
 from usdgrip.lambdasim import CUSTOM_DATA_PATH, RecordProblem, SlotRecord
 from usdgrip.model import DECLARING_MARKERS, GripperSite
+from usdgrip.slot_checks import MAX_OPENING_M, MAX_UP_RANGE_M
 
 SEVERITIES = ("failure", "error", "warning", "info")
 """Severities, most serious first. ``failure`` and ``error`` make a report not ok."""
@@ -49,6 +50,9 @@ DEFAULT_PARAMS: dict[str, float] = {
     # GS.003: slot_input_angle must lie in [min, max] degrees.
     "slot_input_angle_min_deg": 0.0,
     "slot_input_angle_max_deg": 360.0,
+    # GR.004 / GS.002: implausibly large max opening / up range (a unit mistake), metres.
+    "max_opening_max_m": MAX_OPENING_M,
+    "slot_up_range_max_m": MAX_UP_RANGE_M,
 }
 """Documented tolerances (``docs/validation.md``); override with ``params=`` or ``--param``."""
 
@@ -58,6 +62,8 @@ PARAM_DOCS: dict[str, str] = {
     "slot_perpendicular_tolerance_deg": "GS.001: allowed forward vs span_axis deviation from 90°",
     "slot_input_angle_min_deg": "GS.003: smallest allowed slot_input_angle (degrees)",
     "slot_input_angle_max_deg": "GS.003: largest allowed slot_input_angle (degrees)",
+    "max_opening_max_m": "GR.004: largest plausible max opening (metres)",
+    "slot_up_range_max_m": "GS.002: largest plausible slot up_range (metres)",
 }
 
 PARAM_RANGES: dict[str, tuple[float, float, bool]] = {
@@ -66,6 +72,8 @@ PARAM_RANGES: dict[str, tuple[float, float, bool]] = {
     "slot_perpendicular_tolerance_deg": (0.0, 90.0, True),
     "slot_input_angle_min_deg": (0.0, 360.0, True),
     "slot_input_angle_max_deg": (0.0, 360.0, True),
+    "max_opening_max_m": (0.0, math.inf, False),
+    "slot_up_range_max_m": (0.0, math.inf, False),
 }
 """Allowed ``(low, high, low_included)`` of each parameter (``docs/validation.md``); the
 upper bound is included. ``slot_input_angle_min_deg`` may not exceed ``..._max_deg``."""

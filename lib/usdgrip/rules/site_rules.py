@@ -18,6 +18,7 @@ from pxr import Sdf, Usd, UsdGeom, Vt
 from usdgrip import usd_io
 from usdgrip.model import CurveInfo
 from usdgrip.rules.engine import Finding, Fix, SiteContext, rule
+from usdgrip.slot_checks import get_max_opening_problem
 
 _CURVE_ROLES = {
     "forward": (usd_io.FORWARD_AXIS_NAMES, "approach direction"),
@@ -130,7 +131,7 @@ def check_grip_line(context: SiteContext) -> Iterator[Finding]:
     "failure",
     scope="site",
     title="Gripper max opening",
-    summary="Every gripper site must author a finite maximum opening > 0 m.",
+    summary="Every gripper site must author a finite maximum opening > 0 m (at most 2 m).",
     message="Gripper site {prim} has no finite max opening > 0 m.",
     tags=("grippers", "simready"),
 )
@@ -145,10 +146,12 @@ def check_max_opening(context: SiteContext) -> Iterator[Finding]:
             "custom:maxOpening); expected float gripper:maxOpening = <finite value > 0> (metres) "
             "with GripperSiteAPI applied"
         )
-    elif not math.isfinite(site.max_opening) or site.max_opening <= 0:
-        yield Finding(
-            f"{site.max_opening_source} is {site.max_opening:g} m; expected a finite value > 0 m"
+    else:
+        problem = get_max_opening_problem(
+            site.max_opening, site.max_opening_source, context.params["max_opening_max_m"]
         )
+        if problem:
+            yield Finding(problem)
 
 
 @rule(

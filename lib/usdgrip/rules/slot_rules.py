@@ -78,15 +78,16 @@ def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
     "failure",
     scope="slot",
     title="Slot up range",
-    summary="A slot's up_range (total length along Up) must be finite and > 0 m.",
+    summary="A slot's up_range (total length along Up) must be finite, > 0 m and at most 10 m.",
     message="Object {prim}: a slot's up_range is not a finite value > 0 m.",
     tags=("slots",),
 )
 def check_slot_up_range(context: SlotContext) -> Iterator[Finding]:
-    """GS.002: ``up_range`` finite > 0."""
+    """GS.002: ``up_range`` finite, > 0 and at most ``slot_up_range_max_m``."""
+    maximum = context.params["slot_up_range_max_m"]
     for slot in context.slots:
         problem = slot.problems.get("upRange") or get_up_range_problem(
-            slot.up_range, _field(slot, "upRange", "up_range")
+            slot.up_range, _field(slot, "upRange", "up_range"), maximum
         )
         if problem:
             yield Finding(f"{slot.label}: {problem}")
