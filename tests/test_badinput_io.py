@@ -6,6 +6,7 @@ Real example assets copied into ``tmp_path``, the real CLI through ``usdgrip.cli
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -84,3 +85,53 @@ def test_in_place_still_writes_the_root_layer(referencing: Path, capsys) -> None
     assert main(["migrate", "legacy.usda", "--in-place"]) == 0, capsys.readouterr().err
     assert "gripper:maxOpening" in (referencing / "legacy.usda").read_text()
     assert (referencing / "sub" / "mug.usda").read_bytes() == (EXAMPLES / "mug.usda").read_bytes()
+
+
+# --- 2, 3. names and text that are not UTF-8 -------------------------------------------
+
+
+def _with_bad_note(source: Path, target: Path) -> None:
+    """``source`` with a non-UTF-8 string attribute on its first mesh, written to ``target``."""
+    data = source.read_bytes()
+    brace = data.index(b"{", data.index(b"def Mesh")) + 1
+    target.write_bytes(data[:brace] + b'\n        custom string note = "caf\xe9"\n' + data[brace:])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "good.usda", "bad.usda"],
+        ["info", "bad.usda"],
+        ["sample", "bad.usda", "--prim", "/Gripper"],
+        ["migrate", "bad.usda"],
+    ],
+)
+def test_text_that_is_not_utf8_names_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, argv: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(EXAMPLES / "gripper.usda", "good.usda")
+    _with_bad_note(EXAMPLES / "gripper.usda", tmp_path / "bad.usda")
+    err = expect_usage_error(capsys, argv, "bad.usda: line ", "byte 0xe9 is not UTF-8")
+    assert 'custom string note = "caf\\xe9"' in err
+    assert "good.usda" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "NAME", "--format", "json"],
+        ["info", "NAME"],
+        ["sample", "NAME", "--prim", "/Gripper"],
+        ["migrate", "NAME"],
+        ["render", "NAME", "-o", "x.png"],
+    ],
+)
+def test_file_name_that_is_not_utf8_is_named_with_escapes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, argv: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    name = os.fsdecode(b"n\xffb.usda")
+    shutil.copy(EXAMPLES / "gripper.usda", name)
+    argv = [name if a == "NAME" else a for a in argv]
+    expect_usage_error(capsys, argv, "n\\xffb.usda: the file name is not valid UTF-8")

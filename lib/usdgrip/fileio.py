@@ -133,3 +133,52 @@ def check_output_path(output: str | Path, inputs: Iterable[str | Path]) -> None:
                 f"{target}: is the input file {source}; writing there would replace it: "
                 "choose another output path"
             )
+
+
+def display_path(path: str | Path) -> str:
+    r"""``path`` printable anywhere: bytes that are not UTF-8 shown as ``\xff`` escapes.
+
+    POSIX file names are bytes; Python keeps undecodable ones as lone surrogates,
+    which neither a UTF-8 stream nor JSON can carry.
+    """
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def check_utf8_name(path: str | Path) -> None:
+    r"""Refuse a path that is not valid UTF-8 (USD opens and writes only UTF-8 paths).
+
+    Raises:
+        ValueError: naming the path with ``\x`` escapes.
+    """
+    shown = display_path(path)
+    if shown != str(path):
+        raise ValueError(
+            f"{shown}: the file name is not valid UTF-8 (bytes shown as \\x escapes); "
+            "USD reads and writes only UTF-8 paths: rename it"
+        )
+
+
+def find_non_utf8_line(path: str | Path) -> tuple[int, int, str] | None:
+    r"""The first byte of a text (``#usda``) file that is not UTF-8: ``(line, byte, line_text)``.
+
+    ``line`` counts from 1; ``line_text`` shows the bad bytes as ``\x`` escapes.
+    ``None`` for a binary file, an unreadable one, or a valid one.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    if not data.startswith(b"#usda"):
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        end = data.find(b"\n", exc.start)
+        text = data[start : end if end >= 0 else len(data)]
+        return (
+            data.count(b"\n", 0, exc.start) + 1,
+            data[exc.start],
+            text.decode("utf-8", "backslashreplace").strip(),
+        )
+    return None

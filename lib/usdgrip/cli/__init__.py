@@ -10,10 +10,13 @@ Exit codes: 0 ok, 1 findings (or nothing survived), 2 usage or unreadable input.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import pkgutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -60,6 +63,69 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(sub)
         sub.set_defaults(run=module.run)
     return parser
+
+
+def open_input(path: str | Path) -> Any:
+    """Open a command's input stage (:func:`usdgrip.usd_io.open_stage`), every failure named.
+
+    A file name that is not UTF-8 and text that is not UTF-8 (in the file or a
+    layer it reads) get a message naming the file, line and the text found there.
+
+    Raises:
+        ValueError: the name or the text is not UTF-8.
+        StageOpenError: as ``open_stage``.
+    """
+    from usdgrip.fileio import check_utf8_name
+    from usdgrip.usd_io import open_stage
+
+    check_utf8_name(path)
+    with reading(path):
+        return open_stage(path)
+
+
+@contextlib.contextmanager
+def reading(path: str | Path) -> Iterator[None]:
+    """A ``UnicodeDecodeError`` while reading ``path`` → ``ValueError`` naming file and line."""
+    try:
+        yield
+    except UnicodeDecodeError as exc:
+        raise ValueError(_describe_non_utf8(path, exc)) from None
+
+
+def _describe_non_utf8(path: str | Path, exc: UnicodeDecodeError) -> str:
+    from pxr import Sdf, Tf
+
+    from usdgrip.fileio import display_path, find_non_utf8_line
+
+    todo, seen = [str(path)], set()
+    while todo:  # the root file, then the layers it names, breadth first
+        file = todo.pop(0)
+        if file in seen:
+            continue
+        seen.add(file)
+        found = find_non_utf8_line(file)
+        if found is not None:
+            line, byte, text = found
+            where = "" if file == str(path) else f"reads {display_path(file)}: "
+            return (
+                f"{display_path(path)}: {where}line {line}: byte 0x{byte:02x} is not UTF-8 "
+                f"in `{text}`; USD text must be UTF-8: re-save the file as UTF-8"
+            )
+        try:
+            layer = Sdf.Layer.FindOrOpen(file)
+        except (Tf.ErrorException, UnicodeDecodeError):
+            continue  # unreadable: nothing more to look into
+        if layer is None:
+            continue
+        named = [
+            Sdf.ComputeAssetPathRelativeToLayer(layer, asset)
+            for asset in layer.GetCompositionAssetDependencies()
+        ]
+        todo.extend(n for n in named if n)
+    return (
+        f"{display_path(path)}: holds text that is not UTF-8 (byte 0x{exc.object[exc.start]:02x}); "
+        "USD text must be UTF-8: re-save the file as UTF-8"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

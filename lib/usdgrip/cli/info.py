@@ -128,11 +128,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from usdgrip.usd_io import find_gripper_sites, iter_slot_prims, open_stage, read_gripper_slots
+    from usdgrip.cli import open_input, reading
+    from usdgrip.usd_io import find_gripper_sites, iter_slot_prims, read_gripper_slots
 
-    stage = open_stage(args.file)
-    sites = find_gripper_sites(stage)
-    slots = [slot for prim in iter_slot_prims(stage) for slot in read_gripper_slots(prim)]
+    stage = open_input(args.file)
+    with reading(args.file):
+        sites = find_gripper_sites(stage)
+        slots = [slot for prim in iter_slot_prims(stage) for slot in read_gripper_slots(prim)]
     if args.json:
         data = {
             "sites": [compute_site_json(s) for s in sites],

@@ -56,12 +56,13 @@ def _target_path(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from usdgrip.cli import open_input
     from usdgrip.fileio import check_output_path, export_layer_atomically
     from usdgrip.migrate import migrate_stage
-    from usdgrip.usd_io import list_stage_files, open_stage
+    from usdgrip.usd_io import list_stage_files
 
     target = _target_path(args)
-    stage = open_stage(args.file)
+    stage = open_input(args.file)
     if not args.in_place:  # --in-place rewrites the root layer on purpose
         check_output_path(target, [args.file, *list_stage_files(stage)])
     report = migrate_stage(stage)

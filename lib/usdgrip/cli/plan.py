@@ -247,11 +247,12 @@ def list_input_files(files: Sequence[str]) -> list[str]:
     Raises:
         StageOpenError: a file cannot be opened as USD.
     """
-    from usdgrip.usd_io import list_stage_files, open_stage
+    from usdgrip.cli import open_input
+    from usdgrip.usd_io import list_stage_files
 
     found = list(files)
     for file in dict.fromkeys(files):
-        found.extend(list_stage_files(open_stage(file)))
+        found.extend(list_stage_files(open_input(file)))
     return found
 
 

@@ -51,9 +51,10 @@ def _pair(text: str, sep: str, option: str) -> tuple[float, float]:
 
 def run(args: argparse.Namespace) -> int:
     import usdgrip  # noqa: F401  (registers the schema before the stage opens)
+    from usdgrip.cli import open_input
     from usdgrip.fileio import check_output_path
     from usdgrip.render import check_view_options, render_view
-    from usdgrip.usd_io import list_stage_files, open_stage
+    from usdgrip.usd_io import list_stage_files
 
     elevation, azimuth = _pair(args.view, ",", "--view")
     width, height = _pair(args.size.lower(), "x", "--size")
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args.output, [args.file, *filter(None, [args.grasps])])
     if Path(args.output).is_dir():
         raise ValueError(f"-o {args.output}: is a directory; expected a PNG file path")
-    stage = open_stage(args.file)
+    stage = open_input(args.file)
     check_output_path(args.output, [args.file, *list_stage_files(stage)])
     summary = render_view(
         stage,

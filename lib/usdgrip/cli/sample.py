@@ -151,7 +151,8 @@ def save_npz(samples: SlotSamples, file: IO[bytes]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from usdgrip.usd_io import get_prim, list_stage_files, open_stage, read_gripper_slots
+    from usdgrip.cli import open_input, reading
+    from usdgrip.usd_io import get_prim, list_stage_files, read_gripper_slots
 
     fmt = args.format or (
         "npz" if args.output and str(args.output).lower().endswith(".npz") else "json"
@@ -167,12 +168,13 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(args.output, [args.file])
         if Path(args.output).is_dir():
             raise ValueError(f"-o {args.output}: is a directory; expected a file path")
-    stage = open_stage(args.file)
+    stage = open_input(args.file)
     if args.output:
         check_output_path(args.output, [args.file, *list_stage_files(stage)])
     prim = get_prim(stage, args.prim)
     where = f"{args.file}: <{args.prim}>"
-    slots = select_slots(read_gripper_slots(prim), args.slots, where)
+    with reading(args.file):
+        slots = select_slots(read_gripper_slots(prim), args.slots, where)
     ee_ids = parse_ee_ids(args.ee_ids) if args.ee_ids is not None else list(range(len(slots)))
     try:
         samples = sample_gripper_groups(slots, ee_ids=ee_ids, count=args.count, seed=args.seed)

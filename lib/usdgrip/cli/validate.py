@@ -223,8 +223,9 @@ def _artifact_uri(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from usdgrip.cli import open_input, reading
     from usdgrip.rules import select_rules, validate
-    from usdgrip.usd_io import list_stage_files, open_stage
+    from usdgrip.usd_io import list_stage_files
 
     codes = [r.code for r in select_rules(split_rules(args.rule))]
     params = parse_params(args.param)
@@ -232,20 +233,21 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(args.output, args.files)
     # Open everything first: an unreadable input is a usage error (exit 2) before any output.
     # These stages are private to this command, so the C++ candidate scan may use them.
-    stages = [(path, open_stage(path)) for path in args.files]
+    stages = [(path, open_input(path)) for path in args.files]
     if args.output:
         check_output_path(
             args.output, [*args.files, *(f for _, s in stages for f in list_stage_files(s))]
         )
     entries = []
     for path, stage in stages:
-        report = validate(stage, rules=codes, params=params, scan="collection")
-        fixed = None
-        if args.fix:
-            fixed = report.apply_fixes()
-            if fixed:
-                export_layer_atomically(stage.GetRootLayer(), path)
-                report = validate(stage, rules=codes, params=params, scan="collection")
+        with reading(path):
+            report = validate(stage, rules=codes, params=params, scan="collection")
+            fixed = None
+            if args.fix:
+                fixed = report.apply_fixes()
+                if fixed:
+                    export_layer_atomically(stage.GetRootLayer(), path)
+                    report = validate(stage, rules=codes, params=params, scan="collection")
         entries.append(_file_entry(path, report, fixed))
     if args.format == "json":
         text = format_json(entries)
