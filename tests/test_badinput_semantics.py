@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+from pxr import Usd
 
 import usdgrip
 from usdgrip.cli import main
+from usdgrip.sampling import check_slot, sample_gripper_groups
+from usdgrip.usd_io import read_gripper_slots
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -112,3 +116,63 @@ def test_plan_refuses_an_absurd_retreat(tmp_path, capsys, option, message):
     args = [str(EXAMPLES / "mug.usda"), "--object", "/Mug", "--gripper", gripper, *option]
     assert main(["plan", *args, "-o", str(tmp_path / "o.yaml")]) == 2
     assert message in capsys.readouterr().err
+
+
+# --- 1: "validates without failures" means the readers accept ------------------------
+
+
+@pytest.mark.parametrize(
+    ("scale", "fragment"),
+    [
+        ("(0, 1, 1)", "collapses spanAxis to zero"),
+        ("(1, 0, 1)", "collapses Up to zero"),
+        ("(1, 1, 0)", "collapses forward to zero"),
+        ("(2, 3, 0.5)", None),
+        ("(-1, 2, 1)", None),
+    ],
+)
+def test_gs001_checks_the_world_frame_as_sampling_does(write_usda, capsys, scale, fragment):
+    ops = f'float3 xformOp:scale = {scale}\n    uniform token[] xformOpOrder = ["xformOp:scale"]'
+    path = write_usda(tote(ops=ops), "t.usda")
+    found = codes(path).get("GS.001", [])
+    stage = Usd.Stage.Open(str(path))
+    problems = [
+        str(p) for s in read_gripper_slots(stage.GetPrimAtPath("/Tote")) for p in check_slot(s)
+    ]
+    rc = main(["sample", str(path), "--prim", "/Tote", "--format", "text"])
+    err = capsys.readouterr().err
+    if fragment is None:
+        assert not found and not problems and rc == 0
+    else:
+        assert any(fragment in m for m in found), found
+        assert any(fragment.replace("spanAxis", "span_axis") in p for p in problems)
+        assert rc == 2 and "expected a non-singular transform" in err
+
+
+# --- 2: a mirroring object transform mirrors the slot, frames stay right-handed --------
+
+
+def test_mirrored_object_mirrors_the_slot_with_a_right_handed_frame(write_usda):
+    ops = (
+        "double3 xformOp:translate = (0.6, 0, 0)\n    float3 xformOp:scale = (-1, 2, 1)\n"
+        '    uniform token[] xformOpOrder = ["xformOp:translate", "xformOp:scale"]'
+    )
+    path = write_usda(tote(ops=ops), "t.usda")
+    assert "GS.001" not in codes(path)
+    stage = Usd.Stage.Open(str(path))
+    slots = read_gripper_slots(stage.GetPrimAtPath("/Tote"))
+    left = slots[0]
+    assert left.mirrored
+    np.testing.assert_allclose(left.center, [0.795, 0, 0.15], atol=1e-9)  # mirrored centre
+    np.testing.assert_allclose(left.span_axis, [-1, 0, 0], atol=1e-9)  # mirrored (1, 0, 0)
+    for slot in slots:
+        frame = slot.frame
+        assert np.linalg.det(frame[:3, :3]) == pytest.approx(1.0)
+        np.testing.assert_allclose(frame[:3, 0], slot.span_axis, atol=1e-9)
+        np.testing.assert_allclose(np.cross(slot.forward, slot.span_axis), slot.up_axis, atol=1e-9)
+    samples = sample_gripper_groups(slots, count=8, seed=3)
+    for targets in samples.candidates:
+        for target, slot in zip(targets, slots, strict=True):
+            sigma = -1.0 if target.flipped else 1.0
+            np.testing.assert_allclose(target.pose[:3, 0], sigma * slot.span_axis, atol=1e-9)
+            assert np.linalg.det(target.pose[:3, :3]) == pytest.approx(1.0)

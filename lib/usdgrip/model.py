@@ -155,9 +155,20 @@ class GripperSlot:
         return self._world_direction(self.span_axis_local)
 
     @property
+    def mirrored(self) -> bool:
+        """True when the object's world transform mirrors (negative determinant)."""
+        return bool(np.linalg.det(self.object_to_world[:3, :3]) < 0)
+
+    @property
     def up_axis(self) -> Vec3:
-        """Unit world Up = normalize(forward x span_axis) (local Y of the slot frame)."""
-        return self._world_direction(np.cross(self.forward_local, self.span_axis_local))
+        """Unit world Up = normalize(forward x span_axis) (local Y of the slot frame).
+
+        Computed from the world forward and span axis: under a mirroring object
+        transform (:attr:`mirrored`) this is the mirrored local Up reversed, so the
+        world slot frame stays right-handed with X = span_axis.
+        """
+        up = self._world_direction(np.cross(self.forward_local, self.span_axis_local))
+        return -up if self.mirrored else up
 
     @property
     def up_range(self) -> float:
@@ -180,6 +191,7 @@ class GripperSlot:
     def frame(self) -> Mat4:
         """World slot frame (4, 4): X = span_axis, Y = Up, Z = forward, origin = center.
 
+        Right-handed, also under a mirroring object transform (see :attr:`up_axis`).
         Orthonormalised: when forward and span_axis are not exactly perpendicular,
         span_axis is recomputed as ``Up x forward``; when a non-uniform object scale
         leaves the world Up off-perpendicular to forward, Up is Gram-Schmidt

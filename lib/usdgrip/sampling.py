@@ -50,13 +50,14 @@ from typing import Any, NamedTuple, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from usdgrip.frames import Mat4, compute_quaternion_wxyz, compute_unit
+from usdgrip.frames import Mat4, compute_quaternion_wxyz
 from usdgrip.model import GripperSlot
 from usdgrip.slot_checks import (
     compute_axes_problems,
     get_center_problem,
     get_input_angle_problem,
     get_up_range_problem,
+    get_world_axes_problem,
 )
 
 #: Forward and span axes count as perpendicular within this many degrees of 90°: the
@@ -96,14 +97,15 @@ def check_slot(
     """Check the authored values of one slot against the GripperSlot contract.
 
     :func:`sample_gripper_groups` refuses a slot with any problem. The axis,
-    up-range and angle checks are :mod:`usdgrip.slot_checks`, shared with the
-    GS validation rules (GS.001–GS.003); the centre and world-transform checks
-    are sampling's own.
+    up-range, angle and world-transform checks are :mod:`usdgrip.slot_checks`,
+    shared with the GS validation rules (GS.001–GS.003), so a slot that
+    validates without failures samples.
     Checks (local, as authored): ``center`` finite; ``forward`` and
     ``span_axis`` finite and non-zero; forward ⟂ span_axis within
     ``perpendicular_tolerance_deg``; ``up_range`` finite and > 0 m;
     ``slot_input_angle`` finite within :data:`ANGLE_RANGE_DEG`. World: the
-    object transform is finite and keeps both axes non-zero.
+    object transform is finite and keeps both axes non-zero (a mirroring
+    transform is fine: the slot is mirrored with the object).
 
     Args:
         slot: the slot to check.
@@ -127,26 +129,9 @@ def check_slot(
     angle = get_input_angle_problem(slot.slot_input_angle, *ANGLE_RANGE_DEG)
     if angle:
         problems.append(SlotProblem("slot_input_angle", angle))
-    units = {
-        field: compute_unit(value) if np.shape(value) == (3,) else None
-        for field, value in (("forward", slot.forward_local), ("span_axis", slot.span_axis_local))
-    }
-    world = np.asarray(slot.object_to_world, dtype=np.float64)
-    if world.shape != (4, 4) or not np.all(np.isfinite(world)):
-        problems.append(
-            SlotProblem("object_to_world", "object world transform is not a finite 4x4 matrix")
-        )
-    elif units["forward"] is not None and units["span_axis"] is not None:
-        for field in ("forward", "span_axis"):
-            if compute_unit(world[:3, :3] @ units[field]) is None:
-                problems.append(
-                    SlotProblem(
-                        "object_to_world",
-                        f"object world transform collapses {field} to zero (a zero scale?); "
-                        "expected a non-singular transform",
-                    )
-                )
-                break
+    world = get_world_axes_problem(slot.object_to_world, slot.forward_local, slot.span_axis_local)
+    if world:
+        problems.append(SlotProblem("object_to_world", world))
     return problems
 
 

@@ -1,4 +1,4 @@
-"""The GripperSlot contract checks, once (pure, plain math on 3-vectors).
+"""The GripperSlot contract checks, once (pure math on 3-vectors and the object's transform).
 
 Used by the GS validation rules (GS.001–GS.003) and by
 :func:`usdgrip.sampling.check_slot`, which refuses to sample a slot that
@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from usdgrip.frames import ZERO_LENGTH_TOLERANCE
+import numpy as np
+
+from usdgrip.frames import ZERO_LENGTH_TOLERANCE, compute_unit
 
 #: Largest plausible gripper max opening, metres: wider than any robot hand; a larger value
 #: is a unit mistake (mm, µm) and makes the planner's gripper model absurd (GR.004 fails it;
@@ -81,6 +83,49 @@ def compute_axes_problems(
                 )
             )
     return problems
+
+
+def get_world_axes_problem(
+    object_to_world: Any,
+    forward: Any,
+    span_axis: Any,
+    names: tuple[str, str] = ("forward", "span_axis"),
+) -> str | None:
+    """The object's world transform must be finite and keep the slot frame non-degenerate.
+
+    Checked only when the local axes are usable (:func:`compute_axes_problems` reports
+    them otherwise): forward, span axis and Up (``forward x span_axis``) must stay
+    non-zero in the world, and Up must not fall onto forward (the world frame is built
+    from forward and Up, :attr:`usdgrip.model.GripperSlot.frame`). ``object_to_world``
+    is the object's local-to-world (4, 4). A mirroring transform (negative
+    determinant) is accepted: the slot is mirrored with the object.
+    """
+    world = np.asarray(object_to_world, dtype=np.float64)
+    if world.shape != (4, 4) or not np.all(np.isfinite(world)):
+        return "object world transform is not a finite 4x4 matrix; expected finite xformOps"
+    units = [compute_unit(v) for v in map(get_vector3, (forward, span_axis)) if v is not None]
+    if len(units) != 2 or any(u is None for u in units):
+        return None
+    up = compute_unit(np.cross(units[0], units[1]))
+    if up is None:  # parallel axes: compute_axes_problems reports them
+        return None
+    linear = world[:3, :3]
+    mapped = []
+    for name, local in zip((*names, "Up"), (*units, up), strict=True):
+        axis = compute_unit(linear @ local)
+        if axis is None:
+            return (
+                f"object world transform collapses {name} to zero (a zero scale?); "
+                "expected a non-singular transform"
+            )
+        mapped.append(axis)
+    z, y = mapped[0], mapped[2]
+    if compute_unit(y - np.dot(y, z) * z) is None:
+        return (
+            "object world transform maps Up onto forward (a singular transform); "
+            "expected a non-singular transform"
+        )
+    return None
 
 
 def get_center_problem(value: Any, name: str = "center") -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
+from usdgrip import usd_io
 from usdgrip.model import LR_TOKENS
 from usdgrip.rules.engine import (
     Finding,
@@ -25,6 +26,7 @@ from usdgrip.slot_checks import (
     get_center_problem,
     get_input_angle_problem,
     get_up_range_problem,
+    get_world_axes_problem,
 )
 from usdgrip.usd_io import get_meters_per_unit, get_meters_per_unit_problem
 
@@ -41,13 +43,13 @@ def _field(slot: SlotEntry, schema: str, record: str) -> str:
     title="Slot axes",
     summary=(
         "A slot's forward and span_axis must be non-zero, finite and perpendicular "
-        "(within the tolerance)."
+        "(within the tolerance), in the object's frame and in the world."
     ),
     message="Object {prim}: a slot's forward/span_axis is degenerate or not perpendicular.",
     tags=("slots",),
 )
 def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
-    """GS.001: center finite; forward and span_axis non-zero, finite, perpendicular."""
+    """GS.001: center finite; axes non-zero, finite, perpendicular, also in the world."""
     tolerance = context.params["slot_perpendicular_tolerance_deg"]
     mpu = context.meters_per_unit
     if mpu is None:
@@ -55,6 +57,10 @@ def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
     problem = get_meters_per_unit_problem(mpu)
     if problem is not None:  # zero collapses every world axis, a negative value mirrors them
         yield Finding(f"{problem}; the slots' world frames are unusable")
+    # The world frame is checked as the readers build it (sampling.check_slot, same code).
+    world = (
+        usd_io.compute_world_transform(context.prim, meters_per_unit=mpu) if not problem else None
+    )
     for slot in context.slots:
         unusable = [
             slot.problems[p] for p in ("center", "forward", "spanAxis") if p in slot.problems
@@ -68,8 +74,13 @@ def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
         if "forward" in slot.problems or "spanAxis" in slot.problems:
             continue
         names = ("forward", _field(slot, "spanAxis", "span_axis"))
-        for _, problem in compute_axes_problems(slot.forward, slot.span_axis, tolerance, names):
-            yield Finding(f"{slot.label}: {problem}")
+        axes = compute_axes_problems(slot.forward, slot.span_axis, tolerance, names)
+        for _, axis_problem in axes:
+            yield Finding(f"{slot.label}: {axis_problem}")
+        if not axes and world is not None:
+            world_problem = get_world_axes_problem(world, slot.forward, slot.span_axis, names)
+            if world_problem:
+                yield Finding(f"{slot.label}: {world_problem}")
 
 
 @rule(
