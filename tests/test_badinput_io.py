@@ -135,3 +135,41 @@ def test_file_name_that_is_not_utf8_is_named_with_escapes(
     shutil.copy(EXAMPLES / "gripper.usda", name)
     argv = [name if a == "NAME" else a for a in argv]
     expect_usage_error(capsys, argv, "n\\xffb.usda: the file name is not valid UTF-8")
+
+
+# --- 5. names near the folder's name limit ----------------------------------------------
+
+LEGACY_SITE = """#usda 1.0
+(
+    metersPerUnit = 1
+    upAxis = "Z"
+)
+def Xform "tcp"
+{
+    float gripper_maxOpening = 0.085
+    def BasisCurves "forward_axis"
+    {
+        int[] curveVertexCounts = [2]
+        point3f[] points = [(0,0,0),(0,0,0.05)]
+        uniform token type = "linear"
+    }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "argv", [["validate", "--fix"], ["migrate", "--in-place"], ["migrate", "-o", "OUT"]]
+)
+def test_a_name_at_the_folder_limit_can_be_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, argv: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    name = "a" * (limit - len(".usda") - 1) + ".usda"
+    out = "b" * (limit - len(".usdc")) + ".usdc"
+    Path(name).write_text(LEGACY_SITE)
+    code = main([*(out if a == "OUT" else a for a in argv), name])
+    assert code in (0, 1), capsys.readouterr().err
+    written = Path(out if "OUT" in argv else name)
+    assert written.read_bytes() != LEGACY_SITE.encode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({name, written.name})

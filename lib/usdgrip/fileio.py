@@ -49,7 +49,9 @@ def replace_atomically(path: str | Path, produce: Callable[[Path], None]) -> Pat
         raise IsADirectoryError(f"{path}: is a directory; expected a file path")
     mode = _new_file_mode(target)
     try:
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.stem}.", suffix=target.suffix)
+        fd, temp = tempfile.mkstemp(
+            dir=folder, prefix=_temp_prefix(folder, target), suffix=target.suffix
+        )
     except OSError as exc:
         raise _naming(exc, path) from None
     os.close(fd)
@@ -62,6 +64,28 @@ def replace_atomically(path: str | Path, produce: Callable[[Path], None]) -> Pat
     finally:
         Path(temp).unlink(missing_ok=True)
     return target
+
+
+#: Random characters ``tempfile.mkstemp`` puts between prefix and suffix.
+_TEMP_RANDOM_LENGTH = 8
+#: Room left for USD's own temp file beside ours (``Sdf.Layer.Export`` writes through
+#: ``TfSafeOutputFile``, which names it after our temp's stem plus ``.XXXXXX``).
+_USD_TEMP_ROOM = 16
+
+
+def _temp_prefix(folder: Path, target: Path) -> str:
+    """``.{stem}.``, the stem cut so temp names fit the folder's name limit, in UTF-8.
+
+    A target name near the limit (255 bytes on most file systems) stays writable; a
+    stem byte that is not UTF-8 is dropped (USD's exporter takes only UTF-8 paths).
+    """
+    try:
+        limit = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    room = limit - len(os.fsencode(target.suffix)) - _TEMP_RANDOM_LENGTH - 2 - _USD_TEMP_ROOM
+    stem = os.fsencode(target.stem)[: max(room, 0)].decode("utf-8", "ignore")
+    return f".{stem}."
 
 
 def _naming(exc: OSError, path: str | Path) -> OSError:
