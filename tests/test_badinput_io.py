@@ -173,3 +173,37 @@ def test_a_name_at_the_folder_limit_can_be_rewritten(
     written = Path(out if "OUT" in argv else name)
     assert written.read_bytes() != LEGACY_SITE.encode()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted({name, written.name})
+
+
+# --- 6. integers the outputs cannot hold ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--ee-ids", "99999999999999999999999,1"], "id 99999999999999999999999 is outside 0 to"),
+        (["--ee-ids=-1,1"], "id -1 is outside 0 to 9223372036854775807"),
+        (["--seed", "99999999999999999999999999"], "expected an integer from 0 to"),
+        (["--seed", "-3"], "seed is -3; expected a non-negative integer"),
+    ],
+)
+def test_sample_refuses_ids_and_seeds_outside_int64(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, options: list[str], message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(EXAMPLES / "tote.usda", "tote.usda")
+    expect_usage_error(capsys, ["sample", "tote.usda", "--prim", "/Tote", *options, "-o", "x.npz"],
+                       message)  # fmt: skip
+    assert not Path("x.npz").exists()
+
+
+def test_sample_keeps_the_largest_id_and_seed(tmp_path: Path, monkeypatch, capsys) -> None:
+    import numpy as np
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(EXAMPLES / "tote.usda", "tote.usda")
+    top = str(2**63 - 1)
+    argv = ["sample", "tote.usda", "--prim", "/Tote", "--seed", top, "--ee-ids", f"{top},0"]
+    assert main([*argv, "--count", "2", "-o", "x.npz"]) == 0, capsys.readouterr().err
+    with np.load("x.npz") as data:
+        assert data["seed"] == 2**63 - 1 and data["ee_ids"].tolist() == [2**63 - 1, 0]

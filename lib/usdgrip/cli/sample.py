@@ -25,12 +25,15 @@ group get the same offset, tilt and flip. Output: JSON (default) with poses as 4
 row-major matrices (translation in the last column), quaternions (w, x, y, z), and the
 drawn offset (m, along Up), tilt (degrees) and flip; npz with the arrays; or a short
 text summary. Same FILE, slots, count and seed -> identical output.
-Exit 0 ok, 2 bad input (file, prim, slot names, ee ids, malformed slot)."""
+Seeds and ee ids are integers from 0 to 2**63-1.
+Exit 0 ok, 2 bad input (file, prim, slot names, ee ids, seed, malformed slot)."""
 
 FORMATS = ("json", "npz", "text")
 #: Most candidates one run samples (arrays take 145 bytes per target, JSON about 460;
 #: 100 000 x 2 targets as JSON peak near 750 MB); for more, run again with other seeds.
 MAX_COUNT = 100_000
+#: Largest --seed and end-effector id: both are stored as int64 (npz, downstream IK).
+MAX_ID = 2**63 - 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--ee-ids",
-        help="comma-separated end-effector ids, one per slot (default: 0,1,...,n-1)",
+        help=f"comma-separated end-effector ids 0 to {MAX_ID}, one per slot (default: 0,1,...,n-1)",
     )
     parser.add_argument(
         "--count",
@@ -50,7 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=50,
         help=f"number of candidates, 1 to {MAX_COUNT} (default 50)",
     )
-    parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    parser.add_argument(
+        "--seed", type=int, default=7, help=f"random seed, 0 to {MAX_ID} (default 7)"
+    )
     parser.add_argument(
         "--format",
         choices=FORMATS,
@@ -63,15 +68,19 @@ def parse_ee_ids(text: str) -> list[int]:
     """Parse ``"0,1"`` into ``[0, 1]``.
 
     Raises:
-        ValueError: an entry is not an integer.
+        ValueError: an entry is not an integer from 0 to :data:`MAX_ID`.
     """
     items = [t.strip() for t in text.split(",")]
     try:
-        return [int(t) for t in items]
+        ids = [int(t) for t in items]
     except ValueError:
         raise ValueError(
             f"--ee-ids {text!r}: expected comma-separated integers, e.g. 0,1"
         ) from None
+    for value in ids:
+        if not 0 <= value <= MAX_ID:
+            raise ValueError(f"--ee-ids {text!r}: id {value} is outside 0 to {MAX_ID}")
+    return ids
 
 
 def select_slots(
@@ -164,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
             f"--count {args.count}: expected 1 to {MAX_COUNT} candidates; "
             "for more, run again with other --seed values"
         )
+    if args.seed > MAX_ID:  # the sampler itself refuses a negative seed
+        raise ValueError(f"--seed {args.seed}: expected an integer from 0 to {MAX_ID}")
     if args.output:
         check_output_path(args.output, [args.file])
         if Path(args.output).is_dir():
