@@ -138,20 +138,22 @@ def test_the_shipped_job_validates_the_examples():
 # --- resume ------------------------------------------------------------------
 
 
-def test_resume_reruns_changed_files_and_failures_only_when_asked(tmp_path):
+def test_resume_reruns_changed_files_and_failures_only_when_asked(tmp_path, monkeypatch):
     root = tmp_path / "lib"
     root.mkdir()
     expected = write_library(root, good=2)
     expected["slow.usda"] = "ok"  # no hang here: keep the test short
     out = tmp_path / "results.jsonl"
-    run_batch(root, HOOKS, params={"crash_on": "crash.usda"}, jobs=2, out=out)
+    # The crash hook comes from the environment: the job definition stays the same.
+    monkeypatch.setenv("USDGRIP_TEST_CRASH_ON", "crash.usda")
+    run_batch(root, HOOKS, jobs=2, out=out)
     first = read_lines(out)
     assert len(first) == len(expected)
 
     (root / "good_01.usda").write_text(GOOD.replace("0.085", "0.09"))  # new content, new hash
     ran: list[str] = []
     again = run_batch(
-        root, HOOKS, params={"crash_on": "crash.usda"}, out=out, resume=True,
+        root, HOOKS, out=out, resume=True,
         on_row=lambda row: ran.append(row["path"]),
     )  # fmt: skip
     assert ran == ["good_01.usda"]
@@ -160,8 +162,9 @@ def test_resume_reruns_changed_files_and_failures_only_when_asked(tmp_path):
     assert sorted(r["path"] for r in rows) == sorted(expected)  # still one row per file
 
     ran.clear()
+    monkeypatch.delenv("USDGRIP_TEST_CRASH_ON")
     run_batch(
-        root, HOOKS, params={}, out=out, resume=True, retry_failed=True,
+        root, HOOKS, out=out, resume=True, retry_failed=True,
         on_row=lambda row: ran.append(row["path"]),
     )  # fmt: skip
     assert sorted(ran) == ["crash.usda", "unreadable.usda"]

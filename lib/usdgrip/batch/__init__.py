@@ -10,7 +10,10 @@ the rows with a summary. ``usdgrip batch validate|plan`` is its CLI.
 
 from __future__ import annotations
 
+import errno
+import itertools
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -23,6 +26,8 @@ from usdgrip.batch.jobs import (
     STATUSES,
     VALIDATE_JOB,
     compute_file_facts,
+    compute_job_signature,
+    make_row,
     resolve_job,
     run_job,
 )
@@ -41,6 +46,7 @@ __all__ = [
     "LocalExecutor",
     "Task",
     "check_batch_outputs",
+    "describe_unusable_file",
     "find_batch_files",
     "make_executor",
     "resolve_job",
@@ -57,7 +63,8 @@ class BatchResult:
         rows: one row per matched file: reused rows first, then the rows of
             this run in completion order.
         summary: :func:`usdgrip.batch.results.summarize_rows` output.
-        warnings: what the run skipped and why (corrupt lines of the results file).
+        warnings: what the run skipped or re-ran and why (corrupt lines of the results
+            file, rows of another job definition, outputs that are gone).
     """
 
     rows: list[dict[str, Any]]
@@ -78,7 +85,11 @@ def find_batch_files(
     ``key`` is the path relative to ``root`` with ``/`` separators (the
     ``path`` of each result row), so results files move with the library.
     A ``root`` that is a file is its own single match. Files in ``exclude``
-    (such as the gripper assets of a planning run) are left out.
+    (such as the gripper assets of a planning run) are left out, and so are
+    matching folders. A match that is not a readable file (a broken symbolic
+    link, a symbolic link loop, a named pipe) is kept, under its own path:
+    :func:`describe_unusable_file` says why, and :func:`run_batch` gives it an
+    ``error`` row.
 
     Raises:
         ValueError: ``root`` does not exist, the pattern is invalid or leaves
@@ -87,8 +98,8 @@ def find_batch_files(
     root = Path(root)
     if not root.exists():
         raise ValueError(f"{root}: no such file or directory")
-    if root.is_file():
-        return [(root.name, root.resolve())]
+    if not root.is_dir():
+        return [(root.name, _absolute(root))]
     if not pattern or Path(pattern).is_absolute():
         raise ValueError(
             f"--glob {pattern!r}: expected a pattern relative to ROOT, e.g. '**/*.usd*'"
@@ -98,16 +109,58 @@ def find_batch_files(
             f"--glob {pattern!r}: leaves ROOT through '..'; expected a pattern inside ROOT "
             "(give the outer folder as ROOT instead)"
         )
-    skip = {Path(path).resolve() for path in exclude}
+    skip = {os.path.realpath(path) for path in exclude}
     try:
         matches = sorted(
-            path for path in root.glob(pattern) if path.is_file() and path.resolve() not in skip
+            path
+            for path in root.glob(pattern)
+            if not path.is_dir() and os.path.realpath(path) not in skip
         )
     except (ValueError, NotImplementedError) as exc:
         raise ValueError(f"--glob {pattern!r}: {exc}") from exc
     if not matches:
         raise ValueError(f"{root}: no file matches --glob {pattern!r}")
-    return [(path.relative_to(root).as_posix(), path.resolve()) for path in matches]
+    return [(path.relative_to(root).as_posix(), _absolute(path)) for path in matches]
+
+
+def _absolute(path: Path) -> Path:
+    """The resolved path of a file; a link that leads to no file keeps its own path."""
+    return Path(os.path.realpath(path)) if path.is_file() else path.absolute()
+
+
+def describe_unusable_file(path: str | Path) -> str | None:
+    """Why a matched ``path`` cannot be run (None for a file or a link to one).
+
+    A broken symbolic link, a symbolic link loop, a path that cannot be
+    examined, or something other than a regular file (a named pipe, which
+    would block the worker that opens it; a socket; a device).
+    """
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return (
+                f"{path}: symbolic link loop (it points to {os.readlink(path)!r}, and following "
+                "the links never reaches a file); fix or remove the link"
+            )
+        if path.is_symlink() and exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return (
+                f"{path}: broken symbolic link (it points to {os.readlink(path)!r}, which does "
+                "not exist); fix or remove the link"
+            )
+        return f"{path}: cannot be examined ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        kind = "a named pipe (FIFO)"
+    elif stat.S_ISSOCK(mode):
+        kind = "a socket"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    else:
+        kind = "not a file"
+    return f"{path}: is {kind}, not a regular file; narrow --glob or remove it"
 
 
 def check_batch_outputs(
@@ -179,19 +232,24 @@ def run_batch(
         scheduler: Dask scheduler address (with ``executor="dask"``).
         out: results file (JSON lines); rows are appended as files complete.
         resume: reuse the rows already in ``out`` whose ``sha256`` matches the
-            file (error, timeout and crashed rows too, unless ``retry_failed``).
+            file and whose ``job`` signature matches this run (error, timeout and
+            crashed rows too, unless ``retry_failed``); a row whose output file
+            (``output_of``) is gone runs again.
         retry_failed: with ``resume``, run failed files again.
         on_start: called with the number of files to run, once the executor
             is ready and before the first file.
         on_row: called with each new row as it completes.
-        exclude: files under ``root`` to leave out (they count as inputs:
-            neither ``out`` nor a job output may replace them).
+        exclude: the other files the job reads, left out of the matches
+            (such as gripper assets): neither ``out`` nor a job output may
+            replace them, and their content is part of the ``job`` signature.
         output_of: the file the job writes for a matched file, if any, so that
             no output replaces an input (see :func:`check_batch_outputs`).
 
     Returns:
         The rows, summary and warnings; interrupted runs keep their finished rows
-        in ``out``.
+        in ``out``. Every row this run writes carries ``job``
+        (:func:`usdgrip.batch.jobs.compute_job_signature`); a matched path that is
+        not a readable file gets an ``error`` row (:func:`describe_unusable_file`).
 
     Raises:
         ValueError: bad root, pattern, executor options, ``resume`` without
@@ -204,6 +262,8 @@ def run_batch(
         raise ValueError("--retry-failed only makes sense with --resume")
     exclude = list(exclude)
     files = find_batch_files(root, glob, exclude)
+    unusable = {key: problem for key, path in files if (problem := describe_unusable_file(path))}
+    files = [(key, path) for key, path in files if key not in unusable]
     check_batch_outputs(
         [*(path for _, path in files), *exclude],
         out,
@@ -211,35 +271,58 @@ def run_batch(
     )
     owned = isinstance(executor, str)
     runner = make_executor(executor, jobs, timeout, scheduler) if owned else executor
+    signature = compute_job_signature(job, params or {}, exclude)
     warnings: list[str] = []
     previous = read_results(out, warnings) if resume and out is not None else {}
     reused: list[dict[str, Any]] = []
     tasks: list[Task] = []
+    other_job = output_gone = 0
     for key, path in files:
         row = previous.get(key)
+        if row is not None and row.get("job") != signature:
+            other_job += 1
+            row = None
         sha256 = None
         if row is not None:
             try:
                 sha256 = compute_file_facts(path)["sha256"]
             except OSError:
                 sha256 = None
-        if should_skip(row, sha256, retry_failed):
-            reused.append(row)
-        else:
+        if not should_skip(row, sha256, retry_failed):
             tasks.append(Task(key, str(path), job, dict(params or {})))
-    rerun = {task.key for task in tasks}
+        elif _output_is_gone(row, path, output_of):
+            output_gone += 1
+            tasks.append(Task(key, str(path), job, dict(params or {})))
+        else:
+            reused.append(row)
+    if other_job:
+        warnings.append(
+            f"{out}: {other_job} row(s) from a different job definition re-run (another action, "
+            "--rule, gripper, gripper file content, option or --out-dir, or written by a "
+            "usdgrip that did not record it)"
+        )
+    if output_gone:
+        warnings.append(f"{out}: {output_gone} row(s) whose output file is gone re-run")
+    if owned:  # no more workers than files
+        runner.jobs = min(runner.jobs, max(1, len(tasks)))
+    rerun = {task.key for task in tasks} | set(unusable)
     rows: list[dict[str, Any]] = []
     writer = None
     try:
         if tasks:
             runner.start()  # cluster start-up is not part of the throughput
         if on_start is not None:
-            on_start(len(tasks))
+            on_start(len(tasks) + len(unusable))
         start = time.perf_counter()
         if out is not None:
             keep = [row for key, row in previous.items() if key not in rerun]
             writer = ResultsWriter(out, keep=keep)
-        for row in runner.run(tasks) if tasks else ():
+        unusable_rows = (
+            make_row(key, None, {"status": "error", "error": problem}, 0.0)
+            for key, problem in unusable.items()
+        )
+        for row in itertools.chain(unusable_rows, runner.run(tasks) if tasks else ()):
+            row["job"] = signature
             if writer is not None:
                 writer.append(row)
             rows.append(row)
@@ -259,3 +342,12 @@ def run_batch(
         jobs=runner.jobs,
     )
     return BatchResult([*reused, *rows], summary, tuple(warnings))
+
+
+def _output_is_gone(
+    row: Mapping[str, Any], path: Path, output_of: Callable[[Path], Path] | None
+) -> bool:
+    """Whether a reusable ``ok`` or ``findings`` row lost the output file its job wrote."""
+    if output_of is None or row.get("status") not in ("ok", "findings"):
+        return False
+    return not output_of(path).is_file()

@@ -35,6 +35,9 @@ from usdgrip.batch.worker import WorkerProcess
 EXECUTORS = ("local", "dask")
 #: Longest per-file timeout, seconds (one week; the waits take at most ~24 days).
 MAX_TIMEOUT = 7 * 24 * 3600.0
+#: Most worker processes per CPU: each takes about 50 MB, and more than a few per core only
+#: competes for the cores (``--jobs`` above ``MAX_JOBS_PER_CPU`` x CPUs is refused).
+MAX_JOBS_PER_CPU = 4
 _SCHEDULER_ADDRESS = re.compile(r"^(tcp|tls|ucx|ws|wss|inproc)://\S+$")
 
 
@@ -48,6 +51,42 @@ class Task:
     params: Mapping[str, Any] = field(default_factory=dict)
 
 
+def max_jobs() -> int:
+    """Most worker processes this machine may start: :data:`MAX_JOBS_PER_CPU` x its CPUs."""
+    return MAX_JOBS_PER_CPU * (os.cpu_count() or 1)
+
+
+def check_jobs(jobs: int, local: bool = True) -> int:
+    """Return ``jobs`` if this machine may start that many worker processes.
+
+    Args:
+        jobs: the worker processes asked for.
+        local: they start on this machine (False: a remote cluster decides, only
+            ``jobs >= 1`` is checked).
+
+    Raises:
+        ValueError: ``jobs`` is below 1, or (``local``) above :func:`max_jobs`.
+    """
+    if jobs < 1:
+        raise ValueError(f"--jobs is {jobs}; expected an integer >= 1")
+    if local and jobs > max_jobs():
+        cpus = os.cpu_count() or 1
+        raise ValueError(
+            f"--jobs is {jobs}; at most {max_jobs()} here ({MAX_JOBS_PER_CPU} x {cpus} CPUs): "
+            "each worker process takes about 50 MB and more only compete for the cores"
+        )
+    return jobs
+
+
+def check_timeout(timeout: float | None) -> None:
+    """Refuse a per-file timeout that is not None, > 0 and at most :data:`MAX_TIMEOUT`."""
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:
+        raise ValueError(
+            f"--timeout is {timeout:g} s; expected a number > 0 and at most {MAX_TIMEOUT:g} "
+            "(one week; 0 for no limit)"
+        )
+
+
 class LocalExecutor:
     """A pool of ``jobs`` sandboxed worker processes on this machine.
 
@@ -56,7 +95,8 @@ class LocalExecutor:
     a crash or a timeout go back to the pool.
 
     Args:
-        jobs: number of worker processes (>= 1).
+        jobs: number of worker processes (1 to :func:`max_jobs`; no more than
+            the files of a run are started).
         timeout: seconds one file may take before its worker is killed
             (None: no limit; else > 0 and at most :data:`MAX_TIMEOUT`).
         prefetch: files handed to a worker at once (>= 1).
@@ -65,13 +105,8 @@ class LocalExecutor:
     name = "local"
 
     def __init__(self, jobs: int = 1, timeout: float | None = None, prefetch: int = 2) -> None:
-        if jobs < 1:
-            raise ValueError(f"--jobs is {jobs}; expected an integer >= 1")
-        if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:
-            raise ValueError(
-                f"--timeout is {timeout:g} s; expected a number > 0 and at most {MAX_TIMEOUT:g} "
-                "(one week; 0 for no limit)"
-            )
+        check_jobs(jobs)
+        check_timeout(timeout)
         if prefetch < 1:
             raise ValueError(f"prefetch is {prefetch}; expected an integer >= 1")
         self.jobs = jobs
@@ -233,8 +268,8 @@ class DaskExecutor:
 
     Args:
         jobs: worker processes of the LocalCluster started when ``scheduler``
-            is None (one thread each); with a scheduler, it becomes the
-            cluster's thread count once connected.
+            is None (one thread each; 1 to :func:`max_jobs`); with a scheduler,
+            it becomes the cluster's thread count once connected.
         timeout: seconds per file, enforced inside the worker's sandbox.
         scheduler: address of an existing scheduler (``tcp://host:port``).
         connect_timeout: seconds to wait for the scheduler.
@@ -257,7 +292,8 @@ class DaskExecutor:
         connect_timeout: float = 10.0,
         chunk_size: int | None = None,
     ) -> None:
-        LocalExecutor(jobs, timeout)  # same argument checks
+        check_jobs(jobs, local=scheduler is None)  # a LocalCluster starts --jobs processes
+        check_timeout(timeout)
         if chunk_size is not None and chunk_size < 1:
             raise ValueError(f"chunk_size is {chunk_size}; expected an integer >= 1")
         self.chunk_size = chunk_size

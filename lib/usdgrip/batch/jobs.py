@@ -25,7 +25,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,28 @@ def compute_file_facts(path: str | os.PathLike[str]) -> dict[str, Any]:
         while chunk := stream.read(1 << 20):
             digest.update(chunk)
     return {"size": stat.st_size, "mtime": stat.st_mtime, "sha256": digest.hexdigest()}
+
+
+def compute_job_signature(
+    job: str, params: Mapping[str, Any], inputs: Iterable[str | os.PathLike[str]] = ()
+) -> str:
+    """Short hash of what a batch run computes (its job definition).
+
+    It covers the job spec, its params, and the content of the other files the
+    job reads (such as gripper assets). Every row of the run carries it as
+    ``job``; ``--resume`` reuses only rows with the same signature. An input
+    that cannot be read hashes as missing.
+    """
+    contents: dict[str, str | None] = {}
+    for path in inputs:
+        try:
+            contents[os.path.realpath(path)] = compute_file_facts(path)["sha256"]
+        except OSError:
+            contents[os.path.realpath(path)] = None
+    text = json.dumps(
+        {"job": job, "params": params, "inputs": contents}, sort_keys=True, default=repr
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def make_row(

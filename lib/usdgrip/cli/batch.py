@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from usdgrip.batch import DEFAULT_GLOB, PLAN_JOB, VALIDATE_JOB, run_batch
+from usdgrip.batch.executors import MAX_JOBS_PER_CPU, max_jobs
 from usdgrip.batch.jobs import compute_output_path
 from usdgrip.batch.progress import Progress
 from usdgrip.batch.results import format_summary
@@ -29,8 +30,9 @@ becomes a `crashed`, `timeout` or `error` row and the run goes on.
 
 Each finished file appends one JSON line to --out (path relative to ROOT, size,
 mtime, sha256, status ok|findings|error|timeout|crashed, duration_s, counts,
-issues or output, error). Dask workers open files by path: they must see the
-same file system (and the same usdgrip install) as this machine."""
+issues or output, error, job: the signature --resume checks). Dask workers open
+files by path: they must see the same file system (and the same usdgrip install)
+as this machine."""
 
 
 def _positive_int(text: str) -> int:
@@ -65,7 +67,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         "-j",
         type=_positive_int,
         default=os.cpu_count() or 1,
-        help="worker processes (default: the number of CPUs, %(default)s here)",
+        help="worker processes (default: the number of CPUs, %(default)s here; at most "
+        f"{MAX_JOBS_PER_CPU} x CPUs = {max_jobs()}; never more than the files to run)",
     )
     parser.add_argument(
         "--executor",
@@ -87,8 +90,9 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="skip files whose row in --out has the same sha256 (error, timeout and crashed "
-        "rows too, unless --retry-failed)",
+        help="skip files whose row in --out has the same sha256 and was written by the same "
+        "job definition (action, rules, grippers, options, --out-dir); error, timeout and "
+        "crashed rows too, unless --retry-failed",
     )
     parser.add_argument(
         "--retry-failed",
@@ -192,6 +196,23 @@ def parse_grippers(texts: list[str], max_candidates: int, seed: int) -> list[lis
     return [[ref.asset_path, ref.prim_path] for ref in refs]
 
 
+def make_out_dir(out_dir: Path, text: str) -> None:
+    """Create the ``--out-dir`` folder (and its parents).
+
+    Raises:
+        ValueError: it cannot be created, naming the folder and why.
+    """
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parent = next((p for p in out_dir.parents if p.exists()), None)
+        where = f" inside {parent}" if parent is not None and parent != out_dir.parent else ""
+        raise ValueError(
+            f"--out-dir {text}: cannot create the folder {out_dir}{where} "
+            f"({exc.strerror or exc}); choose a folder you can write to"
+        ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     if args.batch_action is None:
         raise ValueError("expected an action: usdgrip batch validate|plan ROOT (see --help)")
@@ -234,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
     def on_start(total: int) -> None:
         nonlocal progress
         if out_dir is not None:  # only once run_batch has checked every output
-            out_dir.mkdir(parents=True, exist_ok=True)
+            make_out_dir(out_dir, args.out_dir)
         progress = Progress(total, sys.stderr, enabled=not args.quiet)
 
     def on_row(row: dict[str, Any]) -> None:
