@@ -176,3 +176,40 @@ def test_mirrored_object_mirrors_the_slot_with_a_right_handed_frame(write_usda):
             sigma = -1.0 if target.flipped else 1.0
             np.testing.assert_allclose(target.pose[:3, 0], sigma * slot.span_axis, atol=1e-9)
             assert np.linalg.det(target.pose[:3, :3]) == pytest.approx(1.0)
+
+
+# --- 5: a scene holding the object does not make the object its own obstacle ----------
+
+CELL = """
+def Xform "World"
+{
+    def Xform "Block"
+    {
+        double3 xformOp:translate = (0, 0, 0.5)
+        uniform token[] xformOpOrder = ["xformOp:translate"]
+        def Mesh "body"
+        {
+            int[] faceVertexCounts = [4, 4, 4, 4, 4, 4]
+            int[] faceVertexIndices = [0, 3, 2, 1, 4, 5, 6, 7, 0, 1, 5, 4, 1, 2, 6, 5, 2, 3, 7, 6, 3, 0, 4, 7]
+            point3f[] points = [(-0.02, -0.02, 0), (0.02, -0.02, 0), (0.02, 0.02, 0), (-0.02, 0.02, 0), (-0.02, -0.02, 0.04), (0.02, -0.02, 0.04), (0.02, 0.02, 0.04), (-0.02, 0.02, 0.04)]
+        }
+    }
+    def Cube "Table"
+    {
+        double size = 1
+        double3 xformOp:translate = (0, 0, 0)
+        uniform token[] xformOpOrder = ["xformOp:translate"]
+    }
+}
+"""
+
+
+def test_plan_leaves_the_object_out_of_a_scene_that_contains_it(write_usda, tmp_path, capsys):
+    cell = write_usda(CELL, "cell.usda")
+    gripper = f"{EXAMPLES / 'gripper.usda'}:/Gripper/tcp"
+    args = [str(cell), "--object", "/World/Block", "--gripper", gripper, "--scene", str(cell)]
+    out = tmp_path / "o.yaml"
+    assert main(["plan", *args, "--support", "/World/Table", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "1 shape(s) at or under the object </World/Block> left out" in err
+    assert "/World/Block/body" not in err

@@ -441,6 +441,11 @@ def read_scene(scene: Any):
     )
 
 
+def _is_at_or_under(path: str, root: str) -> bool:
+    """True when prim path ``path`` is ``root`` or a descendant of it."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 #: Gripper collision models (see :func:`read_gripper_model`).
 GRIPPER_MODELS = ("auto", "proxy", "geometry")
 
@@ -659,7 +664,9 @@ def plan_grasps(
         scene: obstacles around the object: ``None`` (the object alone), a
             :class:`~usdgrip.collision.CollisionScene` (the object is added for
             the run and removed afterwards), or a USD file path read with
-            :meth:`CollisionScene.from_usd`. Must not contain the object itself.
+            :meth:`CollisionScene.from_usd`, leaving out the shapes at or under the
+            object prim (the object itself, when the file contains it; a warning
+            says so). A CollisionScene must not contain the object itself.
         methods: backends to run (``"antipodal,slots"`` or a sequence); ``None``
             runs every backend that applies (antipodal when the object has a
             mesh, slots when it has GripperSlots).
@@ -750,6 +757,19 @@ def plan_grasps(
             )
         sites.append(site)
     collision_scene = read_scene(scene)
+    if isinstance(scene, str | Path):  # read here: leave the object itself out of its obstacles
+        own = [
+            oid
+            for oid in collision_scene.obstacle_ids
+            if _is_at_or_under(collision_scene.name_of(oid), obj.prim_path)
+        ]
+        for oid in own:
+            collision_scene.remove(oid)
+        if own:
+            warnings.append(
+                f"scene {scene}: {len(own)} shape(s) at or under the object <{obj.prim_path}> "
+                "left out of the obstacles (the object itself)"
+            )
     support_id = collision_scene.find(support) if support is not None else None
     object_id = None
     if obj.vertices is not None:
