@@ -207,3 +207,27 @@ def test_sample_keeps_the_largest_id_and_seed(tmp_path: Path, monkeypatch, capsy
     assert main([*argv, "--count", "2", "-o", "x.npz"]) == 0, capsys.readouterr().err
     with np.load("x.npz") as data:
         assert data["seed"] == 2**63 - 1 and data["ee_ids"].tolist() == [2**63 - 1, 0]
+
+
+# --- 4. a migrated copy in another folder -----------------------------------------------
+
+
+@pytest.mark.parametrize("output", ["out/a.usda", "out/deeper/a.usdc", "a.migrated.usda"])
+def test_migrated_copy_elsewhere_still_resolves_its_reference(
+    referencing: Path, capsys, output: str
+) -> None:
+    legacy = REFERENCING.replace(
+        "{\n}", '{\n    def Xform "tcp"\n    {\n        float gripper_maxOpening = 0.08\n    }\n}'
+    )
+    (referencing / "a.usda").write_text(legacy)
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    assert main(["migrate", "a.usda", "-o", output]) == 0
+    out = capsys.readouterr().out
+    assert ("moved:   @./sub/mug.usda@" in out) == output.startswith("out/")
+    from pxr import Usd
+
+    stage = Usd.Stage.Open(str(referencing / output))
+    assert stage.GetPrimAtPath("/Obj/body").IsDefined()  # the mug's mesh, through the reference
+    assert stage.GetPrimAtPath("/Obj/tcp").HasAPI("GripperSiteAPI")
+    assert main(["validate", output, "--rule", "GA.001"]) == 0, capsys.readouterr().out
+    assert (referencing / "a.usda").read_text() == legacy

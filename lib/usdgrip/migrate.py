@@ -26,7 +26,10 @@ touched, only reported.
 from __future__ import annotations
 
 import math
+import os
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pxr import Sdf, Usd
 
@@ -298,3 +301,42 @@ def migrate_stage(stage: Usd.Stage) -> MigrationReport:
             if prim.GetCustomDataByKey(usd_io.CUSTOM_DATA_PATH) is not None:
                 _migrate_slots(prim, layer, report)
     return report
+
+
+def compute_layer_for(layer: Sdf.Layer, target: str | Path) -> tuple[Sdf.Layer, list[str]]:
+    """The layer to export as ``target``: ``layer``, or a copy re-anchored to its folder.
+
+    Relative paths (``./x``, ``../x``, and a bare ``x`` that exists beside the layer)
+    in sublayers, references, payloads and asset values are anchored to the layer's
+    own folder, so a copy written into another folder gets them rewritten (``layer``
+    and its stage are left as they are). Absolute paths, URIs and search paths that
+    name no file beside the layer are kept.
+
+    Returns:
+        ``(layer to export, one "@old@ -> @new@" line per rewritten path)``.
+    """
+    from pxr import UsdUtils
+
+    source_dir = os.path.dirname(layer.realPath)
+    target_dir = os.path.dirname(os.path.abspath(target))
+    if os.path.realpath(source_dir) == os.path.realpath(target_dir):
+        return layer, []
+    changes: list[str] = []
+
+    def reanchor(asset: str) -> str:
+        outer, sep, inner = asset.partition("[")  # a file inside a package: re-anchor the package
+        if not outer or os.path.isabs(outer) or re.match(r"^[A-Za-z][\w+.-]*:", outer):
+            return asset
+        anchored = os.path.normpath(os.path.join(source_dir, outer))
+        if not outer.startswith(("./", "../")) and not os.path.exists(anchored):
+            return asset  # a search path, resolved the same from anywhere
+        new = Path(os.path.relpath(anchored, target_dir)).as_posix()
+        new = (new if new.startswith("../") else f"./{new}") + sep + inner
+        if new != asset:
+            changes.append(f"@{asset}@ -> @{new}@")
+        return new
+
+    copy = Sdf.Layer.CreateAnonymous(Path(layer.realPath).stem)
+    copy.TransferContent(layer)
+    UsdUtils.ModifyAssetPaths(copy, reanchor)
+    return copy, list(dict.fromkeys(changes))

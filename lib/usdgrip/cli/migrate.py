@@ -15,10 +15,11 @@ records into GripperSlotAPI instances. Nothing authored is lost: what cannot be
 converted losslessly is kept and listed.
 
 By default the result goes to a new file (FILE.migrated.usda beside it, or -o PATH,
-which may not be FILE itself); --in-place rewrites FILE (atomically; a symbolic link stays
+which may not be FILE itself nor a layer file it reads; in another folder, relative
+asset paths are re-anchored so they still resolve, listed as moved:); --in-place rewrites FILE (atomically; a symbolic link stays
 a link and its target is rewritten). A .usdz package cannot be written: migrate the
-package's source layer, or write the result with -o OUT.usda. The changed: and left:
-lines are printed after the write, so a failed write reports no change.
+package's source layer, or write the result with -o OUT.usda. The changed:, left: and
+moved: lines are printed after the write, so a failed write reports no change.
 
 Exit 0 when written or nothing to convert (left: lines do not change it), 2 on unusable
 input or output (nothing is written)."""
@@ -58,7 +59,7 @@ def _target_path(args: argparse.Namespace) -> Path:
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import open_input
     from usdgrip.fileio import check_output_path, export_layer_atomically
-    from usdgrip.migrate import migrate_stage
+    from usdgrip.migrate import compute_layer_for, migrate_stage
     from usdgrip.usd_io import list_stage_files
 
     target = _target_path(args)
@@ -66,12 +67,16 @@ def run(args: argparse.Namespace) -> int:
     if not args.in_place:  # --in-place rewrites the root layer on purpose
         check_output_path(target, [args.file, *list_stage_files(stage)])
     report = migrate_stage(stage)
+    moved: list[str] = []
     if report.changed:
-        export_layer_atomically(stage.GetRootLayer(), target)
+        layer, moved = compute_layer_for(stage.GetRootLayer(), target)
+        export_layer_atomically(layer, target)
     for line in report.changes:
         print(f"changed: {line}")
     for line in report.left:
         print(f"left:    {line}")
+    for line in moved:
+        print(f"moved:   {line} (relative asset path re-anchored to the output's folder)")
     if report.changed:
         print(f"wrote {target}")
     elif report.left:
