@@ -16,10 +16,11 @@ converted losslessly is kept and listed.
 
 By default the result goes to a new file (FILE.migrated.usda beside it, or -o PATH,
 which may not be FILE itself nor a layer file it reads; in another folder, relative
-asset paths are re-anchored so they still resolve, listed as moved:); --in-place rewrites FILE (atomically; a symbolic link stays
-a link and its target is rewritten). A .usdz package cannot be written: migrate the
-package's source layer, or write the result with -o OUT.usda. The changed:, left: and
-moved: lines are printed after the write, so a failed write reports no change.
+asset paths are re-anchored so they still resolve, listed as moved:); --in-place
+rewrites FILE (atomically; a symbolic link stays a link and its target is rewritten).
+A .usdz package cannot be written: migrate the package's source layer, or write the
+result with -o OUT.usda. The changed:, left: and moved: lines are printed after the
+write, so a failed write reports no change.
 
 Exit 0 when written or nothing to convert (left: lines do not change it), 2 on unusable
 input or output (nothing is written)."""
