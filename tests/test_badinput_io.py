@@ -6,8 +6,12 @@ Real example assets copied into ``tmp_path``, the real CLI through ``usdgrip.cli
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -231,3 +235,62 @@ def test_migrated_copy_elsewhere_still_resolves_its_reference(
     assert stage.GetPrimAtPath("/Obj/tcp").HasAPI("GripperSiteAPI")
     assert main(["validate", output, "--rule", "GA.001"]) == 0, capsys.readouterr().out
     assert (referencing / "a.usda").read_text() == legacy
+
+
+# --- 7. standard output, rule selection, output suffixes, hard links ---------------------
+
+
+class _FailingStdout(io.StringIO):
+    def __init__(self, error: OSError) -> None:
+        super().__init__()
+        self.error = error
+
+    def write(self, text: str) -> int:
+        raise self.error
+
+
+@pytest.mark.parametrize("argv", [["info", "EX/tote.usda"], ["rules"]])
+def test_closed_stdout_ends_quietly_and_a_failed_one_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys, argv: list[str]
+) -> None:
+    argv = [a.replace("EX", str(EXAMPLES)) for a in argv]
+    monkeypatch.setattr(sys, "stdout", _FailingStdout(BrokenPipeError(errno.EPIPE, "Broken pipe")))
+    assert main(argv) == 141
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sys, "stdout", _FailingStdout(OSError(errno.ENOSPC, "No space left")))
+    expect_usage_error(capsys, argv, "cannot write standard output: No space left")
+
+
+def test_closed_pipe_in_a_real_process_prints_nothing(tmp_path: Path) -> None:
+    usdgrip = Path(sys.executable).with_name("usdgrip")
+    command = f"set -o pipefail; '{usdgrip}' info --json '{EXAMPLES / 'tote.usda'}' | true"
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=False)
+    assert done.stderr == "" and done.returncode in (0, 141)
+
+
+@pytest.mark.parametrize("rule", ["", " , "])
+def test_an_empty_rule_is_a_usage_error(capsys, rule: str) -> None:
+    argv = ["validate", str(EXAMPLES / "gripper.usda"), "--rule", rule]
+    expect_usage_error(capsys, argv, f"--rule {rule!r} names no rule")
+
+
+@pytest.mark.parametrize("output", ["x.txt", "x"])
+def test_migrate_refuses_an_output_that_is_not_usd(referencing: Path, capsys, output) -> None:
+    legacy = REFERENCING.replace(
+        "{\n}", '{\n    def Xform "tcp"\n    {\n        float gripper_maxOpening = 0.08\n    }\n}'
+    )
+    (referencing / "a.usda").write_text(legacy)
+    expect_usage_error(capsys, ["migrate", "a.usda", "-o", output], "not a USD file name")
+    assert not Path(output).exists()
+
+
+def test_fix_on_a_hard_linked_file_leaves_the_other_link_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("site.usda").write_text(LEGACY_SITE)
+    os.link("site.usda", "other.usda")
+    assert main(["migrate", "site.usda", "--in-place"]) == 0, capsys.readouterr().err
+    assert "gripper:maxOpening" in Path("site.usda").read_text()
+    assert Path("other.usda").read_text() == LEGACY_SITE  # documented: a new file, link broken
+    assert os.stat("site.usda").st_nlink == 1

@@ -2,7 +2,9 @@
 
 A failure at any point leaves the previous file untouched and no temp file
 behind. The temp file keeps the target's suffix, so format-by-extension
-writers (``Sdf.Layer.Export``, matplotlib) produce the right format.
+writers (``Sdf.Layer.Export``, matplotlib) produce the right format. The rename
+makes a new file: a target with several hard links is detached from the others,
+which keep the previous content (nothing is lost; a symbolic link is written through).
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ Each module in this package defines ``NAME``, ``HELP``, ``ORDER`` (position
 in ``--help``), ``add_arguments(parser)`` and ``run(args) -> int``; they are
 discovered here, so adding a subcommand touches no other file.
 
-Exit codes: 0 ok, 1 findings (or nothing survived), 2 usage or unreadable input.
+Exit codes: 0 ok, 1 findings (or nothing survived), 2 usage or unreadable input, 141
+when standard output was closed early (``usdgrip info FILE | head -1``; quietly, as a
+Unix tool killed by SIGPIPE).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Iterator, Sequence
@@ -21,6 +24,8 @@ from typing import Any
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
+#: 128 + SIGPIPE: what the shell reports for a Unix tool whose reader went away.
+EXIT_CLOSED_OUTPUT = 141
 
 
 class _Parser(argparse.ArgumentParser):
@@ -128,6 +133,39 @@ def _describe_non_utf8(path: str | Path, exc: UnicodeDecodeError) -> str:
     )
 
 
+class _StandardOutput:
+    """``sys.stdout`` whose write errors say they were writing standard output."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._guard(self._stream.write, text)
+
+    def flush(self) -> None:
+        self._guard(self._stream.flush)
+
+    def _guard(self, call: Any, *args: Any) -> Any:
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OSError(f"cannot write standard output: {exc.strerror or exc}") from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _silence_closed_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # not a real file (captured in tests)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; library errors become one line on stderr and exit code 2."""
     from usdgrip.errors import GripperError
@@ -137,14 +175,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    stdout, sys.stdout = sys.stdout, _StandardOutput(sys.stdout)
     try:
-        return int(args.run(args))
+        code = int(args.run(args))
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        sys.stdout = stdout
+        _silence_closed_stdout()
+        return EXIT_CLOSED_OUTPUT
     except (GripperError, ValueError, OSError) as exc:
         print(f"usdgrip {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"usdgrip {args.command}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":

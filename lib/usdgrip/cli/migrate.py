@@ -36,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _target_path(args: argparse.Namespace) -> Path:
     """Where the migrated layer goes; refuses a .usdz package and ``-o FILE``."""
     from usdgrip.fileio import check_output_path
+    from usdgrip.usd_io import USD_SUFFIXES
 
     source = Path(args.file)
     if args.in_place:
@@ -48,6 +49,11 @@ def _target_path(args: argparse.Namespace) -> Path:
         raise ValueError(
             f"{target}: usdz packages cannot be written; migrate the package's source layer, "
             f"or write the result with -o {source.stem}.migrated.usda"
+        )
+    if target.suffix.lower() not in USD_SUFFIXES:
+        raise ValueError(
+            f"{target}: not a USD file name (suffix {target.suffix or 'none'!r}); the migrated "
+            f"layer is written as USD: name it .usda or .usdc"
         )
     if not args.in_place:
         try:

@@ -81,8 +81,20 @@ def parse_params(items: Sequence[str]) -> dict[str, float]:
 
 
 def split_rules(items: Sequence[str]) -> list[str] | None:
-    """Repeated or comma-separated ``--rule`` values → codes (``None``: every rule)."""
-    codes = [c.strip() for item in items for c in item.split(",") if c.strip()]
+    """Repeated or comma-separated ``--rule`` values → codes (``None``: no ``--rule`` given).
+
+    Raises:
+        ValueError: a ``--rule`` value names no rule (empty, or only commas).
+    """
+    codes = []
+    for item in items:
+        found = [c.strip() for c in item.split(",") if c.strip()]
+        if not found:
+            raise ValueError(
+                f"--rule {item!r} names no rule; expected a code such as GR.003 or a rule name "
+                "(`usdgrip rules` lists them); leave out --rule to run every rule"
+            )
+        codes.extend(found)
     return codes or None
 
 
