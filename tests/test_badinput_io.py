@@ -294,3 +294,15 @@ def test_fix_on_a_hard_linked_file_leaves_the_other_link_as_it_was(
     assert "gripper:maxOpening" in Path("site.usda").read_text()
     assert Path("other.usda").read_text() == LEGACY_SITE  # documented: a new file, link broken
     assert os.stat("site.usda").st_nlink == 1
+
+
+def test_usd_diagnostics_are_restated_in_one_line_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("a.usda").write_text(REFERENCING)  # ./sub/mug.usda does not exist here
+    assert main(["info", "a.usda"]) == 0
+    err = capfd.readouterr().err
+    assert err.startswith("usdgrip: a.usda: USD warning: In </Obj>: Could not open asset @"), err
+    assert "_ReportErrors" not in err and "stage.cpp" not in err and "0x" not in err
+    assert len(err.strip().splitlines()) == 1

@@ -16,7 +16,9 @@ import contextlib
 import importlib
 import os
 import pkgutil
+import re
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -84,8 +86,52 @@ def open_input(path: str | Path) -> Any:
     from usdgrip.usd_io import open_stage
 
     check_utf8_name(path)
-    with reading(path):
+    with reading(path), _usd_warnings(path):
         return open_stage(path)
+
+
+#: USD's own diagnostic: ``Warning: in FUNC at line N of FILE -- MESSAGE (on stage ...)``.
+_USD_KINDS = r"(Warning|Error|Runtime Error|Coding Error): in \S+ at line \d+ of \S+ -- "
+_USD_DIAGNOSTIC = re.compile(
+    rf"^{_USD_KINDS}(.*?)"
+    r"(?:\s*\((?:instantiating|recomposing) stage on stage @[^@]*@ <0x[0-9a-f]+>\))?$",
+    re.DOTALL,
+)
+#: The parser's grammar dump in a parse error says nothing to a user.
+_USD_GRAMMAR = re.compile(r"parse error matching .*? at '")
+
+
+@contextlib.contextmanager
+def _usd_warnings(path: str | Path) -> Iterator[None]:
+    """Restate what USD's C++ prints on stderr while ``path`` opens, one line per diagnostic.
+
+    ``usdgrip: FILE: USD warning: MESSAGE``, without USD's source locations.
+    """
+    from usdgrip.fileio import display_path
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no real standard error: nothing to catch
+        yield
+        return
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            text = caught.read().decode("utf-8", "backslashreplace")
+            for chunk in re.split(rf"\n(?={_USD_KINDS})", text.strip()):
+                match = _USD_DIAGNOSTIC.match(chunk)
+                if match:
+                    kind = "warning" if match[1] == "Warning" else "error"
+                    chunk = f"USD {kind}: {_USD_GRAMMAR.sub('parse error at ', match[2])}"
+                if chunk:
+                    line = " ".join(chunk.split())
+                    print(f"usdgrip: {display_path(path)}: {line}", file=sys.stderr)
 
 
 @contextlib.contextmanager
