@@ -306,3 +306,21 @@ def test_usd_diagnostics_are_restated_in_one_line_each(
     assert err.startswith("usdgrip: a.usda: USD warning: In </Obj>: Could not open asset @"), err
     assert "_ReportErrors" not in err and "stage.cpp" not in err and "0x" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sample", "EX/tote.usda", "--prim", "/Tote", "-o", "OUT.json"],
+        ["render", "EX/tote.usda", "-o", "OUT.png"],
+    ],
+)
+def test_an_output_name_that_is_not_utf8_is_written_and_shown_escaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, argv: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = os.fsdecode(b"o\xff")
+    argv = [a.replace("EX", str(EXAMPLES)).replace("OUT", out) for a in argv]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "o\\xff." in capsys.readouterr().out
+    assert [p.name for p in tmp_path.iterdir()] == [argv[-1]]

@@ -65,7 +65,7 @@ def _target_path(args: argparse.Namespace) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import open_input
-    from usdgrip.fileio import check_output_path, export_layer_atomically
+    from usdgrip.fileio import check_output_path, display_path, export_layer_atomically
     from usdgrip.migrate import compute_layer_for, migrate_stage
     from usdgrip.usd_io import list_stage_files
 
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     for line in moved:
         print(f"moved:   {line} (relative asset path re-anchored to the output's folder)")
     if report.changed:
-        print(f"wrote {target}")
+        print(f"wrote {display_path(target)}")
     elif report.left:
         print(
             f"{args.file}: nothing converted; the items above are left as they are, no file written"

@@ -52,7 +52,7 @@ def _pair(text: str, sep: str, option: str) -> tuple[float, float]:
 def run(args: argparse.Namespace) -> int:
     import usdgrip  # noqa: F401  (registers the schema before the stage opens)
     from usdgrip.cli import open_input
-    from usdgrip.fileio import check_output_path
+    from usdgrip.fileio import check_output_path, display_path
     from usdgrip.render import check_view_options, render_view
     from usdgrip.usd_io import list_stage_files
 
@@ -86,5 +86,6 @@ def run(args: argparse.Namespace) -> int:
         parts.append(f"{len(summary.slots)} slot(s)")
     if args.grasps:
         parts.append(f"{summary.grasps} grasp(s)")
-    print(f"wrote {summary.output}: {summary.object_path or 'stage'}, {', '.join(parts)}")
+    shown = display_path(summary.output)
+    print(f"wrote {shown}: {summary.object_path or 'stage'}, {', '.join(parts)}")
     return 0

@@ -11,7 +11,7 @@ from typing import IO
 
 import numpy as np
 
-from usdgrip.fileio import check_output_path, write_bytes_atomically
+from usdgrip.fileio import check_output_path, display_path, write_bytes_atomically
 from usdgrip.model import GripperSlot
 from usdgrip.sampling import SlotSamples, sample_gripper_groups
 
@@ -210,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         write_bytes_atomically(args.output, lambda f: f.write(text.encode("utf-8")))
     print(
-        f"wrote {samples.count} candidates x {len(samples.ee_ids)} targets ({fmt}) to {args.output}"
+        f"wrote {samples.count} candidates x {len(samples.ee_ids)} targets ({fmt}) to "
+        f"{display_path(args.output)}"
     )
     return 0
