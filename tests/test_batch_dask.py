@@ -7,7 +7,10 @@ CLI start its own LocalCluster.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import time
 
 import pytest
 from batch_hooks import (
@@ -101,6 +104,32 @@ def test_dask_cli_starts_its_own_local_cluster(tmp_path):
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert (summary["files"], summary["ok"], summary["executor"]) == (1, 1, "dask")
+
+
+def test_ctrl_c_ends_a_dask_run_quietly_with_exit_130(tmp_path):
+    # Ctrl-C at a terminal signals the whole process group: the CLI, its LocalCluster's
+    # worker processes and their sandboxes. Only "interrupted" may be printed.
+    root = tmp_path / "lib"
+    root.mkdir()
+    for i in range(30):
+        (root / f"a{i:02d}.usda").write_text(GOOD)
+    out = tmp_path / "r.jsonl"
+    process = subprocess.Popen(
+        [*USDGRIP, "batch", "validate", str(root), "--executor", "dask", "--jobs", "2",
+         "--out", str(out), "--quiet", "--job", HOOKS],
+        env={**os.environ, "USDGRIP_TEST_DELAY": "0.5"}, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and process.poll() is None:
+        if out.exists() and out.read_text().count("\n") >= 2:
+            break
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr == "usdgrip batch: interrupted\n" and stdout == ""
+    assert 2 <= out.read_text().count("\n") < 30  # finished rows kept
 
 
 def test_a_lost_dask_worker_becomes_a_crashed_row(cluster, tmp_path):

@@ -17,8 +17,10 @@ identical; only where the workers live differs.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
+import signal
 import socket
 import threading
 import time
@@ -227,6 +229,22 @@ def _run_one_in_sandbox(task: Task, timeout: float | None) -> dict[str, Any]:
     return row
 
 
+def _make_ignore_interrupt_plugin() -> Any:
+    """A Dask worker plugin that makes our LocalCluster's worker processes ignore SIGINT.
+
+    A Ctrl-C at the terminal then reaches only the client, which shuts the
+    cluster down (no worker tracebacks). Workers the nanny restarts get it too.
+    """
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class IgnoreInterrupt(WorkerPlugin):
+        def setup(self, worker: Any) -> None:
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    return IgnoreInterrupt()
+
+
 def check_scheduler_address(address: str) -> str:
     """Return ``address`` if it looks like a Dask scheduler address.
 
@@ -323,8 +341,13 @@ class DaskExecutor:
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=":0",
+                # Rows report what went wrong; Dask's shutdown chatter after Ctrl-C
+                # (cancelled tasks, lost workers) is not for the user.
+                silence_logs=logging.ERROR,
             )
             self._client = Client(self._cluster)
+            # Ctrl-C reaches the whole process group: only this process answers it.
+            self._client.register_plugin(_make_ignore_interrupt_plugin(), name="usdgrip-sigint")
         else:
             _probe_scheduler(self.scheduler, self.connect_timeout)
             try:
