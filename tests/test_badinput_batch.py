@@ -167,3 +167,16 @@ def test_out_dir_that_cannot_be_created_names_the_folder(tmp_path, capsys, where
     assert err.startswith(f"usdgrip batch: --out-dir {out_dir}: cannot create the folder ")
     assert f"({reason})" in err and "[Errno" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_results_file_named_like_a_usd_asset_is_refused(tmp_path, capsys):
+    from usdgrip.cli import main
+
+    shared = tmp_path / "shared.usda"  # e.g. an asset the matched files reference
+    shared.write_text("#usda 1.0\n")
+    library = tmp_path / "lib"
+    library.mkdir()
+    (library / "a.usda").write_text("#usda 1.0\n(\n    subLayers = [@../shared.usda@]\n)\n")
+    assert main(["batch", "validate", str(library), "--out", str(shared)]) == 2
+    assert "results file is JSON lines" in capsys.readouterr().err
+    assert shared.read_text() == "#usda 1.0\n"

@@ -33,6 +33,7 @@ from usdgrip.batch.jobs import (
 )
 from usdgrip.batch.results import ResultsWriter, read_results, should_skip, summarize_rows
 from usdgrip.fileio import check_output_path
+from usdgrip.usd_io import USD_SUFFIXES
 
 DEFAULT_GLOB = "**/*.usd*"
 
@@ -184,6 +185,11 @@ def check_batch_outputs(
     by_real = {os.path.realpath(path): path for path in inputs}
     if out is not None:
         check_output_path(out, inputs)
+        if Path(out).suffix.lower() in USD_SUFFIXES:  # e.g. an asset the matched files reference
+            raise ValueError(
+                f"{out}: the results file is JSON lines, and this name is a USD file's; "
+                "choose a .jsonl path"
+            )
     written: dict[str, Path] = {}
     for source, output in zip(inputs, outputs, strict=False):
         real = os.path.realpath(output)
