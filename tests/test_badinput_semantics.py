@@ -213,3 +213,40 @@ def test_plan_leaves_the_object_out_of_a_scene_that_contains_it(write_usda, tmp_
     err = capsys.readouterr().err
     assert "1 shape(s) at or under the object </World/Block> left out" in err
     assert "/World/Block/body" not in err
+
+
+# --- 1b: a value only warning rules report does not make the readers refuse -----------
+
+
+@pytest.mark.parametrize(
+    ("opening", "counts", "extra", "warning"),
+    [
+        ("0.085", '"2"', "", "curveVertexCounts"),
+        ("0.085", "[2]", 'string gripper:maxPayload = "heavy"', "gripper:maxPayload"),
+    ],
+)
+def test_no_validation_failure_means_the_readers_accept_the_site(
+    write_usda, tmp_path, capsys, opening, counts, extra, warning
+):
+    body = SITE.format(opening=opening, counts=counts)
+    body = body.replace('int[] curveVertexCounts = "2"', 'string curveVertexCounts = "2"')
+    body = body.replace("float gripper:maxOpening", f"{extra}\n    float gripper:maxOpening")
+    path = write_usda(body, "g.usda")
+    report = usdgrip.validate(str(path))
+    assert report.ok, [i.describe() for i in report.issues]
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert warning in out and "read as not authored" in out
+    png = tmp_path / "g.png"
+    assert main(["render", str(path), "-o", str(png)]) == 0
+    assert png.exists()
+
+
+def test_unusable_points_still_fail_and_refuse(write_usda, capsys):
+    body = SITE.format(opening="0.085", counts="[2]").replace(
+        "point3f[] points = [(0, -0.01, 0), (0, 0.01, 0)]", 'string points = "oops"'
+    )
+    path = write_usda(body, "g.usda")
+    assert not usdgrip.validate(str(path)).ok
+    assert main(["info", str(path)]) == 2
+    assert "gripper_grip_line: points" in capsys.readouterr().err

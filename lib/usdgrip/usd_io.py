@@ -844,6 +844,9 @@ def _read_curve(
 
 
 _IDENTITY = np.eye(4)
+#: Curve values the readers do not use (a curve's direction is ``p1 - p0``): unusable ones
+#: are GR.007 warnings and read as not authored.
+_IGNORABLE_CURVE_VALUES = ("type", "curveVertexCounts")
 
 
 def read_gripper_site(
@@ -871,13 +874,16 @@ def read_gripper_site(
     warnings are not added): the validation rules check the axes, not the frame.
 
     Values are read at the default time code. A value of the wrong type, or one
-    that is only time-sampled, is unusable: ``strict`` (the default) raises; with
-    ``strict=False`` (the validation rules) the value reads as not authored and
-    the site's ``problems`` say why.
+    that is only time-sampled, is unusable and reads as not authored, the site's
+    ``problems`` saying why. ``strict`` (the default) raises for one the readers
+    need (max opening, curve points, ``metersPerUnit``: their rules fail); an
+    unusable max payload or curve ``type``/``curveVertexCounts`` (warning rules
+    GR.010, GR.007) is a ``warnings`` entry instead. ``strict=False`` (the
+    validation rules, panels) never raises.
 
     Raises:
-        GripperError: ``strict`` and an unusable value (names file, prim, attribute and
-            the type found).
+        GripperError: ``strict`` and an unusable value the readers need (names file,
+            prim, attribute and the type found).
     """
     facts = read_prim_facts(prim) if facts is None else facts
     markers = compute_site_markers(prim, facts) if markers is None else markers
@@ -912,10 +918,20 @@ def read_gripper_site(
             problems.update(
                 (f"{curve.child}.{n}", f"{curve.child}: {p}") for n, p in curve.problems.items()
             )
-    if problems and strict:
-        raise GripperError(
-            f"{_stage_name(prim.GetStage())}: <{path}>: {'; '.join(problems.values())}"
-        )
+    # Values no reader needs (the rules only warn about them) read as not authored, with
+    # a warning; the rest refuse, as their failure rules do (no failure => readable site).
+    ignorable = {payload_source} | {
+        f"{curve.child}.{name}"
+        for curve in (forward, grip)
+        if curve is not None
+        for name in _IGNORABLE_CURVE_VALUES
+    }
+    refused = [p for name, p in problems.items() if name not in ignorable]
+    if refused and strict:
+        raise GripperError(f"{_stage_name(prim.GetStage())}: <{path}>: {'; '.join(refused)}")
+    warnings.extend(
+        f"{p}; read as not authored" for name, p in problems.items() if name in ignorable
+    )
     grasp_frame = None
     if not frame:
         pass
