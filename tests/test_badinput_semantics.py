@@ -250,3 +250,23 @@ def test_unusable_points_still_fail_and_refuse(write_usda, capsys):
     assert not usdgrip.validate(str(path)).ok
     assert main(["info", str(path)]) == 2
     assert "gripper_grip_line: points" in capsys.readouterr().err
+
+
+# --- 4: render --grasps without --prim uses the grasps' pose frame, which must exist ---
+
+
+def test_render_refuses_grasps_whose_pose_frame_is_missing(write_usda, tmp_path, capsys):
+    grasps = tmp_path / "mug.yaml"
+    gripper = f"{EXAMPLES / 'gripper.usda'}:/Gripper/tcp"
+    args = [str(EXAMPLES / "mug.usda"), "--object", "/Mug", "--gripper", gripper]
+    assert main(["plan", *args, "--max-candidates", "3", "-o", str(grasps), "-q"]) == 0
+    tote_file = write_usda(tote(), "t.usda")
+    png = tmp_path / "t.png"
+    assert main(["render", str(tote_file), "--grasps", str(grasps), "-o", str(png)]) == 2
+    err = capsys.readouterr().err
+    assert "t.usda: the grasps are relative to '/Mug' (metadata.pose_frame)" in err
+    assert "pass --prim" in err and not png.exists()
+    # Naming the prim overrides the pose frame.
+    args = [str(tote_file), "--grasps", str(grasps), "--prim", "/Tote", "-o", str(png)]
+    assert main(["render", *args]) == 0
+    assert "3 grasp(s)" in capsys.readouterr().out

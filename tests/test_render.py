@@ -115,7 +115,9 @@ def test_grasps_need_their_object(tmp_path, grasps_yaml, write_usda, capsys):
         ["render", str(mesh_free), "--grasps", str(grasps_yaml), "-o", str(tmp_path / "x.png")]
     )
     assert code == 2
-    assert "grasps are relative to '/Tote', which is not on the stage" in capsys.readouterr().err
+    assert "grasps are relative to '/Tote' (metadata.pose_frame), which is not on this stage" in (
+        capsys.readouterr().err
+    )
 
 
 def test_nothing_to_draw_is_an_error(tmp_path, write_usda, capsys):

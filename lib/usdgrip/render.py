@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from pxr import Usd, UsdGeom
+from pxr import Sdf, Usd, UsdGeom
 
 from usdgrip.errors import GripperError
 from usdgrip.views.shapes import (
@@ -157,21 +157,33 @@ def compute_feature_edges(triangles: NDArray[np.float64], angle_deg: float = 20.
     return segments[first[keep]]
 
 
-def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None):
-    """(world poses (N, 4, 4), confidences (N,), open width, object path) of a grasp file."""
+def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None, prim_given: bool):
+    """(world poses (N, 4, 4), confidences (N,), open width, object prim) of a grasp file.
+
+    The poses are relative to ``prim`` when the caller named it (``prim_given``), else
+    to the file's ``metadata.pose_frame`` prim, which must be on the stage; a file
+    without a pose frame falls back to ``prim`` (the default prim).
+    """
     from usdgrip.isaac_yaml import read_isaac_grasp
     from usdgrip.usd_io import compute_world_transform
     from usdgrip.views.grasp_set import compute_grasp_set_from_plan
 
     result = source if not isinstance(source, str | os.PathLike) else read_isaac_grasp(source)
     frame_path = str(getattr(result.metadata, "pose_frame", "") or "")
-    if prim is None and frame_path.startswith("/"):
-        candidate = stage.GetPrimAtPath(frame_path)
-        prim = candidate if candidate else None
+    if not prim_given and frame_path:
+        absolute = frame_path.startswith("/") and Sdf.Path.IsValidPathString(frame_path)
+        candidate = stage.GetPrimAtPath(frame_path) if absolute else None
+        if not candidate:
+            raise GripperError(
+                f"{stage.GetRootLayer().identifier}: the grasps are relative to "
+                f"{frame_path!r} (metadata.pose_frame), which is not on this stage; pass "
+                "--prim with the object the grasps were planned for"
+            )
+        prim = candidate
     if prim is None:
         raise GripperError(
-            f"grasps are relative to {frame_path or 'an object'!r}, which is not on the stage; "
-            "pass --prim with the object the grasps were planned for."
+            "the grasps name no pose frame and the stage has no default prim; "
+            "pass --prim with the object the grasps were planned for"
         )
     grasps = compute_grasp_set_from_plan(result, str(prim.GetPath()))
     world = grasps.compute_world_poses(compute_world_transform(prim))
@@ -197,7 +209,8 @@ def render_view(
         stage: an open stage (the schema must be registered: import usdgrip first).
         output: PNG path; its folder must exist. Written atomically.
         prim_path: the object prim; default the stage's default prim, else every
-            top-level prim. Grasp poses are relative to it.
+            top-level prim. Grasp poses are relative to it; without it, to the
+            grasp file's ``metadata.pose_frame`` prim, which must be on the stage.
         grasps: an Isaac-Grasp YAML path or a ``GraspPlanningResult``; each
             candidate is drawn as a gripper wireframe coloured by confidence.
         show_slots: draw the slots of the object (and of prims under it).
@@ -260,7 +273,9 @@ def render_view(
 
     world_poses = None
     if grasps is not None:
-        world_poses, confidences, width, prim = _load_grasps(grasps, stage, prim)
+        world_poses, confidences, width, prim = _load_grasps(
+            grasps, stage, prim, prim_given=bool(prim_path)
+        )
         summary.object_path = str(prim.GetPath())
         if len(world_poses):
             frames = compute_gripper_wireframe(world_poses, width)
