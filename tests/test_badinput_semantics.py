@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -270,3 +272,79 @@ def test_render_refuses_grasps_whose_pose_frame_is_missing(write_usda, tmp_path,
     args = [str(tote_file), "--grasps", str(grasps), "--prim", "/Tote", "-o", str(png)]
     assert main(["render", *args]) == 0
     assert "3 grasp(s)" in capsys.readouterr().out
+
+
+# --- 6 / 8: no numpy warnings, real reasons, skipped things said -----------------------
+
+INFINITE_CENTRE = """
+def Xform "O" (
+    customData = {
+        dictionary lambdasim = {
+            string gripper_slots = '[{"name": "a", "center": [Infinity, 0, 0.05], "forward": [-1, 0, 0], "span_axis": [0, 1, 0], "up_range": 0.04, "slot_input_angle": 20, "LR": 1, "GroupName": ""}]'
+        }
+    }
+)
+{
+}
+"""
+
+
+def test_infinite_lambdasim_centre_gives_the_real_reason_and_no_numpy_warning(write_usda, tmp_path):
+    path = write_usda(INFINITE_CENTRE, "l.usda")
+    run = [sys.executable, "-W", "default", "-m", "usdgrip"]
+    info = subprocess.run([*run, "info", str(path)], capture_output=True, text=True)
+    assert info.returncode == 0 and "RuntimeWarning" not in info.stderr, info.stderr
+    png = tmp_path / "l.png"
+    render = subprocess.run(
+        [*run, "render", str(path), "--slots", "-o", str(png)], capture_output=True, text=True
+    )
+    assert render.returncode == 2
+    assert "l.usda: </O> slot 'a': center is [inf, 0.0, 0.05]; expected 3 finite numbers" in (
+        render.stderr
+    )
+    assert "parallel" not in render.stderr and "Traceback" not in render.stderr
+
+
+NO_FRAME_SITE = """
+def Xform "Cell"
+{
+    def Xform "good" ( prepend apiSchemas = ["GripperSiteAPI"] )
+    {
+        float gripper:maxOpening = 0.08
+        def BasisCurves "gripper_forward_axis"
+        {
+            int[] curveVertexCounts = [2]
+            point3f[] points = [(0, 0, 0), (0, 0, 0.05)]
+            uniform token type = "linear"
+        }
+    }
+    def Xform "bare" ( prepend apiSchemas = ["GripperSiteAPI"] )
+    {
+        float gripper:maxOpening = 0.08
+    }
+}
+"""
+
+
+def test_render_says_which_site_it_skipped_and_why(write_usda, tmp_path):
+    from usdgrip.render import render_view
+
+    stage = Usd.Stage.Open(str(write_usda(NO_FRAME_SITE, "n.usda")))
+    summary = render_view(stage, tmp_path / "n.png")
+    assert summary.sites == ["/Cell/good"]
+    assert summary.skipped == [
+        "site </Cell/bare> not drawn: it has no grasp frame (no usable forward axis: "
+        "gripper_forward_axis with 2 distinct finite points)"
+    ]
+    bare = Usd.Stage.Open(
+        str(
+            write_usda(
+                NO_FRAME_SITE.replace('"good"', '"gone"').replace(
+                    "point3f[] points = [(0, 0, 0), (0, 0, 0.05)]", "point3f[] points = [(0, 0, 0)]"
+                ),
+                "b.usda",
+            )
+        )
+    )
+    with pytest.raises(usdgrip.GripperError, match=r"nothing to draw.*site </Cell/bare> not drawn"):
+        render_view(bare, tmp_path / "b.png")

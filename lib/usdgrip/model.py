@@ -138,7 +138,8 @@ class GripperSlot:
     @property
     def center(self) -> Vec3:
         """World position of the slot centre (metres)."""
-        return self.object_to_world[:3, :3] @ self.center_local + self.object_to_world[:3, 3]
+        with np.errstate(invalid="ignore", over="ignore"):  # a non-finite centre: no warning
+            return self.object_to_world[:3, :3] @ self.center_local + self.object_to_world[:3, 3]
 
     def _world_direction(self, local: Vec3) -> Vec3:
         d = compute_unit(self.object_to_world[:3, :3] @ local)

@@ -81,6 +81,8 @@ class RenderSummary:
     sites: list[str] = field(default_factory=list)
     slots: list[str] = field(default_factory=list)
     grasps: int = 0
+    skipped: list[str] = field(default_factory=list)
+    """What was found but not drawn, and why (e.g. a site without a grasp frame)."""
 
 
 def _to_plot(points: NDArray[np.float64], up: str) -> NDArray[np.float64]:
@@ -223,15 +225,18 @@ def render_view(
         title: title; default the file name and object path.
 
     Returns:
-        What was drawn.
+        What was drawn, and what was skipped and why (``skipped``, also in the
+        picture's legend).
 
     Raises:
         ValueError: ``output`` does not end in ``.png``; bad size, dpi or view
             (:func:`check_view_options`).
-        GripperError: missing prim, unreadable grasps file, bad mesh, nothing to
-            draw, or not enough memory for the picture.
+        GripperError: missing prim, unreadable grasps file, bad mesh, a slot that
+            fails :func:`usdgrip.sampling.check_slot` (its real problems), nothing
+            to draw (saying what was skipped), or not enough memory for the picture.
         OSError: the output folder is missing or not writable.
     """
+    from usdgrip.sampling import check_slot
     from usdgrip.usd_io import find_gripper_sites, iter_slot_prims, read_gripper_slots
 
     out = Path(output)
@@ -262,6 +267,14 @@ def render_view(
             p for p in iter_slot_prims(stage) if root is None or p.GetPath().HasPrefix(root)
         ]
         slots = [s for p in slot_prims for s in read_gripper_slots(p)]
+        for slot in slots:  # the sampler's checks: the real reason a slot cannot be drawn
+            problems = check_slot(slot)
+            if problems:
+                raise GripperError(
+                    f"{stage.GetRootLayer().identifier}: <{slot.prim}> slot {slot.name!r}: "
+                    f"{'; '.join(map(str, problems))}; the slot cannot be drawn "
+                    "(`usdgrip validate` reports it)"
+                )
         colors = compute_group_colors([s.group for s in slots])
         for slot, color in zip(slots, colors, strict=True):
             shape = compute_slot_shape(slot)
@@ -286,12 +299,20 @@ def render_view(
 
     points = [all_tris.reshape(-1, 3)] + [s[0].reshape(-1, 3) for s in segments]
     sites = find_gripper_sites(stage) if show_sites else []
+    summary.skipped.extend(
+        f"site <{s.path}> not drawn: it has no grasp frame (no usable forward axis: "
+        "gripper_forward_axis with 2 distinct finite points)"
+        for s in sites
+        if s.grasp_frame is None
+    )
     sites = [s for s in sites if s.grasp_frame is not None]
     points += [s.grasp_frame[:3, 3][None] for s in sites]
     cloud = np.concatenate([p for p in points if len(p)]) if any(len(p) for p in points) else None
     if cloud is None:
+        skipped = f"; {'; '.join(summary.skipped)}" if summary.skipped else ""
         raise GripperError(
-            f"{stage.GetRootLayer().identifier}: nothing to draw (no mesh, site, slot or grasp)"
+            f"{stage.GetRootLayer().identifier}: nothing to draw (no mesh, site, slot or "
+            f"grasp){skipped}"
         )
     lo, hi = cloud.min(axis=0), cloud.max(axis=0)
     extent = float(np.max(hi - lo)) or 0.1
@@ -348,6 +369,7 @@ def render_view(
         legend.append(f"slots: {len(summary.slots)} (colour = group)")
     if grasps is not None:
         legend.append(f"grasps: {summary.grasps} (red → green = lowest → highest confidence)")
+    legend.extend(f"skipped: {text}" for text in summary.skipped)
     fig.text(0.01, 0.99, "\n".join(legend), fontsize=8, family="monospace", va="top")
 
     # usdgrip's one atomic writer (temporary sibling, then os.replace).
