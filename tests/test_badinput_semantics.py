@@ -348,3 +348,32 @@ def test_render_says_which_site_it_skipped_and_why(write_usda, tmp_path):
     )
     with pytest.raises(usdgrip.GripperError, match=r"nothing to draw.*site </Cell/bare> not drawn"):
         render_view(bare, tmp_path / "b.png")
+
+
+# --- 7: malformed records name the file, and a keyed record its key --------------------
+
+KEYED_RECORDS = """
+def Xform "Mug" (
+    customData = {
+        dictionary lambdasim = {
+            dictionary gripper_slots = {
+                dictionary x = {
+                    double3 center = (0, 0, 0.05)
+                    double3 forward = (-1, 0, 0)
+                }
+            }
+        }
+    }
+)
+{
+}
+"""
+
+
+def test_malformed_record_messages_name_the_file_and_the_record_key(write_usda, capsys):
+    path = write_usda(KEYED_RECORDS, "keyed.usda")
+    assert main(["info", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: </Mug>: customData lambdasim:gripper_slots['x'].span_axis: missing" in err
+    messages = codes(path)["GS.006"]
+    assert any("gripper_slots['x'].span_axis" in m for m in messages), messages

@@ -110,7 +110,7 @@ def test_dictionary_of_records_with_double3_vectors(box):
         (json.dumps([{**V2, "up_range": "big"}]), r"\[0\]\.up_range: is 'big'; expected a number"),
         (json.dumps([{**V2, "GroupName": 3}]), r"\[0\]\.GroupName: is 3; expected a string"),
         (json.dumps([{**V2, "version": 7}]), r"\[0\]\.version: is 7; expected 1 or 2"),
-        (json.dumps({"a": 1}), r"\[0\]: expected a record dictionary"),
+        (json.dumps({"a": 1}), r"gripper_slots\['a'\]: expected a record dictionary"),
         (json.dumps(5), "expected a list of records"),
     ],
 )
@@ -118,7 +118,7 @@ def test_malformed_records_raise_naming_prim_record_and_key(box, records, messag
     prim = box("string gripper_slots = '" + records + "'")
     with pytest.raises(GripperError, match=message) as info:
         read_gripper_slots(prim)
-    assert "</Box>" in str(info.value)
+    assert "</Box>" in str(info.value) and ".usda: </Box>" in str(info.value)
 
 
 def test_schema_slots_come_first_and_win_on_name_clash(box):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 CUSTOM_DATA_KEY = "lambdasim"
@@ -63,10 +63,15 @@ class RecordProblem:
     """Record index, or ``None`` when the value as a whole is unreadable."""
     key: str | None
     message: str
+    record_key: str | None = None
+    """The record's key when the records are a dictionary keyed by slot name."""
 
     def describe(self) -> str:
-        """One line naming the record and key."""
-        where = "gripper_slots" if self.index is None else f"gripper_slots[{self.index}]"
+        """One line naming the record (by its key in a dictionary, else its index) and key."""
+        if self.record_key is not None:
+            where = f"gripper_slots[{self.record_key!r}]"
+        else:
+            where = "gripper_slots" if self.index is None else f"gripper_slots[{self.index}]"
         if self.key:
             where += f".{self.key}"
         return f"customData lambdasim:{where}: {self.message}"
@@ -176,7 +181,11 @@ def parse_lambdasim_records(raw: Any) -> tuple[list[SlotRecord], list[RecordProb
     problems: list[RecordProblem] = []
     for index, (name, record) in enumerate(items):
         parsed = _parse_one(index, name, record)
-        (problems if isinstance(parsed, RecordProblem) else records).append(parsed)
+        if isinstance(parsed, RecordProblem):
+            keyed = isinstance(raw, Mapping)  # named by its key, not a position
+            problems.append(replace(parsed, record_key=name) if keyed else parsed)
+        else:
+            records.append(parsed)
     return records, problems
 
 

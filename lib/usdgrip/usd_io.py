@@ -1290,7 +1290,9 @@ def read_gripper_slots(prim: Usd.Prim) -> list[GripperSlot]:
     slots = [_schema_slot(prim, name, world, mpu) for name in names]
     records, problems = read_slot_records(prim)
     if problems:
-        raise GripperError(f"<{prim.GetPath()}>: {problems[0].describe()}")
+        raise GripperError(
+            f"{_stage_name(prim.GetStage())}: <{prim.GetPath()}>: {problems[0].describe()}"
+        )
     taken = {s.name for s in slots}
     for r in records:
         if r.name in taken:
