@@ -377,3 +377,27 @@ def test_malformed_record_messages_name_the_file_and_the_record_key(write_usda, 
     assert f"{path}: </Mug>: customData lambdasim:gripper_slots['x'].span_axis: missing" in err
     messages = codes(path)["GS.006"]
     assert any("gripper_slots['x'].span_axis" in m for m in messages), messages
+
+
+# --- 9: only the selected slots are read and checked ---------------------------------
+
+
+def test_reading_selected_slots_ignores_a_bad_other_slot(write_usda):
+    body = tote().replace(
+        "double gripperSlot:right_edge:upRange = 0.2",
+        'string gripperSlot:right_edge:upRange = "0.2"',
+    )
+    body = body.replace(
+        '"GripperSlotAPI:right_edge"]',
+        '"GripperSlotAPI:right_edge"]\n    customData = {\n        dictionary lambdasim = {\n'
+        '            string gripper_slots = \'[{"name": "r", "center": [0, 0]}]\'\n'
+        "        }\n    }",
+    )
+    stage = Usd.Stage.Open(str(write_usda(body, "t.usda")))
+    prim = stage.GetPrimAtPath("/Tote")
+    with pytest.raises(usdgrip.GripperError, match="right_edge"):
+        read_gripper_slots(prim)
+    (left,) = read_gripper_slots(prim, names=["left_edge"])
+    assert left.name == "left_edge"
+    with pytest.raises(usdgrip.GripperError, match=r"gripper_slots\[0\]\.center"):
+        read_gripper_slots(prim, names=["left_edge", "r"])

@@ -65,6 +65,9 @@ class RecordProblem:
     message: str
     record_key: str | None = None
     """The record's key when the records are a dictionary keyed by slot name."""
+    name: str | None = None
+    """The slot name the record would have (``name`` key, dictionary key or ``slot_<i>``);
+    ``None`` when the value as a whole is unreadable."""
 
     def describe(self) -> str:
         """One line naming the record (by its key in a dictionary, else its index) and key."""
@@ -182,8 +185,10 @@ def parse_lambdasim_records(raw: Any) -> tuple[list[SlotRecord], list[RecordProb
     for index, (name, record) in enumerate(items):
         parsed = _parse_one(index, name, record)
         if isinstance(parsed, RecordProblem):
+            own = record.get("name") if isinstance(record, Mapping) else None
+            slot_name = own if isinstance(own, str) and own else name
             keyed = isinstance(raw, Mapping)  # named by its key, not a position
-            problems.append(replace(parsed, record_key=name) if keyed else parsed)
+            problems.append(replace(parsed, record_key=name if keyed else None, name=slot_name))
         else:
             records.append(parsed)
     return records, problems

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -1261,20 +1261,22 @@ def _schema_slot(prim: Usd.Prim, name: str, world: Mat4, mpu: float) -> GripperS
     )
 
 
-def read_gripper_slots(prim: Usd.Prim) -> list[GripperSlot]:
+def read_gripper_slots(prim: Usd.Prim, names: Collection[str] | None = None) -> list[GripperSlot]:
     """Read the grasp slots of an object prim, bound to it and snapshotted in world space.
 
     GripperSlotAPI instances come first (authoring order), then LambdaSim
     records; a record whose name a schema slot already uses is ignored (the
-    schema is canonical).
+    schema is canonical). ``names`` reads (and checks) only the slots of those
+    names, so a bad slot that is not asked for does not refuse the others.
 
     Raises:
-        GripperError: a LambdaSim record is malformed (names prim, record and key), a
-            GripperSlotAPI instance name is not usable (GS.005), or a slot value has the
-            wrong type or only time samples (names file, prim, slot and attribute).
+        GripperError: a LambdaSim record is malformed (names file, prim, record and key),
+            a GripperSlotAPI instance name is not usable (GS.005), or a slot value has
+            the wrong type or only time samples (names file, prim, slot and attribute).
     """
-    names = list_slot_instances(prim)
-    for name in names:
+    wanted = (lambda name: True) if names is None else set(names).__contains__
+    instances = [name for name in list_slot_instances(prim) if wanted(name)]
+    for name in instances:
         problem = get_instance_name_problem(name)
         if problem is not None:
             raise GripperError(
@@ -1287,8 +1289,10 @@ def read_gripper_slots(prim: Usd.Prim) -> list[GripperSlot]:
     if problem is not None:
         raise GripperError(f"{_stage_name(prim.GetStage())}: <{prim.GetPath()}>: {problem}")
     world = compute_world_transform(prim, meters_per_unit=mpu)
-    slots = [_schema_slot(prim, name, world, mpu) for name in names]
+    slots = [_schema_slot(prim, name, world, mpu) for name in instances]
     records, problems = read_slot_records(prim)
+    problems = [p for p in problems if p.name is None or wanted(p.name)]
+    records = [r for r in records if wanted(r.name)]
     if problems:
         raise GripperError(
             f"{_stage_name(prim.GetStage())}: <{prim.GetPath()}>: {problems[0].describe()}"
