@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from usdgrip.frames import ZERO_LENGTH_TOLERANCE, compute_unit
+from usdgrip.frames import ZERO_LENGTH_TOLERANCE
 
 #: Largest plausible gripper max opening, metres: wider than any robot hand; a larger value
 #: is a unit mistake (mm, µm) and makes the planner's gripper model absurd (GR.004 fails it;
@@ -100,32 +100,47 @@ def get_world_axes_problem(
     is the object's local-to-world (4, 4). A mirroring transform (negative
     determinant) is accepted: the slot is mirrored with the object.
     """
+    # Plain floats: thousands of slots per validation run, numpy costs more per call.
     world = np.asarray(object_to_world, dtype=np.float64)
-    if world.shape != (4, 4) or not np.all(np.isfinite(world)):
+    flat = world.ravel().tolist()
+    if world.shape != (4, 4) or not all(map(math.isfinite, flat)):
         return "object world transform is not a finite 4x4 matrix; expected finite xformOps"
-    units = [compute_unit(v) for v in map(get_vector3, (forward, span_axis)) if v is not None]
-    if len(units) != 2 or any(u is None for u in units):
+    f, s = get_vector3(forward), get_vector3(span_axis)
+    if f is None or s is None or not (_is_usable(f) and _is_usable(s)):
         return None
-    up = compute_unit(np.cross(units[0], units[1]))
-    if up is None:  # parallel axes: compute_axes_problems reports them
+    up = _cross(f, s)
+    if not _is_usable(up):  # parallel axes: compute_axes_problems reports them
         return None
-    linear = world[:3, :3]
+    rows = (flat[0:3], flat[4:7], flat[8:11])
     mapped = []
-    for name, local in zip((*names, "Up"), (*units, up), strict=True):
-        axis = compute_unit(linear @ local)
-        if axis is None:
+    for name, local in zip((*names, "Up"), (f, s, up), strict=True):
+        axis = tuple(r[0] * local[0] + r[1] * local[1] + r[2] * local[2] for r in rows)
+        # Relative to the local length: the check is about the transform, not the vector.
+        if not _norm(axis) > ZERO_LENGTH_TOLERANCE * _norm(local):
             return (
                 f"object world transform collapses {name} to zero (a zero scale?); "
                 "expected a non-singular transform"
             )
         mapped.append(axis)
     z, y = mapped[0], mapped[2]
-    if compute_unit(y - np.dot(y, z) * z) is None:
+    zz = _norm(z) ** 2
+    along = (y[0] * z[0] + y[1] * z[1] + y[2] * z[2]) / zz
+    rest = (y[0] - along * z[0], y[1] - along * z[1], y[2] - along * z[2])
+    if not _norm(rest) > ZERO_LENGTH_TOLERANCE * _norm(y):
         return (
             "object world transform maps Up onto forward (a singular transform); "
             "expected a non-singular transform"
         )
     return None
+
+
+def _is_usable(v: tuple[float, float, float]) -> bool:
+    norm = _norm(v)
+    return math.isfinite(norm) and norm > ZERO_LENGTH_TOLERANCE
+
+
+def _cross(a: tuple[float, float, float], b: tuple[float, float, float]) -> tuple:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 def get_center_problem(value: Any, name: str = "center") -> str | None:

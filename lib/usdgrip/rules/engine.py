@@ -371,11 +371,19 @@ class SlotContext:
     params: Mapping[str, float]
     meters_per_unit: float | None = None
     """The stage's, when already read."""
+    xform_cache: UsdGeom.XformCache | None = None
+    """Shared by the prims of one validation run (default: one per prim)."""
 
     @cached_property
     def path(self) -> str:
         """Prim path as text."""
         return self.prim.GetPath().pathString
+
+    def compute_object_to_world(self, meters_per_unit: float) -> np.ndarray:
+        """The prim's local-to-world (4, 4) in metres, as the slot readers snapshot it."""
+        return usd_io.compute_world_transform(
+            self.prim, xform_cache=self.xform_cache, meters_per_unit=meters_per_unit
+        )
 
     @cached_property
     def instance_names(self) -> list[str]:
@@ -617,7 +625,7 @@ def _check_candidate(
         site = SiteContext(prim, markers, params, xform_cache, facts, meters_per_unit)
         _run_all(site_rules, site, site.path, issues)
     if has_slots and slot_rules:
-        slots = SlotContext(prim, params, meters_per_unit)
+        slots = SlotContext(prim, params, meters_per_unit, xform_cache)
         _run_all(slot_rules, slots, slots.path, issues)
     return issues
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
-from usdgrip import usd_io
 from usdgrip.model import LR_TOKENS
 from usdgrip.rules.engine import (
     Finding,
@@ -58,9 +57,7 @@ def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
     if problem is not None:  # zero collapses every world axis, a negative value mirrors them
         yield Finding(f"{problem}; the slots' world frames are unusable")
     # The world frame is checked as the readers build it (sampling.check_slot, same code).
-    world = (
-        usd_io.compute_world_transform(context.prim, meters_per_unit=mpu) if not problem else None
-    )
+    world = context.compute_object_to_world(mpu) if not problem else None
     for slot in context.slots:
         unusable = [
             slot.problems[p] for p in ("center", "forward", "spanAxis") if p in slot.problems
