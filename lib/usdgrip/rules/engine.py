@@ -379,10 +379,33 @@ class SlotContext:
         """Prim path as text."""
         return self.prim.GetPath().pathString
 
-    def compute_object_to_world(self, meters_per_unit: float) -> np.ndarray:
-        """The prim's local-to-world (4, 4) in metres, as the slot readers snapshot it."""
+    def compute_object_to_world(self, meters_per_unit: float) -> np.ndarray | None:
+        """The prim's local-to-world (4, 4) in metres, as the slot readers snapshot it.
+
+        ``None`` when it is finite and well-conditioned (smallest singular value above
+        1e-11 m and 1e-5 of the largest), so that it can degenerate no slot frame and
+        the per-slot world check is skipped: a few C++ calls instead of numpy per slot.
+        """
+        cache = self.xform_cache
+        if cache is None:
+            cache = UsdGeom.XformCache(Usd.TimeCode.Default())
+        matrix = cache.GetLocalToWorldTransform(self.prim)
+        det = abs(matrix.GetDeterminant3()) * meters_per_unit**3
+        rows = matrix.GetRow3(0), matrix.GetRow3(1), matrix.GetRow3(2)
+        frobenius_sq = (rows[0] * rows[0] + rows[1] * rows[1] + rows[2] * rows[2]) * (
+            meters_per_unit**2
+        )
+        translation = matrix.ExtractTranslation()
+        # sigma_min >= det / F^2 and sigma_max <= F (F: Frobenius norm).
+        regular = (
+            math.isfinite(det + frobenius_sq + translation * translation)
+            and det > 1e-11 * frobenius_sq
+            and det > 1e-5 * frobenius_sq**1.5
+        )
+        if regular:
+            return None
         return usd_io.compute_world_transform(
-            self.prim, xform_cache=self.xform_cache, meters_per_unit=meters_per_unit
+            self.prim, xform_cache=cache, meters_per_unit=meters_per_unit
         )
 
     @cached_property

@@ -56,7 +56,8 @@ def check_slot_axes(context: SlotContext) -> Iterator[Finding]:
     problem = get_meters_per_unit_problem(mpu)
     if problem is not None:  # zero collapses every world axis, a negative value mirrors them
         yield Finding(f"{problem}; the slots' world frames are unusable")
-    # The world frame is checked as the readers build it (sampling.check_slot, same code).
+    # The world frame is checked as the readers build it (sampling.check_slot, same code);
+    # None: a regular transform, which degenerates no frame.
     world = context.compute_object_to_world(mpu) if not problem else None
     for slot in context.slots:
         unusable = [
