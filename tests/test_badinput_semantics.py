@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -401,3 +402,42 @@ def test_reading_selected_slots_ignores_a_bad_other_slot(write_usda):
     assert left.name == "left_edge"
     with pytest.raises(usdgrip.GripperError, match=r"gripper_slots\[0\]\.center"):
         read_gripper_slots(prim, names=["left_edge", "r"])
+
+
+def test_render_cli_warns_about_each_skipped_site(write_usda, tmp_path, capsys):
+    from usdgrip.cli import main
+
+    path = write_usda(NO_FRAME_SITE, "n.usda")
+    assert main(["render", str(path), "-o", str(tmp_path / "n.png")]) == 0
+    out, err = capsys.readouterr()
+    assert "1 site(s)" in out
+    assert "warning: site </Cell/bare> not drawn: it has no grasp frame" in err
+
+
+def test_info_says_why_a_slot_is_unusable_instead_of_printing_nan(write_usda, capsys):
+    from usdgrip.cli import main
+
+    record = (
+        '{"center": [0, 0, Infinity], "forward": [-1, 0, 0], "span_axis": [0, 1, 0], '
+        '"up_range": 0.04, "slot_input_angle": 20, "LR": 1, "GroupName": "", "version": 2}'
+    )
+    path = write_usda(
+        f"""
+        def Xform "Mug" (
+            customData = {{
+                dictionary lambdasim = {{
+                    string gripper_slots = '[{record}]'
+                }}
+            }}
+        )
+        {{
+        }}
+        """
+    )
+    assert main(["info", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "unusable: center is [0.0, 0.0, inf]; expected 3 finite numbers" in out
+    assert "nan" not in out and "RuntimeWarning" not in err
+    assert main(["info", str(path), "--json"]) == 0
+    (slot,) = json.loads(capsys.readouterr().out)["slots"]
+    assert slot["problems"] == ["center is [0.0, 0.0, inf]; expected 3 finite numbers"]

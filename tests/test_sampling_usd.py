@@ -318,3 +318,26 @@ def test_cli_entry_point_reports_without_traceback(tmp_path):
     assert proc.stderr.strip().endswith("no slot named 'nope'; available: left_edge, right_edge")
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.splitlines()) == 1
+
+
+def test_cli_slots_are_read_without_the_broken_slot_not_asked_for(tmp_path, capsys):
+    good = """
+        point3d gripperSlot:{n}:center = (0, 0, 0)
+        vector3d gripperSlot:{n}:forward = (0, 0, -1)
+        vector3d gripperSlot:{n}:spanAxis = (1, 0, 0)
+        double gripperSlot:{n}:upRange = 0.1
+    """
+    path = tmp_path / "obj.usda"
+    path.write_text(
+        '#usda 1.0\ndef Xform "Obj" (prepend apiSchemas = ["GripperSlotAPI:t", '
+        '"GripperSlotAPI:s"])\n{\n'
+        + good.format(n="t")
+        + '    string gripperSlot:s:center = "x"\n}\n'
+    )
+    code, out, _ = run_cli(capsys, path, "--prim", "/Obj", "--slots", "t", "--count", 2)
+    targets = json.loads(out)["candidates"][0]["targets"]
+    assert code == 0 and [target["slot"] for target in targets] == ["t"]
+    code, _, err = run_cli(capsys, path, "--prim", "/Obj", "--count", 2)  # every slot: refused
+    assert code == 2 and "gripperSlot:s:center" in err
+    code, _, err = run_cli(capsys, path, "--prim", "/Obj", "--slots", "u", "--count", 2)
+    assert code == 2 and "no slot named 'u'; available: t, s" in err

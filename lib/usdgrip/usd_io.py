@@ -1139,6 +1139,17 @@ def list_slot_instances(prim: Usd.Prim) -> list[str]:
     return [s[len(prefix) :] for s in prim.GetAppliedSchemas() if s.startswith(prefix)]
 
 
+def list_slot_names(prim: Usd.Prim) -> list[str]:
+    """Names of the prim's slots, in the order :func:`read_gripper_slots` reads them.
+
+    GripperSlotAPI instances, then the LambdaSim records that parse under a name
+    no instance uses.
+    """
+    names = list_slot_instances(prim)
+    names += [r.name for r in read_slot_records(prim)[0] if r.name not in names]
+    return names
+
+
 def read_slot_records(prim: Usd.Prim) -> tuple[list[SlotRecord], list]:
     """Parse the LambdaSim ``customData`` records of ``prim``: ``(records, problems)``."""
     raw = prim.GetCustomDataByKey(CUSTOM_DATA_PATH)

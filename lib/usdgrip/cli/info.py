@@ -10,13 +10,15 @@ import sys
 import numpy as np
 
 from usdgrip.model import GripperSite, GripperSlot
+from usdgrip.sampling import check_slot
 
 NAME = "info"
 ORDER = 10
 HELP = "list the gripper sites and grasp slots in a USD file"
 DESCRIPTION = """List every gripper site (with its max opening, axes and grasp frame) and every
 grasp slot (in world space) that usdgrip finds in FILE. --json prints the same data
-for scripts as strict JSON: a number that is not finite (NaN, infinity) is null. Exit 0
+for scripts as strict JSON: a number that is not finite (NaN, infinity) is null. A slot
+that cannot be sampled shows why ("unusable: ..."; `problems` in JSON). Exit 0
 when the file was read, 2 when it cannot be (missing, not USD, corrupt), a slot record is
 malformed, or a value usdgrip reads has the wrong type or only time samples."""
 
@@ -63,7 +65,7 @@ def compute_site_json(site: GripperSite) -> dict:
 
 
 def compute_slot_json(slot: GripperSlot) -> dict:
-    """JSON-ready dictionary of a slot in world space."""
+    """JSON-ready dictionary of a slot in world space, with what makes it unusable (if any)."""
     return {
         "prim": slot.prim,
         "name": slot.name,
@@ -76,6 +78,7 @@ def compute_slot_json(slot: GripperSlot) -> dict:
         "slot_input_angle": slot.slot_input_angle,
         "lr": slot.lr_token,
         "group": slot.group,
+        "problems": [problem.message for problem in check_slot(slot)],
     }
 
 
@@ -112,6 +115,10 @@ def format_table(path: str, sites: list[GripperSite], slots: list[GripperSlot]) 
         lines.append(
             f"  slot <{slot.prim}> {slot.name!r} [{slot.source}] group {group}, {slot.lr_token}"
         )
+        problems = check_slot(slot)
+        if problems:  # its world values would be NaN or infinite: say why instead
+            lines.extend(f"    unusable: {problem.message}" for problem in problems)
+            continue
         lines.append(
             f"    center {_fmt(slot.center)} forward {_fmt(slot.forward)} "
             f"span {_fmt(slot.span_axis)} up {_fmt(slot.up_axis)}"

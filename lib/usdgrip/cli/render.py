@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 NAME = "render"
@@ -88,4 +89,6 @@ def run(args: argparse.Namespace) -> int:
         parts.append(f"{summary.grasps} grasp(s)")
     shown = display_path(summary.output)
     print(f"wrote {shown}: {summary.object_path or 'stage'}, {', '.join(parts)}")
+    for text in summary.skipped:  # never silent: what is not in the picture, and why
+        print(f"warning: {text}", file=sys.stderr)
     return 0

@@ -84,14 +84,20 @@ def parse_ee_ids(text: str) -> list[int]:
 
 
 def select_slots(
-    slots: Sequence[GripperSlot], names_text: str | None, where: str
+    slots: Sequence[GripperSlot],
+    names_text: str | None,
+    where: str,
+    available_names: Sequence[str] | None = None,
 ) -> list[GripperSlot]:
     """Pick and order slots by name (``None`` = all, in authoring order).
+
+    ``available_names``: every slot name of the prim, for the message, when
+    ``slots`` holds only the requested ones.
 
     Raises:
         ValueError: no slots, an unknown or repeated name (lists the available names).
     """
-    if not slots:
+    if not slots and not available_names:
         raise ValueError(
             f"{where} has no grasp slots (GripperSlotAPI or customData "
             "lambdasim:gripper_slots); `usdgrip info FILE` lists the prims that have some"
@@ -99,7 +105,7 @@ def select_slots(
     if names_text is None:
         return list(slots)
     by_name = {s.name: s for s in slots}
-    available = ", ".join(by_name)
+    available = ", ".join(available_names if available_names is not None else by_name)
     names = [n.strip() for n in names_text.split(",")]
     picked = []
     for name in names:
@@ -161,7 +167,7 @@ def save_npz(samples: SlotSamples, file: IO[bytes]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import open_input, reading
-    from usdgrip.usd_io import get_prim, list_stage_files, read_gripper_slots
+    from usdgrip.usd_io import get_prim, list_slot_names, list_stage_files, read_gripper_slots
 
     fmt = args.format or (
         "npz" if args.output and str(args.output).lower().endswith(".npz") else "json"
@@ -185,7 +191,13 @@ def run(args: argparse.Namespace) -> int:
     prim = get_prim(stage, args.prim)
     where = f"{args.file}: <{args.prim}>"
     with reading(args.file):
-        slots = select_slots(read_gripper_slots(prim), args.slots, where)
+        if args.slots is None:
+            slots = select_slots(read_gripper_slots(prim), None, where)
+        else:  # only the named slots are read: another, broken slot does not refuse them
+            names = [name.strip() for name in args.slots.split(",")]
+            slots = select_slots(
+                read_gripper_slots(prim, names=names), args.slots, where, list_slot_names(prim)
+            )
     ee_ids = parse_ee_ids(args.ee_ids) if args.ee_ids is not None else list(range(len(slots)))
     try:
         samples = sample_gripper_groups(slots, ee_ids=ee_ids, count=args.count, seed=args.seed)
