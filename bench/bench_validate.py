@@ -232,7 +232,8 @@ def _floor_pass(stage) -> tuple[list, list]:
                 list(map(get, prim.GetPropertiesInNamespace(f"{SLOT_NAMESPACE}:{name}")))
                 for name in instances
             ]
-            slotted.append((path, prim.GetCustomDataByKey(CUSTOM_DATA_PATH), values))
+            world = cache.GetLocalToWorldTransform(prim)  # GS.001 checks the world frame
+            slotted.append((path, prim.GetCustomDataByKey(CUSTOM_DATA_PATH), values, world))
     return sites, slotted
 
 
