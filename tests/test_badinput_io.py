@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_badinput_cli import expect_usage_error, snapshot
 
 from usdgrip.cli import main
 
@@ -41,20 +42,6 @@ def referencing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "a.usda").write_text(REFERENCING)
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-
-
-def expect_usage_error(capsys, argv: list[str], *fragments: str) -> str:
-    code = main(argv)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert len(err.strip().splitlines()) == 1, err
-    for fragment in fragments:
-        assert fragment in err, err
-    return err
 
 
 # --- 1. an output that is a layer the input stage reads ------------------------------

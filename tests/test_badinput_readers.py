@@ -248,24 +248,25 @@ def test_info_json_is_strict_json_with_null_for_non_finite_numbers(write_usda, c
     assert data["slots"][0]["up_range"] is None and data["slots"][0]["up_axis"] == [None] * 3
 
 
-def test_a_record_with_a_non_finite_center_fails_validation(write_usda, capsys):
-    record = (
-        '{"center": [0, 0, Infinity], "forward": [-1, 0, 0], "span_axis": [0, 1, 0], '
-        '"up_range": 0.04, "slot_input_angle": 20, "LR": 1, "GroupName": "", "version": 2}'
-    )
-    path = write_usda(
-        f"""
-        def Xform "Mug" (
-            customData = {{
-                dictionary lambdasim = {{
-                    string gripper_slots = '[{record}]'
-                }}
-            }}
-        )
-        {{
+INFINITE_CENTER_RECORD = (
+    '{"center": [0, 0, Infinity], "forward": [-1, 0, 0], "span_axis": [0, 1, 0], '
+    '"up_range": 0.04, "slot_input_angle": 20, "LR": 1, "GroupName": "", "version": 2}'
+)
+INFINITE_CENTER_MUG = f"""
+def Xform "Mug" (
+    customData = {{
+        dictionary lambdasim = {{
+            string gripper_slots = '[{INFINITE_CENTER_RECORD}]'
         }}
-        """
-    )
+    }}
+)
+{{
+}}
+"""
+
+
+def test_a_record_with_a_non_finite_center_fails_validation(write_usda, capsys):
+    path = write_usda(INFINITE_CENTER_MUG)
     exit_code, out, _ = run(capsys, "validate", str(path))
     assert exit_code == 1 and "GS.001" in out and "center is [0.0, 0.0, inf]" in out, out
     # Sampling refuses it too: a slot that validates clean always samples, and this one does not.

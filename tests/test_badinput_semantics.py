@@ -415,25 +415,11 @@ def test_render_cli_warns_about_each_skipped_site(write_usda, tmp_path, capsys):
 
 
 def test_info_says_why_a_slot_is_unusable_instead_of_printing_nan(write_usda, capsys):
+    from test_badinput_readers import INFINITE_CENTER_MUG
+
     from usdgrip.cli import main
 
-    record = (
-        '{"center": [0, 0, Infinity], "forward": [-1, 0, 0], "span_axis": [0, 1, 0], '
-        '"up_range": 0.04, "slot_input_angle": 20, "LR": 1, "GroupName": "", "version": 2}'
-    )
-    path = write_usda(
-        f"""
-        def Xform "Mug" (
-            customData = {{
-                dictionary lambdasim = {{
-                    string gripper_slots = '[{record}]'
-                }}
-            }}
-        )
-        {{
-        }}
-        """
-    )
+    path = write_usda(INFINITE_CENTER_MUG)
     assert main(["info", str(path)]) == 0
     out, err = capsys.readouterr()
     assert "unusable: center is [0.0, 0.0, inf]; expected 3 finite numbers" in out
