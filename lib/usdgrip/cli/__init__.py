@@ -72,22 +72,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def open_input(path: str | Path) -> Any:
+def open_input(path: str | Path, output: str | Path | None = None) -> Any:
     """Open a command's input stage (:func:`usdgrip.usd_io.open_stage`), every failure named.
 
     A file name that is not UTF-8 and text that is not UTF-8 (in the file or a
     layer it reads) get a message naming the file, line and the text found there.
+    ``output``, the file the command will write, may be none of the files the stage
+    reads (:func:`usdgrip.usd_io.list_stage_files`): ``path`` itself is refused before
+    it is opened, its sublayers, references and payloads once it is.
 
     Raises:
-        ValueError: the name or the text is not UTF-8.
+        ValueError: the name or the text is not UTF-8, or ``output`` is a file the stage reads.
         StageOpenError: as ``open_stage``.
     """
-    from usdgrip.fileio import check_utf8_name
-    from usdgrip.usd_io import open_stage
+    from usdgrip.fileio import check_output_path, check_utf8_name
+    from usdgrip.usd_io import list_stage_files, open_stage
 
     check_utf8_name(path)
+    if output is not None:
+        check_output_path(output, [path])
     with reading(path), _usd_warnings(path):
-        return open_stage(path)
+        stage = open_stage(path)
+    if output is not None:
+        check_output_path(output, list_stage_files(stage))
+    return stage
 
 
 #: USD's own diagnostic: ``Warning: in FUNC at line N of FILE -- MESSAGE (on stage ...)``.

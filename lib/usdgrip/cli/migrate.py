@@ -65,14 +65,12 @@ def _target_path(args: argparse.Namespace) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import open_input
-    from usdgrip.fileio import check_output_path, display_path, export_layer_atomically
+    from usdgrip.fileio import display_path, export_layer_atomically
     from usdgrip.migrate import compute_layer_for, migrate_stage
-    from usdgrip.usd_io import list_stage_files
 
     target = _target_path(args)
-    stage = open_input(args.file)
-    if not args.in_place:  # --in-place rewrites the root layer on purpose
-        check_output_path(target, [args.file, *list_stage_files(stage)])
+    # --in-place rewrites the root layer on purpose.
+    stage = open_input(args.file, None if args.in_place else target)
     report = migrate_stage(stage)
     moved: list[str] = []
     if report.changed:

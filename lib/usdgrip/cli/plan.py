@@ -196,7 +196,7 @@ class _ProgressBar:
 
 
 def run(args: argparse.Namespace) -> int:
-    from usdgrip.cli import EXIT_FINDINGS, EXIT_OK
+    from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, open_input
     from usdgrip.fileio import check_output_path
     from usdgrip.isaac_yaml import write_isaac_grasp
     from usdgrip.planning import parse_methods, plan_grasps
@@ -206,20 +206,15 @@ def run(args: argparse.Namespace) -> int:
     grippers = [parse_gripper(text) for text in args.gripper]
     methods = parse_methods(args.method)
     output = Path(args.output)
-    check_output_path(
-        output, [args.file, *(g.asset_path for g in grippers), *filter(None, [args.scene])]
-    )
+    inputs = [args.file, *(g.asset_path for g in grippers), *filter(None, [args.scene])]
+    check_output_path(output, inputs)
     if output.is_dir():
         raise ValueError(f"-o {output}: is a directory; expected a YAML file path")
     if not output.parent.is_dir():
         raise ValueError(f"-o {output}: folder {output.parent} does not exist; create it first")
     request = build_request(args.file, args.object, grippers, args.max_candidates, args.seed)
-    check_output_path(
-        output,
-        list_input_files(
-            [args.file, *(g.asset_path for g in grippers), *filter(None, [args.scene])]
-        ),
-    )
+    for file in dict.fromkeys(inputs):  # nor any layer they read
+        open_input(file, output)
     bar = _ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
     try:
         result = plan_grasps(
@@ -239,21 +234,6 @@ def run(args: argparse.Namespace) -> int:
         for warning in result.metadata.warnings:
             print(f"warning: {warning}", file=sys.stderr)
     return EXIT_OK if result.grasps else EXIT_FINDINGS
-
-
-def list_input_files(files: Sequence[str]) -> list[str]:
-    """``files`` and every layer file their stages read (:func:`usd_io.list_stage_files`).
-
-    Raises:
-        StageOpenError: a file cannot be opened as USD.
-    """
-    from usdgrip.cli import open_input
-    from usdgrip.usd_io import list_stage_files
-
-    found = list(files)
-    for file in dict.fromkeys(files):
-        found.extend(list_stage_files(open_input(file)))
-    return found
 
 
 def print_summary(result, output: Path, requested: int, show: int, stream: TextIO) -> None:

@@ -55,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import open_input
     from usdgrip.fileio import check_output_path, display_path
     from usdgrip.render import check_view_options, render_view
-    from usdgrip.usd_io import list_stage_files
 
     elevation, azimuth = _pair(args.view, ",", "--view")
     width, height = _pair(args.size.lower(), "x", "--size")
@@ -63,11 +62,11 @@ def run(args: argparse.Namespace) -> int:
         check_view_options((width, height), args.dpi, elevation, azimuth)
     except ValueError as exc:
         raise ValueError(f"--{exc}") from None  # its messages start with the option name
-    check_output_path(args.output, [args.file, *filter(None, [args.grasps])])
+    if args.grasps:
+        check_output_path(args.output, [args.grasps])
     if Path(args.output).is_dir():
         raise ValueError(f"-o {args.output}: is a directory; expected a PNG file path")
-    stage = open_input(args.file)
-    check_output_path(args.output, [args.file, *list_stage_files(stage)])
+    stage = open_input(args.file, args.output)
     summary = render_view(
         stage,
         args.output,

@@ -11,7 +11,7 @@ from typing import IO
 
 import numpy as np
 
-from usdgrip.fileio import check_output_path, display_path, write_bytes_atomically
+from usdgrip.fileio import display_path, write_bytes_atomically
 from usdgrip.model import GripperSlot
 from usdgrip.sampling import SlotSamples, sample_gripper_groups
 
@@ -167,7 +167,7 @@ def save_npz(samples: SlotSamples, file: IO[bytes]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import open_input, reading
-    from usdgrip.usd_io import get_prim, list_slot_names, list_stage_files, read_gripper_slots
+    from usdgrip.usd_io import get_prim, list_slot_names, read_gripper_slots
 
     fmt = args.format or (
         "npz" if args.output and str(args.output).lower().endswith(".npz") else "json"
@@ -181,13 +181,9 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.seed > MAX_ID:  # the sampler itself refuses a negative seed
         raise ValueError(f"--seed {args.seed}: expected an integer from 0 to {MAX_ID}")
-    if args.output:
-        check_output_path(args.output, [args.file])
-        if Path(args.output).is_dir():
-            raise ValueError(f"-o {args.output}: is a directory; expected a file path")
-    stage = open_input(args.file)
-    if args.output:
-        check_output_path(args.output, [args.file, *list_stage_files(stage)])
+    if args.output and Path(args.output).is_dir():
+        raise ValueError(f"-o {args.output}: is a directory; expected a file path")
+    stage = open_input(args.file, args.output)
     prim = get_prim(stage, args.prim)
     where = f"{args.file}: <{args.prim}>"
     with reading(args.file):

@@ -237,19 +237,14 @@ def _artifact_uri(path: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import open_input, reading
     from usdgrip.rules import select_rules, validate
-    from usdgrip.usd_io import list_stage_files
 
     codes = [r.code for r in select_rules(split_rules(args.rule))]
     params = parse_params(args.param)
-    if args.output:
+    if args.output:  # every input before any is opened (each stage's layers as it opens)
         check_output_path(args.output, args.files)
     # Open everything first: an unreadable input is a usage error (exit 2) before any output.
     # These stages are private to this command, so the C++ candidate scan may use them.
-    stages = [(path, open_input(path)) for path in args.files]
-    if args.output:
-        check_output_path(
-            args.output, [*args.files, *(f for _, s in stages for f in list_stage_files(s))]
-        )
+    stages = [(path, open_input(path, args.output)) for path in args.files]
     entries = []
     for path, stage in stages:
         with reading(path):
