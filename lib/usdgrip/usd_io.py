@@ -1412,21 +1412,6 @@ def _slot_to_record(slot: GripperSlot, index: int) -> SlotRecord:
     )
 
 
-def apply_slot_from_record(prim: Usd.Prim, slot: GripperSlot) -> None:
-    """Author ``slot`` (e.g. read from LambdaSim records) through GripperSlotAPI on ``prim``."""
-    apply_gripper_slot(
-        prim,
-        slot.name,
-        center=slot.center_local,
-        forward=slot.forward_local,
-        span_axis=slot.span_axis_local,
-        up_range=slot.up_range_local,
-        slot_input_angle=slot.slot_input_angle,
-        lr=slot.lr,
-        group=slot.group,
-    )
-
-
 # --- files a stage reads -------------------------------------------------------
 
 
