@@ -1437,8 +1437,16 @@ def list_stage_files(stage: Usd.Stage) -> list[str]:
         if layer.anonymous:
             continue
         add(layer.realPath)
-        for asset in layer.GetCompositionAssetDependencies():
-            named = Sdf.ComputeAssetPathRelativeToLayer(layer, asset)
-            if named and Path(named.split("[", 1)[0]).is_file():
+        for named in list_layer_dependencies(layer):
+            if Path(named.split("[", 1)[0]).is_file():
                 add(named)
     return files
+
+
+def list_layer_dependencies(layer: Sdf.Layer) -> list[str]:
+    """The paths ``layer``'s sublayers, references and payloads name, anchored to the layer."""
+    named = (
+        Sdf.ComputeAssetPathRelativeToLayer(layer, asset)
+        for asset in layer.GetCompositionAssetDependencies()
+    )
+    return [path for path in named if path]

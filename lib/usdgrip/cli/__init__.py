@@ -155,6 +155,7 @@ def _describe_non_utf8(path: str | Path, exc: UnicodeDecodeError) -> str:
     from pxr import Sdf, Tf
 
     from usdgrip.fileio import display_path, find_non_utf8_line
+    from usdgrip.usd_io import list_layer_dependencies
 
     todo, seen = [str(path)], set()
     while todo:  # the root file, then the layers it names, breadth first
@@ -176,11 +177,7 @@ def _describe_non_utf8(path: str | Path, exc: UnicodeDecodeError) -> str:
             continue  # unreadable: nothing more to look into
         if layer is None:
             continue
-        named = [
-            Sdf.ComputeAssetPathRelativeToLayer(layer, asset)
-            for asset in layer.GetCompositionAssetDependencies()
-        ]
-        todo.extend(n for n in named if n)
+        todo.extend(list_layer_dependencies(layer))
     return (
         f"{display_path(path)}: holds text that is not UTF-8 (byte 0x{exc.object[exc.start]:02x}); "
         "USD text must be UTF-8: re-save the file as UTF-8"
