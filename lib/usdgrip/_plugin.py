@@ -7,11 +7,15 @@ wheel (``usdgrip/share``): ``plugInfo.json`` with ``Includes`` for
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import warnings
 from pathlib import Path
 
 SCHEMA_PLUGIN_NAME = "usdGrip"
 API_SCHEMAS = ("GripperSiteAPI", "GripperSlotAPI")
+#: The UsdValidation Plug plugin (``plugins/usdValidation``); also its Python module's name.
+VALIDATION_PLUGIN_NAME = "usdGripValidation"
 
 
 def share_dir() -> Path:
@@ -38,6 +42,56 @@ def schema_dir() -> Path:
 def usdview_plugin_dir() -> Path:
     """Return the directory of the usdview plugin (also its PYTHONPATH entry)."""
     return share_dir() / "plugins" / "usdview"
+
+
+def validation_plugin_dir() -> Path:
+    """Return the directory of the UsdValidation plugin (also its PYTHONPATH entry)."""
+    return share_dir() / "plugins" / "usdValidation"
+
+
+def register_validation_plugin() -> None:
+    """Declare usdgrip's UsdValidation validators to Plug once; safe when already declared.
+
+    Registers ``plugins/usdValidation`` (skipped when a plugin of that name is
+    registered, e.g. through ``PXR_PLUGINPATH_NAME``) and makes its module
+    ``usdGripValidation`` importable (its folder is appended to ``sys.path``
+    when no module of that name is found), so that
+    ``UsdValidation.ValidationContext(keywords=["usdgrip"])`` finds the rules.
+
+    UsdValidation reads the validator declarations when its registry is first
+    built (the first ``ValidationRegistry()`` or ``ValidationContext`` in the
+    process) and never again, so this must run before that; it never builds
+    the registry itself. Registered later, the validators stay unknown in this
+    process: :func:`get_validation_plugin_problem` says so.
+    """
+    from pxr import Plug
+
+    directory = validation_plugin_dir()
+    if importlib.util.find_spec(VALIDATION_PLUGIN_NAME) is None:
+        sys.path.append(str(directory))
+    registry = Plug.Registry()
+    if registry.GetPluginWithName(VALIDATION_PLUGIN_NAME) is None:
+        registry.RegisterPlugins(str(directory))
+
+
+def get_validation_plugin_problem() -> str | None:
+    """Why UsdValidation in this process does not know usdgrip's validators, or ``None``.
+
+    Builds UsdValidation's registry when nothing has yet (call it only where
+    that is wanted, e.g. ``usdgrip rules``).
+    """
+    try:
+        from pxr import UsdValidation
+    except ImportError:  # a USD build without the UsdValidation library
+        return "this USD has no UsdValidation module"
+    if UsdValidation.ValidationRegistry().GetValidatorMetadataForKeyword("usdgrip"):
+        return None
+    return (
+        "UsdValidation's registry in this process was built before usdgrip registered its "
+        'validators, so ValidationContext(keywords=["usdgrip"]) finds none; import usdgrip '
+        "before the first ValidationRegistry()/ValidationContext, or set PXR_PLUGINPATH_NAME "
+        "and PYTHONPATH as `usdgrip env` prints"
+    )
 
 
 def register_schema() -> None:
