@@ -6,7 +6,7 @@ import dataclasses
 import json
 
 import pytest
-from pxr import Sdf, Usd
+from pxr import Sdf, Usd, UsdGeom
 
 import usdgrip
 from usdgrip import usd_io
@@ -43,6 +43,7 @@ ISSUE_TABLE = {
     "GS.007": ("slot-record-legacy", "info"),
     "GS.008": ("slot-group", "warning"),
     "GA.001": ("asset-unresolved", "error"),
+    "GA.002": ("stage-units-unauthored", "warning"),
 }
 
 SEED_VALID = """
@@ -102,7 +103,7 @@ def test_registry_matches_issue_table():
         assert r.summary and "\n" not in r.summary
         assert r.doc_path.name == f"{r.code}.md"
         assert r.doc.startswith(f"# {r.name}")
-        assert r.validator == ("CheckStage" if r.code == "GA.001" else "CheckPrim")
+        assert r.validator == ("CheckStage" if r.code.startswith("GA.") else "CheckPrim")
         with pytest.raises(dataclasses.FrozenInstanceError):
             r.code = "XX.000"  # type: ignore[misc]
 
@@ -384,6 +385,8 @@ def test_hints_skip_absent_markers_and_binary_layers_enable_all(open_usda, tmp_p
     assert list(iter_candidates(stage)) == []
     crate = tmp_path / "site.usdc"
     source = Usd.Stage.CreateInMemory()
+    UsdGeom.SetStageMetersPerUnit(source, 1.0)  # else GA.002 (units unauthored) warns
+    UsdGeom.SetStageUpAxis(source, UsdGeom.Tokens.z)
     usd_io.define_gripper_site(source, "/G/tcp", 0.085)
     source.GetRootLayer().Export(str(crate))
     binary = Usd.Stage.Open(str(crate))

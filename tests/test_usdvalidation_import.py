@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parent.parent
 BROKEN_SITE = """#usda 1.0
 (
     metersPerUnit = 1
+    upAxis = "Z"
 )
 def Xform "G"
 {

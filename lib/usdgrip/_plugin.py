@@ -62,16 +62,26 @@ def register_validation_plugin() -> None:
     built (the first ``ValidationRegistry()`` or ``ValidationContext`` in the
     process) and never again, so this must run before that; it never builds
     the registry itself. Registered later, the validators stay unknown in this
-    process: :func:`get_validation_plugin_problem` says so.
+    process: :func:`get_validation_plugin_problem` says so. A plugin file that
+    cannot be read is a ``RuntimeWarning``, never an import failure.
     """
-    from pxr import Plug
+    from pxr import Plug, Tf
 
     directory = validation_plugin_dir()
     if importlib.util.find_spec(VALIDATION_PLUGIN_NAME) is None:
         sys.path.append(str(directory))
     registry = Plug.Registry()
     if registry.GetPluginWithName(VALIDATION_PLUGIN_NAME) is None:
-        registry.RegisterPlugins(str(directory))
+        try:
+            registry.RegisterPlugins(str(directory))
+        except Tf.ErrorException as exc:  # e.g. a plugInfo.json being regenerated
+            reason = " ".join(str(exc).split())
+            warnings.warn(
+                f"usdgrip: the UsdValidation plugin in {directory} could not be registered "
+                f"({reason}); usdgrip's validators are unknown to UsdValidation in this process",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
 
 def get_validation_plugin_problem() -> str | None:

@@ -689,7 +689,7 @@ def check_stage_level(
     rules: Iterable[str | Rule] | None = None,
     params: Mapping[str, Any] | None = None,
 ) -> list[Issue]:
-    """Run the stage-scope rules (GA.001) on ``stage``.
+    """Run the stage-scope rules (GA.001, GA.002) on ``stage``.
 
     Raises:
         ValueError: an unknown rule code or parameter.
