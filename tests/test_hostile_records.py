@@ -29,7 +29,7 @@ DEEP = "[" * 100_000 + "]" * 100_000
 
 CASES = {
     "duplicate": (DUPLICATE, "gripper_slots[0].up_range: is written 2 times (0.04, 5)"),
-    "huge": (HUGE_INTEGER, "gripper_slots[0].LR: holds an integer of 5001 digits"),
+    "huge": (HUGE_INTEGER, "(an integer of 5001 digits; Python reads at most 4300)"),
     "deep": (DEEP, "gripper_slots: nests arrays/objects more than 100 levels deep"),
 }
 
@@ -66,6 +66,26 @@ def test_duplicate_keys_are_a_problem_naming_the_record_and_key():
     )
     named = parse_lambdasim_records('{"h": {' + RECORD + '}, "h": {' + RECORD + "}}")[1]
     assert "the slot name 'h' is written 2 times" in named[0].describe()
+
+
+@pytest.mark.parametrize(
+    ("up_range", "message"),
+    [
+        ("1" + "0" * 400, "holds 100000000000…0000 (an integer of 401 digits that no 64-bit"),
+        (str(2**53 + 1), "holds 9007199254740993 (an integer of 16 digits that no 64-bit float"),
+        ("1e400", "holds 1e400 (beyond the largest 64-bit float, it would read as inf)"),
+    ],
+)
+def test_numbers_no_double_holds_are_refused_not_rounded(up_range, message):
+    text = "[{" + RECORD.replace('"up_range": 0.04', f'"up_range": {up_range}') + "}]"
+    records, problems = parse_lambdasim_records(text)
+    assert records == []
+    assert (
+        problems[0]
+        .describe()
+        .startswith(f"customData lambdasim:gripper_slots[0].up_range: {message}")
+    )
+    assert len(parse_lambdasim_records(text.replace(up_range, str(2**60)))[0]) == 1  # exact
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

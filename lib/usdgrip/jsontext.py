@@ -48,6 +48,7 @@ def load_json(
     *,
     limit: int = MAX_JSON_DEPTH,
     parse_int: Callable[[str], Any] | None = None,
+    parse_float: Callable[[str], Any] | None = None,
     object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
 ) -> Any:
     """``json.loads`` after checking the nesting depth.
@@ -60,4 +61,6 @@ def load_json(
     problem = get_json_depth_problem(text, limit)
     if problem is not None:
         raise ValueError(problem)
-    return json.loads(text, parse_int=parse_int, object_pairs_hook=object_pairs_hook)
+    return json.loads(
+        text, parse_int=parse_int, parse_float=parse_float, object_pairs_hook=object_pairs_hook
+    )

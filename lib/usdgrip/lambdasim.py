@@ -13,8 +13,10 @@ so records are named ``slot_<index>`` unless a record carries an extra
 default, keeping files written for LambdaSim free of unknown keys).
 
 Ambiguous JSON is refused, never guessed: a record with a key written twice
-(JSON parsers keep the last one silently), an integer too long for Python
-to read (more than ``sys.get_int_max_str_digits()`` digits) and text nested
+(JSON parsers keep the last one silently), a number no 64-bit float holds
+(an integer of more than ``sys.get_int_max_str_digits()`` digits or beyond
+2**53 and inexact, a finite literal such as ``1e400`` that would read as
+infinity) and text nested
 deeper than :data:`usdgrip.jsontext.MAX_JSON_DEPTH` levels each make a
 :class:`RecordProblem` naming the record and key.
 """
@@ -97,23 +99,43 @@ class _DuplicateKeyObject(dict):
 
 
 @dataclass(frozen=True)
-class _UnreadableInteger:
-    """A JSON integer with more digits than Python converts."""
+class _UnreadableNumber:
+    """A JSON number no 64-bit float holds: too many digits, too large, or inexact."""
 
-    digits: int
+    text: str
+    why: str
 
     def __repr__(self) -> str:
-        return (
-            f"an integer of {self.digits} digits (Python reads at most "
-            f"{sys.get_int_max_str_digits()})"
-        )
+        shown = self.text if len(self.text) <= 24 else f"{self.text[:12]}…{self.text[-4:]}"
+        return f"{shown} ({self.why})"
 
 
-def _parse_int(text: str) -> int | _UnreadableInteger:
+def _parse_int(text: str) -> int | _UnreadableNumber:
+    digits = len(text.lstrip("-"))
     try:
-        return int(text)
+        value = int(text)
     except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
-        return _UnreadableInteger(len(text.lstrip("-")))
+        limit = sys.get_int_max_str_digits()
+        return _UnreadableNumber(
+            text, f"an integer of {digits} digits; Python reads at most {limit}"
+        )
+    if abs(value) > 2**53:  # beyond 2**53 not every integer is a double
+        try:
+            exact = float(value) == value
+        except OverflowError:
+            exact = False
+        if not exact:
+            return _UnreadableNumber(
+                text, f"an integer of {digits} digits that no 64-bit float holds exactly"
+            )
+    return value
+
+
+def _parse_float(text: str) -> float | _UnreadableNumber:
+    value = float(text)
+    if math.isinf(value):  # a finite literal such as 1e400; "Infinity" is parse_constant's
+        return _UnreadableNumber(text, "beyond the largest 64-bit float, it would read as inf")
+    return value
 
 
 def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -137,7 +159,7 @@ def _describe_repeats(found: list[Any]) -> str:
 
 def _get_ambiguity(value: Any) -> str | None:
     """Why ``value`` (parsed JSON) cannot be read unambiguously: a repeated key, a huge integer."""
-    if isinstance(value, _UnreadableInteger):
+    if isinstance(value, _UnreadableNumber):
         return f"holds {value!r}"
     if isinstance(value, _DuplicateKeyObject):
         key, found = next(iter(value.duplicates.items()))
@@ -251,7 +273,9 @@ def parse_lambdasim_records(raw: Any) -> tuple[list[SlotRecord], list[RecordProb
     """
     if isinstance(raw, str):
         try:
-            raw = load_json(raw, parse_int=_parse_int, object_pairs_hook=_json_object)
+            raw = load_json(
+                raw, parse_int=_parse_int, parse_float=_parse_float, object_pairs_hook=_json_object
+            )
         except json.JSONDecodeError as exc:
             return [], [RecordProblem(None, None, f"is not valid JSON ({exc})")]
         except ValueError as exc:  # nested too deep

@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 from pxr import Sdf, Usd
 
 from usdgrip import usd_io
@@ -86,6 +87,7 @@ def _migrate_site(
     for legacy_names, schema_name in _VALUE_MOVES:
         schema_attr = prim.GetAttribute(schema_name)
         schema_authored = bool(schema_attr) and schema_attr.HasAuthoredValue()
+        kept: str | None = None  # a legacy name the readers read first, left as authored
         for legacy in legacy_names:
             attr = prim.GetAttribute(legacy)
             if not attr or not attr.HasAuthoredValue():
@@ -96,14 +98,29 @@ def _migrate_site(
                     f"already authored = {prim.GetAttribute(schema_name).Get()})"
                 )
                 continue
-            value = float(attr.Get())
-            prim.CreateAttribute(schema_name, Sdf.ValueTypeNames.Float).Set(value)
+            if kept is not None:  # converting it would change what the site reads
+                report.left.append(
+                    f"<{path}>: {legacy} = {_format_authored(attr)} kept: {kept}, which the "
+                    "readers use first, stays legacy"
+                )
+                continue
+            authored = attr.Get()
+            narrowed, problem = compute_schema_float(authored)
+            if narrowed is None:
+                report.left.append(f"<{path}>: {legacy} = {_format_authored(attr)} kept: {problem}")
+                kept = legacy
+                continue
+            prim.CreateAttribute(schema_name, Sdf.ValueTypeNames.Float).Set(float(narrowed))
             schema_authored = True
             if _authored_only_in(attr, layer):
                 prim.RemoveProperty(legacy)
-                report.changes.append(f"<{path}>: {legacy} → {schema_name} = {value:g}")
+                report.changes.append(
+                    f"<{path}>: {legacy} → {schema_name} = {format_float32(narrowed)}"
+                )
             else:
-                report.changes.append(f"<{path}>: {schema_name} = {value:g} (from {legacy})")
+                report.changes.append(
+                    f"<{path}>: {schema_name} = {format_float32(narrowed)} (from {legacy})"
+                )
                 report.left.append(
                     f"<{path}>: {legacy} is also authored in another layer; left there"
                 )
@@ -124,6 +141,62 @@ def _migrate_site(
                 report.left.append(f"<{path}/{old}>: rename to {new} refused by USD; left as is")
         else:
             report.left.append(f"<{path}/{old}>: authored in another layer; not renamed")
+
+
+def _format_authored(attr: Usd.Attribute) -> str:
+    """An attribute's default value as its layer's text shows it (``float`` values shortest)."""
+    value = attr.Get()
+    if isinstance(value, float) and attr.GetTypeName() == Sdf.ValueTypeNames.Float:
+        return format_float32(np.float32(value))
+    return repr(value)
+
+
+def format_float32(value: np.float32) -> str:
+    """The shortest text that reads back as ``value``, as USD writes a float in usda.
+
+    Positional for exponents in [-6, 21) (``0.085``, ``16777216``), else ``1e30``.
+    """
+    text = str(value)  # numpy: the shortest float32 repr, "1.6777216e+07" or "1e+30"
+    if "e" not in text:
+        return text.removesuffix(".0")
+    mantissa, exponent = text.split("e")
+    if -7 < int(exponent) < 21:
+        return np.format_float_positional(value, unique=True, trim="-")
+    return f"{mantissa.removesuffix('.0')}e{int(exponent)}"
+
+
+def compute_schema_float(value: object) -> tuple[np.float32 | None, str | None]:
+    """``value`` as the schema's ``float`` when that loses nothing: ``(float32, None)``.
+
+    The float keeps the value when it reads back as the same number, either
+    exactly (a legacy ``float``) or as the same shortest decimal (a legacy
+    ``double 0.085`` becomes ``float 0.085``, the number the author typed).
+    Otherwise ``(None, why)``: a value the float would change
+    (``0.0851234567891234``, ``int 16777217``), turn infinite (``1e300``) or
+    flush to zero, or a value that is not one number (its type, or time
+    samples only).
+    """
+    if value is None:
+        return None, "no default value (time samples only?); the schema attribute needs one value"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None, f"is a {type(value).__name__}; expected a number"
+    try:
+        wide = float(value)
+    except OverflowError:
+        return None, "is an integer beyond any float; the schema's float cannot hold it"
+    with np.errstate(over="ignore", under="ignore"):
+        narrowed = np.float32(wide)
+    exact_int = not isinstance(value, int) or wide == value  # 2**53 + 1 is no double either
+    same = float(narrowed) == wide or float(str(narrowed)) == wide or math.isnan(wide)
+    if same and exact_int:
+        return narrowed, None
+    if math.isinf(narrowed) and math.isfinite(wide):
+        return None, f"{wide!r} is beyond the schema's float (it would become inf)"
+    return None, (
+        f"the schema's float would hold {format_float32(narrowed)}, not the authored value (a "
+        "float keeps about 7 significant digits); author the schema attribute yourself if that "
+        "is enough"
+    )
 
 
 def _record_values(record: SlotRecord) -> dict[str, object]:
