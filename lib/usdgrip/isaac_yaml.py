@@ -129,9 +129,17 @@ def write_isaac_grasp(result: GraspPlanningResult, path: str | Path) -> Path:
         The path written.
 
     Raises:
+        TypeError: ``result`` is not a :class:`GraspPlanningResult`.
+        ValueError: ``path`` is an existing folder.
         FileNotFoundError: the folder of ``path`` does not exist.
         OSError: the folder is not writable.
     """
+    if not isinstance(result, GraspPlanningResult):
+        raise TypeError(
+            f"result is {type(result).__name__}; expected a GraspPlanningResult (plan_grasps)"
+        )
+    if Path(path).is_dir():
+        raise ValueError(f"path {str(path)!r} is a folder; expected a file path, e.g. grasps.yaml")
     return write_text_atomically(path, format_isaac_grasp(result))
 
 

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from pxr import Sdf, Usd
+from pxr import Gf, Sdf, Usd
 
 from usdgrip import usd_io
-from usdgrip.lambdasim import CUSTOM_DATA_KEY, SlotRecord
+from usdgrip.lambdasim import CUSTOM_DATA_KEY, RECORDS_KEY, SlotRecord
 from usdgrip.model import LR_TOKENS, GripperSite
 
 _VALUE_MOVES = (
@@ -255,8 +255,71 @@ def _differences(ours: dict[str, object], theirs: dict[str, object]) -> list[str
     ]
 
 
+@dataclass
+class _SlotEdits:
+    """Slot authoring planned while the stage is read, applied in one ``Sdf.ChangeBlock``.
+
+    Authoring each slot through the Usd API recomposes the prim after every
+    ``ApplyAPI`` and attribute, so a prim with N records cost O(N^2) or worse;
+    the specs are written directly in the root layer instead, once.
+    """
+
+    values: dict[Sdf.Path, dict[str, dict[str, object]]] = field(default_factory=dict)
+    """prim path -> slot name -> schema property -> value (the properties to author)."""
+    cleared: list[Sdf.Path] = field(default_factory=list)
+    """Prims whose ``lambdasim:gripper_slots`` customData is removed."""
+
+    def apply(self, layer: Sdf.Layer) -> None:
+        """Author the planned specs in ``layer``: API schemas, defaults, cleared records."""
+        with Sdf.ChangeBlock():
+            for path, slots in self.values.items():
+                spec = layer.GetPrimAtPath(path) or Sdf.CreatePrimInLayer(layer, path)
+                _add_api_schemas(spec, [f"{usd_io.SLOT_API}:{name}" for name in slots])
+                for name, values in slots.items():
+                    for prop, value in values.items():
+                        _set_default(spec, usd_io.get_slot_attribute_name(name, prop), prop, value)
+            for path in self.cleared:
+                spec = layer.GetPrimAtPath(path)
+                custom = dict(spec.customData)
+                records = dict(custom.pop(CUSTOM_DATA_KEY))
+                records.pop(RECORDS_KEY, None)
+                if records:
+                    custom[CUSTOM_DATA_KEY] = records
+                spec.ClearInfo("customData")
+                for key, value in custom.items():
+                    spec.SetInfoDictionaryValue("customData", key, value)
+
+
+def _add_api_schemas(spec: Sdf.PrimSpec, names: list[str]) -> None:
+    """Add ``names`` to the spec's apiSchemas as ``UsdPrim.ApplyAPI`` would (prepend)."""
+    current = spec.GetInfo("apiSchemas") if spec.HasInfo("apiSchemas") else Sdf.TokenListOp()
+    if current.isExplicit:
+        items = list(current.explicitItems)
+        current.explicitItems = items + [n for n in names if n not in items]
+    else:
+        items = list(current.prependedItems)
+        current.prependedItems = items + [n for n in names if n not in items]
+        current.deletedItems = [n for n in current.deletedItems if n not in names]
+    spec.SetInfo("apiSchemas", current)
+
+
+def _set_default(spec: Sdf.PrimSpec, attribute: str, prop: str, value: object) -> None:
+    # By path: spec.attributes.get() scans the prim's properties (quadratic over N slots).
+    attr = spec.layer.GetAttributeAtPath(spec.path.AppendProperty(attribute))
+    if attr is None:
+        uniform = Sdf.VariabilityUniform if prop == "lr" else Sdf.VariabilityVarying
+        attr = Sdf.AttributeSpec(spec, attribute, usd_io.SLOT_TYPE_NAMES[prop], uniform)
+    if isinstance(value, tuple):
+        value = Gf.Vec3d(*value)
+    attr.default = value
+
+
 def _convert_records(
-    prim: Usd.Prim, name: str, records: list[SlotRecord], report: MigrationReport
+    prim: Usd.Prim,
+    name: str,
+    records: list[SlotRecord],
+    report: MigrationReport,
+    edits: _SlotEdits,
 ) -> bool:
     """Author the records named ``name`` through ``GripperSlotAPI:<name>``, losing nothing.
 
@@ -298,18 +361,8 @@ def _convert_records(
             leave(record, f"GripperSlotAPI:{name} already authors {'; '.join(conflicts)}")
         return False
     missing = {prop: value for prop, value in values[0].items() if prop not in authored}
-    if missing:
-        usd_io.apply_gripper_slot(
-            prim,
-            name,
-            center=missing.get("center"),
-            forward=missing.get("forward"),
-            span_axis=missing.get("spanAxis"),
-            up_range=missing.get("upRange"),
-            slot_input_angle=missing.get("slotInputAngle"),
-            lr=missing.get("lr"),
-            group=missing.get("groupName"),
-        )
+    if missing:  # values as authored, also ones the GS rules fail: nothing is lost
+        edits.values.setdefault(path, {})[name] = missing
         label = "record" if len(records) == 1 else "records"
         indices = ", ".join(f"[{r.index}]" for r in records)
         if authored:
@@ -334,7 +387,9 @@ def _convert_records(
     return lossless
 
 
-def _migrate_slots(prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport) -> None:
+def _migrate_slots(
+    prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport, edits: _SlotEdits
+) -> None:
     path = prim.GetPath()
     records, problems = usd_io.read_slot_records(prim)
     if problems:
@@ -343,14 +398,14 @@ def _migrate_slots(prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport) ->
     by_name: dict[str, list[SlotRecord]] = {}
     for record in records:
         by_name.setdefault(record.name, []).append(record)
-    converted = [_convert_records(prim, name, named, report) for name, named in by_name.items()]
+    converted = [
+        _convert_records(prim, name, named, report, edits) for name, named in by_name.items()
+    ]
     lossless = all(converted)
     spec = layer.GetPrimAtPath(path)
     in_root = spec is not None and CUSTOM_DATA_KEY in spec.customData
     if lossless and records and in_root and _authored_only_in(prim, layer):
-        prim.ClearCustomDataByKey(usd_io.CUSTOM_DATA_PATH)
-        if not prim.GetCustomDataByKey(CUSTOM_DATA_KEY):
-            prim.ClearCustomDataByKey(CUSTOM_DATA_KEY)
+        edits.cleared.append(path)
         report.changes.append(
             f"<{path}>: removed customData lambdasim:gripper_slots (all converted)"
         )
@@ -364,15 +419,22 @@ def _migrate_slots(prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport) ->
 
 
 def migrate_stage(stage: Usd.Stage) -> MigrationReport:
-    """Convert legacy authoring on ``stage`` in its root layer (see module doc)."""
+    """Convert legacy authoring on ``stage`` in its root layer (see module doc).
+
+    Raises:
+        TypeError: ``stage`` is not a ``Usd.Stage``.
+    """
+    usd_io.require_stage(stage)
     layer = stage.GetRootLayer()
     report = MigrationReport()
     with Usd.EditContext(stage, layer):
         for prim, markers in list(usd_io.iter_site_prims(stage)):
             _migrate_site(prim, usd_io.read_gripper_site(prim, markers), layer, report)
+        edits = _SlotEdits()
         for prim in list(usd_io.iter_slot_prims(stage)):
             if prim.GetCustomDataByKey(usd_io.CUSTOM_DATA_PATH) is not None:
-                _migrate_slots(prim, layer, report)
+                _migrate_slots(prim, layer, report, edits)
+    edits.apply(layer)
     return report
 
 

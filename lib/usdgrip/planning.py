@@ -699,11 +699,17 @@ def plan_grasps(
             GripperSlot when slots is asked for, or a mesh that does not bound a
             solid when antipodal runs.
         ValueError: bad ``methods``, ``support``, distances or counts.
+        TypeError: ``request`` is not a :class:`GraspPlanningRequest`.
     """
     import usdgrip
     from usdgrip.antipodal import get_ray_backend
     from usdgrip.collision import Shape
 
+    if not isinstance(request, GraspPlanningRequest):
+        raise TypeError(
+            f"request is {type(request).__name__}; expected a GraspPlanningRequest "
+            "(usdgrip.GraspPlanningRequest(object=..., grippers=[...]))"
+        )
     started = time.perf_counter()
     report = progress or (lambda message, fraction: None)
     requested = parse_methods(methods)

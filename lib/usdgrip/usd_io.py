@@ -29,11 +29,27 @@ from usdgrip.lambdasim import (
     parse_lambdasim_records,
 )
 from usdgrip.model import LR_TOKENS, CurveInfo, GripperSite, GripperSlot
+from usdgrip.slot_checks import (
+    get_center_problem,
+    get_input_angle_problem,
+    get_up_range_problem,
+    get_vector3,
+)
 
 SITE_API = "GripperSiteAPI"
 SLOT_API = "GripperSlotAPI"
 SLOT_NAMESPACE = "gripperSlot"
 SLOT_PROPERTIES = ("center", "forward", "spanAxis", "upRange", "slotInputAngle", "lr", "groupName")
+#: The schema's value type of each GripperSlotAPI property (``lr`` is also uniform).
+SLOT_TYPE_NAMES = {
+    "center": Sdf.ValueTypeNames.Point3d,
+    "forward": Sdf.ValueTypeNames.Vector3d,
+    "spanAxis": Sdf.ValueTypeNames.Vector3d,
+    "upRange": Sdf.ValueTypeNames.Double,
+    "slotInputAngle": Sdf.ValueTypeNames.Double,
+    "lr": Sdf.ValueTypeNames.Token,
+    "groupName": Sdf.ValueTypeNames.String,
+}
 
 SOCKET_TYPE_ATTRS = {
     "simready:attachment:socketType": "socketType",
@@ -95,6 +111,48 @@ def get_prim(stage: Usd.Stage, path: str) -> Usd.Prim:
         roots = ", ".join(f"<{p.GetPath()}>" for p in stage.GetPseudoRoot().GetChildren()) or "none"
         raise PrimNotFoundError(f"{_stage_name(stage)}: no prim at <{path}> (root prims: {roots})")
     return prim
+
+
+def require_prim(prim: object, argument: str = "prim") -> Usd.Prim:
+    """``prim`` when it is a valid ``Usd.Prim``; otherwise an error naming ``argument``.
+
+    Raises:
+        TypeError: ``prim`` is not a ``Usd.Prim`` (``None``, a path string...).
+        ValueError: ``prim`` is invalid: no prim at its path, or its stage was released.
+    """
+    if not isinstance(prim, Usd.Prim):
+        raise TypeError(f"{argument} is {_describe_object(prim)}; expected a Usd.Prim")
+    if not prim.IsValid():
+        if prim.GetPath().isEmpty:
+            raise ValueError(
+                f"{argument} is a null Usd.Prim: stage.GetPrimAtPath found no prim at the path "
+                "asked for"
+            )
+        raise ValueError(
+            f"{argument} <{prim.GetPath()}> is no longer valid: its stage was released or the "
+            "prim removed (keep the stage referenced while its prims are used)"
+        )
+    return prim
+
+
+def _describe_object(value: object) -> str:
+    return "None" if value is None else f"a {type(value).__name__} ({value!r:.60})"
+
+
+def require_stage(stage: object, argument: str = "stage") -> Usd.Stage:
+    """``stage`` when it is a ``Usd.Stage``; otherwise a ``TypeError`` naming ``argument``."""
+    if not isinstance(stage, Usd.Stage):
+        raise TypeError(
+            f"{argument} is {_describe_object(stage)}; expected a Usd.Stage "
+            "(usdgrip.open_stage(path))"
+        )
+    return stage
+
+
+def _require_number(value: object, argument: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise TypeError(f"{argument} is {value!r}; expected a number")
+    return float(value)
 
 
 def _stage_name(stage: Usd.Stage) -> str:
@@ -638,7 +696,9 @@ def find_gripper_sites(stage: Usd.Stage, *, strict: bool = True) -> list[Gripper
     Raises:
         GripperError: ``strict`` and a site has an unusable value (``strict=False``: the
             site is returned with its ``problems``, e.g. for a panel that lists sites).
+        TypeError: ``stage`` is not a ``Usd.Stage``.
     """
+    require_stage(stage)
     cache = UsdGeom.XformCache(Usd.TimeCode.Default())
     mpu = get_meters_per_unit(stage)
     return [
@@ -884,7 +944,11 @@ def read_gripper_site(
     Raises:
         GripperError: ``strict`` and an unusable value the readers need (names file,
             prim, attribute and the type found).
+        TypeError: ``prim`` is not a ``Usd.Prim``.
+        ValueError: ``prim`` is not valid.
     """
+    if facts is None:  # the fast path (rules, find_gripper_sites) passes facts of a valid prim
+        require_prim(prim)
     facts = read_prim_facts(prim) if facts is None else facts
     markers = compute_site_markers(prim, facts) if markers is None else markers
     if meters_per_unit is None:
@@ -1024,8 +1088,25 @@ def define_gripper_site(
         translate: optional site position in its parent frame.
 
     Raises:
-        ValueError: a value is out of range or the axes are degenerate.
+        TypeError: ``stage`` is not a ``Usd.Stage``, ``path`` not a string, a value not a number.
+        ValueError: ``path`` is not an absolute prim path, a value is out of range or the
+            axes are degenerate.
     """
+    require_stage(stage)
+    text = str(path) if isinstance(path, str | Sdf.Path) else None
+    if text is None:
+        raise TypeError(f"path is {path!r}; expected an absolute prim path string, e.g. '/G3'")
+    if not (
+        Sdf.Path.IsValidPathString(text)
+        and Sdf.Path(text).IsAbsolutePath()
+        and Sdf.Path(text).IsPrimPath()
+    ):
+        raise ValueError(
+            f"path is {text!r}; expected an absolute prim path, e.g. {'/' + text.lstrip('/')!r}"
+        )
+    max_opening = _require_number(max_opening, "max_opening")
+    if max_payload is not None:
+        max_payload = _require_number(max_payload, "max_payload")
     if not (math.isfinite(max_opening) and max_opening > 0):
         raise ValueError(f"max_opening is {max_opening} m; expected a finite value > 0 m")
     if max_payload is not None and not (math.isfinite(max_payload) and max_payload > 0):
@@ -1064,8 +1145,10 @@ def set_gripper_site(
     handles those).
 
     Raises:
-        ValueError: the prim is not Xformable, or an axis is zero or not finite.
+        TypeError: ``prim`` is not a ``Usd.Prim``.
+        ValueError: the prim is not valid or not Xformable, or an axis is zero or not finite.
     """
+    require_prim(prim)
     can_apply = prim.CanApplyAPI(SITE_API)
     if not can_apply:
         raise ValueError(f"<{prim.GetPath()}>: cannot apply {SITE_API}: {can_apply.whyNot}")
@@ -1281,10 +1364,18 @@ def read_gripper_slots(prim: Usd.Prim, names: Collection[str] | None = None) -> 
     names, so a bad slot that is not asked for does not refuse the others.
 
     Raises:
+        TypeError: ``prim`` is not a ``Usd.Prim``, or ``names`` is a string (not a
+            collection of names).
+        ValueError: ``prim`` is not valid.
         GripperError: a LambdaSim record is malformed (names file, prim, record and key),
             a GripperSlotAPI instance name is not usable (GS.005), or a slot value has
             the wrong type or only time samples (names file, prim, slot and attribute).
     """
+    require_prim(prim)
+    if isinstance(names, str | bytes) or not (names is None or isinstance(names, Iterable)):
+        raise TypeError(
+            f"names is {names!r}; expected a collection of slot names, e.g. [{names!r}]"
+        )
     wanted = (lambda name: True) if names is None else set(names).__contains__
     instances = [name for name in list_slot_instances(prim) if wanted(name)]
     for name in instances:
@@ -1356,23 +1447,34 @@ def apply_gripper_slot(
 ) -> None:
     """Apply ``GripperSlotAPI:<name>`` and author the given fields (local frame).
 
+    Values that would fail the GS rules are refused before anything is authored:
+    a ``center`` that is not 3 finite numbers, a ``forward``/``span_axis`` that
+    is not finite and non-zero, an ``up_range`` that is not finite, > 0 m and at
+    most 10 m, a ``slot_input_angle`` outside [0, 360] degrees.
+
     Raises:
-        ValueError: a bad instance name (see :func:`check_slot_instance_name`) or ``lr``.
+        TypeError: ``prim`` is not a ``Usd.Prim``.
+        ValueError: ``prim`` is not valid, a bad instance name (see
+            :func:`check_slot_instance_name`), ``lr``, or a value named above.
     """
+    require_prim(prim)
     check_slot_instance_name(name)
+    problem = _get_slot_value_problem(center, forward, span_axis, up_range, slot_input_angle)
+    if problem is not None:
+        raise ValueError(f"<{prim.GetPath()}> slot {name!r}: {problem}")
     prim.ApplyAPI(SLOT_API, name)
     vector = lambda v: Gf.Vec3d(*map(float, np.asarray(v, dtype=np.float64).reshape(3)))  # noqa: E731
     values = {
-        "center": (center, Sdf.ValueTypeNames.Point3d, vector),
-        "forward": (forward, Sdf.ValueTypeNames.Vector3d, vector),
-        "spanAxis": (span_axis, Sdf.ValueTypeNames.Vector3d, vector),
-        "upRange": (up_range, Sdf.ValueTypeNames.Double, float),
-        "slotInputAngle": (slot_input_angle, Sdf.ValueTypeNames.Double, float),
-        "groupName": (group, Sdf.ValueTypeNames.String, str),
+        "center": (center, vector),
+        "forward": (forward, vector),
+        "spanAxis": (span_axis, vector),
+        "upRange": (up_range, float),
+        "slotInputAngle": (slot_input_angle, float),
+        "groupName": (group, str),
     }
-    for prop, (value, type_name, convert) in values.items():
+    for prop, (value, convert) in values.items():
         if value is not None:
-            attr = prim.CreateAttribute(get_slot_attribute_name(name, prop), type_name)
+            attr = prim.CreateAttribute(get_slot_attribute_name(name, prop), SLOT_TYPE_NAMES[prop])
             attr.Set(convert(value))
     if lr is not None:
         token = lr if isinstance(lr, str) else (LR_TOKENS[lr] if lr in (0, 1) else None)
@@ -1382,14 +1484,34 @@ def apply_gripper_slot(
             )
         attr = prim.CreateAttribute(
             get_slot_attribute_name(name, "lr"),
-            Sdf.ValueTypeNames.Token,
+            SLOT_TYPE_NAMES["lr"],
             variability=Sdf.VariabilityUniform,
         )
         attr.Set(token)
 
 
+def _get_slot_value_problem(
+    center: object, forward: object, span_axis: object, up_range: object, angle: object
+) -> str | None:
+    """The first given slot value that the GS rules would fail (``None`` values are skipped)."""
+    if center is not None and (problem := get_center_problem(center)):
+        return problem
+    for name, value in (("forward", forward), ("span_axis", span_axis)):
+        if value is None:
+            continue
+        vector = get_vector3(value)
+        if vector is None or not all(map(math.isfinite, vector)) or not any(vector):
+            return f"{name} is {value!r}; expected 3 finite numbers, not all zero"
+    if up_range is not None and (problem := get_up_range_problem(up_range)):
+        return problem
+    if angle is not None:
+        return get_input_angle_problem(angle)
+    return None
+
+
 def write_slot_records(prim: Usd.Prim, slots: Sequence[GripperSlot | SlotRecord]) -> None:
     """Write slots as LambdaSim version-2 records (JSON list string) into ``prim``'s customData."""
+    require_prim(prim)
     records = [
         s if isinstance(s, SlotRecord) else _slot_to_record(s, i) for i, s in enumerate(slots)
     ]
