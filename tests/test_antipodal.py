@@ -15,7 +15,7 @@ from usdgrip.antipodal import (
     find_contact_pairs,
     sample_antipodal_grasps,
 )
-from usdgrip.usd_geometry import read_object_mesh
+from usdgrip.usd.geometry import read_object_mesh
 
 CONE = math.atan(0.5)
 #: Score = the contact pair's score only (no approach term, no soft-NMS over pairs).
@@ -276,7 +276,7 @@ def test_approach_mask_rejects_approaches_from_below_the_table():
 def test_planning_on_the_example_mug_from_usd(tmp_path):
     from pathlib import Path
 
-    from usdgrip.usd_io import open_stage
+    from usdgrip.usd.stage import open_stage
 
     stage = open_stage(Path(__file__).resolve().parent.parent / "examples" / "mug.usda")
     mesh = read_object_mesh(stage.GetPrimAtPath("/Mug"))

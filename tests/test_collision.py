@@ -59,7 +59,7 @@ def test_proxy_dimensions_are_as_documented(gripper):
 
 
 def test_proxy_from_example_site_uses_max_opening_and_pad_width(open_usda):
-    from usdgrip.usd_io import find_gripper_sites
+    from usdgrip.usd.sites import find_gripper_sites
 
     stage = open_usda(
         """
@@ -93,7 +93,7 @@ def test_proxy_from_example_site_uses_max_opening_and_pad_width(open_usda):
 
 
 def test_from_site_without_max_opening_is_a_clear_error(open_usda):
-    from usdgrip.usd_io import find_gripper_sites
+    from usdgrip.usd.sites import find_gripper_sites
 
     stage = open_usda(
         """
@@ -111,7 +111,7 @@ def test_from_site_without_max_opening_is_a_clear_error(open_usda):
 
 
 def test_from_site_with_meshes_reexpresses_them_in_grasp_frame(open_usda):
-    from usdgrip.usd_io import find_gripper_sites
+    from usdgrip.usd.sites import find_gripper_sites
 
     stage = open_usda(
         """

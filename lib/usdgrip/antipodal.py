@@ -12,7 +12,7 @@ installed and trimesh's pure-python/rtree intersector otherwise.
 Grasp frame G (GraspGenX): ``+X`` closes from contact 1 to contact 2, ``+Z``
 is the approach direction, ``+Y = Z × X``, origin at the contacts' midpoint.
 All lengths are in the mesh's units (metres when the mesh comes from
-:func:`usdgrip.usd_geometry.read_object_mesh`).
+:func:`usdgrip.usd.geometry.read_object_mesh`).
 """
 
 from __future__ import annotations

@@ -637,7 +637,7 @@ class GripperCollisionModel:
             meshes: optional gripper collision geometry in WORLD coordinates of the
                 gripper stage: ``(name, Shape, world_from_shape)`` triples or
                 ``SceneShape`` records (``path``, ``kind``, ``params``, ``pose``,
-                ``mesh``) from :func:`usdgrip.usd_geometry.read_collision_shapes`.
+                ``mesh``) from :func:`usdgrip.usd.geometry.read_collision_shapes`.
                 They are re-expressed in G; a shape whose name contains ``finger``
                 is a finger.
             **proxy_options: keyword dimensions passed to :meth:`proxy`.
@@ -1043,10 +1043,10 @@ class CollisionScene:
     def from_usd(cls, stage: Any, **kwargs: Any) -> CollisionScene:
         """Scene of obstacles read from a USD stage (meshes, cube/sphere/cylinder/capsule).
 
-        Uses :func:`usdgrip.usd_geometry.read_collision_shapes`; every shape becomes
+        Uses :func:`usdgrip.usd.geometry.read_collision_shapes`; every shape becomes
         an obstacle named by its prim path (see :meth:`find`).
         """
-        from usdgrip.usd_geometry import read_collision_shapes
+        from usdgrip.usd.geometry import read_collision_shapes
 
         scene = cls()
         for item in read_collision_shapes(stage, **kwargs):

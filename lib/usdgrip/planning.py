@@ -242,13 +242,9 @@ def read_object(
         GripperError: unreadable file, missing prim, no mesh (``need_mesh``),
             a mesh that does not bound a solid (``check_closed``), malformed slots.
     """
-    from usdgrip.usd_geometry import check_manifold, read_object_mesh, read_up_axis
-    from usdgrip.usd_io import (
-        compute_world_transform,
-        get_prim,
-        open_stage,
-        read_gripper_slots,
-    )
+    from usdgrip.usd.geometry import check_manifold, read_object_mesh, read_up_axis
+    from usdgrip.usd.slots import read_gripper_slots
+    from usdgrip.usd.stage import compute_world_transform, get_prim, open_stage
 
     stage = open_stage(asset_path)
     prim = get_prim(stage, prim_path)
@@ -297,13 +293,9 @@ def read_gripper(gripper: GripperRef):
         GripperError: unreadable file, missing prim, or the prim is not a gripper
             site (the message lists the sites the file has).
     """
-    from usdgrip.usd_io import (
-        compute_site_markers,
-        get_prim,
-        iter_site_prims,
-        open_stage,
-        read_gripper_site,
-    )
+    from usdgrip.usd.discovery import compute_site_markers, iter_site_prims
+    from usdgrip.usd.sites import read_gripper_site
+    from usdgrip.usd.stage import get_prim, open_stage
 
     stage = open_stage(gripper.asset_path)
     prim = get_prim(stage, gripper.prim_path)
@@ -433,7 +425,7 @@ def read_scene(scene: Any):
     if isinstance(scene, CollisionScene):
         return scene
     if isinstance(scene, str | Path):
-        from usdgrip.usd_io import open_stage
+        from usdgrip.usd.stage import open_stage
 
         return CollisionScene.from_usd(open_stage(scene))
     raise TypeError(
@@ -470,8 +462,8 @@ def read_gripper_model(gripper: GripperRef, site, mode: str = "auto"):
         ValueError: an unknown ``mode``.
     """
     from usdgrip.collision import GripperCollisionModel
-    from usdgrip.usd_geometry import read_collision_shapes
-    from usdgrip.usd_io import get_prim, open_stage
+    from usdgrip.usd.geometry import read_collision_shapes
+    from usdgrip.usd.stage import get_prim, open_stage
 
     if mode not in GRIPPER_MODELS:
         raise ValueError(f"gripper model {mode!r}; expected one of {', '.join(GRIPPER_MODELS)}")

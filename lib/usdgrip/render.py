@@ -1,7 +1,7 @@
 """Draw an object, its gripper sites, slots and grasp candidates to a PNG (no usdview).
 
-A USD-edge module (reads the stage with :mod:`usdgrip.usd_io` and
-:mod:`usdgrip.usd_geometry`) that draws with matplotlib's Agg backend, so it
+A USD-edge module (reads the stage with :mod:`usdgrip.usd` and
+:mod:`usdgrip.usd.geometry`) that draws with matplotlib's Agg backend, so it
 runs headless: for docs, CI artefacts and people without a viewer. Slots and
 grippers use the same line geometry as the usdview overlays
 (:mod:`usdgrip.views.shapes`), so the picture matches the viewer.
@@ -94,7 +94,7 @@ def _to_plot(points: NDArray[np.float64], up: str) -> NDArray[np.float64]:
 
 
 def _find_object(stage: Usd.Stage, prim_path: str | None) -> Usd.Prim | None:
-    from usdgrip.usd_io import get_prim
+    from usdgrip.usd.stage import get_prim
 
     if prim_path:
         return get_prim(stage, prim_path)
@@ -104,7 +104,7 @@ def _find_object(stage: Usd.Stage, prim_path: str | None) -> Usd.Prim | None:
 
 def _read_mesh(prim: Usd.Prim | None, stage: Usd.Stage) -> tuple[NDArray, NDArray]:
     """World triangles (F, 3, 3) in metres of ``prim`` (or every top-level prim)."""
-    from usdgrip.usd_geometry import read_object_mesh
+    from usdgrip.usd.geometry import read_object_mesh
 
     roots = [prim] if prim is not None else list(stage.GetPseudoRoot().GetChildren())
     triangles = []
@@ -167,7 +167,7 @@ def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None, prim_give
     without a pose frame falls back to ``prim`` (the default prim).
     """
     from usdgrip.isaac_yaml import read_isaac_grasp
-    from usdgrip.usd_io import compute_world_transform
+    from usdgrip.usd.stage import compute_world_transform
     from usdgrip.views.grasp_set import compute_grasp_set_from_plan
 
     result = source if not isinstance(source, str | os.PathLike) else read_isaac_grasp(source)
@@ -237,7 +237,8 @@ def render_view(
         OSError: the output folder is missing or not writable.
     """
     from usdgrip.sampling import check_slot
-    from usdgrip.usd_io import find_gripper_sites, iter_slot_prims, read_gripper_slots
+    from usdgrip.usd.sites import find_gripper_sites
+    from usdgrip.usd.slots import iter_slot_prims, read_gripper_slots
 
     out = Path(output)
     if out.suffix.lower() != ".png":

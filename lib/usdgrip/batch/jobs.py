@@ -308,7 +308,7 @@ def plan_file(
     from usdgrip.fileio import check_output_path
     from usdgrip.isaac_yaml import write_isaac_grasp
     from usdgrip.planning import plan_grasps
-    from usdgrip.usd_io import open_stage
+    from usdgrip.usd.stage import open_stage
 
     target = compute_output_path(path, root or str(Path(path).parent), out_dir)
     check_output_path(target, [path, *(file for file, _ in grippers)])

@@ -9,7 +9,7 @@ the engine turns them into :class:`Issue` records carrying the rule's code,
 name and severity.
 
 :func:`validate` walks the stage ONCE, through
-:func:`usdgrip.usd_io.iter_marked_prims` (the same discovery as
+:func:`usdgrip.usd.discovery.iter_marked_prims` (the same discovery as
 ``iter_site_prims``/``iter_slot_prims``): the text of the used layers tells
 which kinds of discovery markers can occur at all, only the per-prim queries
 those kinds need are made, and the exact site markers are computed for the
@@ -30,10 +30,29 @@ from typing import Any, Generic, NamedTuple, TypeVar
 import numpy as np
 from pxr import Sdf, Usd, UsdGeom
 
-from usdgrip import usd_io
 from usdgrip.lambdasim import CUSTOM_DATA_PATH, RecordProblem, SlotRecord
 from usdgrip.model import DECLARING_MARKERS, GripperSite
 from usdgrip.slot_checks import MAX_OPENING_M, MAX_UP_RANGE_M
+from usdgrip.usd.discovery import (
+    PrimFacts,
+    compute_site_markers,
+    find_marked_prims,
+    iter_marked_prims,
+    read_prim_facts,
+)
+from usdgrip.usd.discovery import (
+    compute_marker_hints as compute_marker_hints,  # re-exported by usdgrip.rules
+)
+from usdgrip.usd.names import SLOT_NAMESPACE, SLOT_PROPERTIES
+from usdgrip.usd.sites import read_gripper_site
+from usdgrip.usd.slots import (
+    get_instance_name_problem,
+    get_slot_layout,
+    list_slot_instances,
+    read_slot_records,
+    read_slot_values,
+)
+from usdgrip.usd.stage import compute_world_transform, get_meters_per_unit, open_stage
 
 SEVERITIES = ("failure", "error", "warning", "info")
 """Severities, most serious first. ``failure`` and ``error`` make a report not ok."""
@@ -282,8 +301,8 @@ class SiteContext:
     params: Mapping[str, float]
     xform_cache: UsdGeom.XformCache | None = None
     """Shared by the sites of one validation run (default: one per site)."""
-    facts: usd_io.PrimFacts | None = None
-    """The prim's :func:`usdgrip.usd_io.read_prim_facts`, when already read."""
+    facts: PrimFacts | None = None
+    """The prim's :func:`usdgrip.usd.discovery.read_prim_facts`, when already read."""
     meters_per_unit: float | None = None
     """The stage's, when already read."""
 
@@ -294,7 +313,7 @@ class SiteContext:
 
     @cached_property
     def site(self) -> GripperSite:
-        """The site as :func:`usdgrip.usd_io.read_gripper_site` reads it, without the grasp frame.
+        """The site as :func:`~usdgrip.usd.sites.read_gripper_site` reads it, without the frame.
 
         The rules check the axes, not the frame they give, so ``grasp_frame`` is
         ``None`` here and ``warnings`` lacks the frame's warnings; a rule that
@@ -302,7 +321,7 @@ class SiteContext:
         """
         # Non-finite authored points are reported by GR.005, not as numpy warnings.
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            return usd_io.read_gripper_site(
+            return read_gripper_site(
                 self.prim,
                 self.markers,
                 xform_cache=self.xform_cache,
@@ -353,7 +372,7 @@ class SlotEntry(NamedTuple):
     record_index: int | None = None
     problems: Mapping[str, str] = {}
     """Unusable schema values (wrong type, time-sampled only) by property name (``upRange``...),
-    from :func:`usdgrip.usd_io.read_slot_values`; such a value is ``None`` here."""
+    from :func:`usdgrip.usd.slots.read_slot_values`; such a value is ``None`` here."""
 
     @property
     def label(self) -> str:
@@ -404,18 +423,18 @@ class SlotContext:
         )
         if regular:
             return None
-        return usd_io.compute_world_transform(
+        return compute_world_transform(
             self.prim, xform_cache=cache, meters_per_unit=meters_per_unit
         )
 
     @cached_property
     def instance_names(self) -> list[str]:
         """GripperSlotAPI instance names in authoring order."""
-        return usd_io.list_slot_instances(self.prim)
+        return list_slot_instances(self.prim)
 
     @cached_property
     def _records(self) -> tuple[list[SlotRecord], list[RecordProblem]]:
-        return usd_io.read_slot_records(self.prim)
+        return read_slot_records(self.prim)
 
     @property
     def records(self) -> list[SlotRecord]:
@@ -459,20 +478,20 @@ class SlotContext:
 
     def _schema_entry(self, name: str) -> SlotEntry:
         prim = self.prim
-        _, order, listed = usd_io.get_slot_layout()
+        _, order, listed = get_slot_layout()
         # One query for the instance's properties: the schema's 7 (always there once the
         # API is applied), sorted by name, so in a known order when there are no others.
-        props = _get_properties_in_namespace(prim, f"{usd_io.SLOT_NAMESPACE}:{name}")
+        props = _get_properties_in_namespace(prim, f"{SLOT_NAMESPACE}:{name}")
         if len(props) == len(order) and all(map(isinstance, props, _ATTRIBUTE_TYPES)):
             got = list(map(_attribute_get, props))  # in listing order
-            values, problems = usd_io.read_slot_values(
+            values, problems = read_slot_values(
                 prim,
                 name,
                 [props[i] for i in listed],  # in SLOT_PROPERTIES order
                 [got[i] for i in listed],
             )
         else:  # other properties in the namespace: look the schema's up by name
-            values, problems = usd_io.read_slot_values(prim, name)
+            values, problems = read_slot_values(prim, name)
         center, forward, span_axis, up_range, angle, lr, group = values
         # Gf vectors -> tuples of floats once, through the buffer protocol (tuple(Gf.Vec3d)
         # iterates in Python and is 20x slower), so rules work on plain tuples.
@@ -499,7 +518,7 @@ class SlotContext:
 # Unbound pxr methods: looking a method up on a pxr object costs more than calling it.
 _attribute_get = Usd.Attribute.Get
 _get_properties_in_namespace = Usd.Prim.GetPropertiesInNamespace
-_ATTRIBUTE_TYPES = (Usd.Attribute,) * len(usd_io.SLOT_PROPERTIES)
+_ATTRIBUTE_TYPES = (Usd.Attribute,) * len(SLOT_PROPERTIES)
 
 
 def _to_floats(value: Any) -> tuple:
@@ -514,23 +533,18 @@ def _to_floats(value: Any) -> tuple:
     return tuple(np.asarray(value, dtype=np.float64).tolist())
 
 
-#: Why a name cannot be a GripperSlotAPI instance name (``None`` when it can); the readers
-#: skip nothing silently: they refuse a prim with such a slot, GS.005 reports it.
-get_instance_name_problem = usd_io.get_instance_name_problem
-
-
 # --- the traversal -------------------------------------------------------------
 
-#: Which kinds of discovery markers can occur on a stage (text of the used layers).
-compute_marker_hints = usd_io.compute_marker_hints
-
+# ``compute_marker_hints`` (imported above) tells which kinds of discovery markers can
+# occur on a stage; ``get_instance_name_problem`` why a name cannot be a slot instance.
 #: ``(prim, site_markers, has_slots)`` for every prim a site or slot rule applies to: one
-#: traversal, exactly the prims :func:`usdgrip.usd_io.iter_site_prims` / ``iter_slot_prims`` find.
-iter_candidates = usd_io.iter_marked_prims
+#: traversal, exactly the prims :func:`~usdgrip.usd.discovery.iter_site_prims` /
+#: :func:`~usdgrip.usd.slots.iter_slot_prims` find.
+iter_candidates = iter_marked_prims
 
 
 def _prim_has_slots(prim: Usd.Prim) -> bool:
-    return bool(usd_io.list_slot_instances(prim)) or (
+    return bool(list_slot_instances(prim)) or (
         prim.GetCustomDataByKey(CUSTOM_DATA_PATH) is not None
     )
 
@@ -640,7 +654,7 @@ def _check_candidate(
     slot_rules: Sequence[Rule],
     params: Mapping[str, float],
     xform_cache: UsdGeom.XformCache | None = None,
-    facts: usd_io.PrimFacts | None = None,
+    facts: PrimFacts | None = None,
     meters_per_unit: float | None = None,
 ) -> list[Issue]:
     issues: list[Issue] = []
@@ -676,8 +690,8 @@ def check_prim(
     """
     site_rules, slot_rules, _ = _split(select_rules(rules))
     resolved = resolve_params(params)
-    facts = usd_io.read_prim_facts(prim) if site_rules else None
-    markers = usd_io.compute_site_markers(prim, facts) if facts is not None else ()
+    facts = read_prim_facts(prim) if site_rules else None
+    markers = compute_site_markers(prim, facts) if facts is not None else ()
     has_slots = bool(slot_rules) and _prim_has_slots(prim)
     if not markers and not has_slots:
         return []
@@ -806,11 +820,11 @@ def validate(
     """Validate a stage (or a USD file) against the usdgrip rules in one traversal.
 
     Args:
-        stage_or_path: an open stage, or a path opened with :func:`usdgrip.usd_io.open_stage`.
+        stage_or_path: an open stage, or a path opened with :func:`usdgrip.usd.stage.open_stage`.
         rules: codes (``"GR.003"``) or names to run; ``None`` runs every rule.
         params: overrides of :data:`DEFAULT_PARAMS`.
         scan: how the prims any rule applies to are found
-            (:func:`usdgrip.usd_io.find_marked_prims`): ``"collection"``
+            (:func:`usdgrip.usd.discovery.find_marked_prims`): ``"collection"``
             evaluates an OpenUSD path expression in C++ through a temporary
             collection on the session layer, removed before returning (the stage
             sends two ``ObjectsChanged`` notices; do not validate while another
@@ -835,7 +849,7 @@ def validate(
     if isinstance(stage_or_path, Usd.Stage):
         stage, scan = stage_or_path, scan or "traverse"
     else:
-        stage, scan = usd_io.open_stage(stage_or_path), scan or "collection"
+        stage, scan = open_stage(stage_or_path), scan or "collection"
     site_rules, slot_rules, stage_rules = _split(selected)
     issues: list[Issue] = []
     context = StageContext(stage, resolved)
@@ -849,12 +863,12 @@ def validate(
         )
         # One transform cache for the run: the sites share their ancestors' transforms.
         cache = UsdGeom.XformCache(Usd.TimeCode.Default())
-        mpu = usd_io.get_meters_per_unit(stage)
-        for prim, maybe_site, maybe_slot in usd_io.find_marked_prims(stage, kinds, scan=scan):
+        mpu = get_meters_per_unit(stage)
+        for prim, maybe_site, maybe_slot in find_marked_prims(stage, kinds, scan=scan):
             facts, markers = None, ()
             if maybe_site and site_rules:
-                facts = usd_io.read_prim_facts(prim)
-                markers = usd_io.compute_site_markers(prim, facts)
+                facts = read_prim_facts(prim)
+                markers = compute_site_markers(prim, facts)
             has_slots = maybe_slot and bool(slot_rules)
             if markers or has_slots:
                 found = _check_candidate(

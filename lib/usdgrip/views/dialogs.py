@@ -163,7 +163,7 @@ class _TaskDialog(QtWidgets.QDialog):
 
 
 def _object_to_world(stage: Usd.Stage, path: str) -> Any:
-    from usdgrip.usd_io import compute_world_transform, get_prim
+    from usdgrip.usd.stage import compute_world_transform, get_prim
 
     return compute_world_transform(get_prim(stage, path))
 
@@ -199,7 +199,8 @@ class SampleDialog(_TaskDialog):
 
     def setStage(self, stage: Usd.Stage, selected_paths: list[str] | tuple = ()) -> None:
         """List the objects with slots; preselect the first selected one."""
-        from usdgrip.usd_io import find_gripper_sites, iter_slot_prims
+        from usdgrip.usd.sites import find_gripper_sites
+        from usdgrip.usd.slots import iter_slot_prims
 
         self._stage = stage
         paths = [str(p.GetPath()) for p in iter_slot_prims(stage)]
@@ -217,7 +218,8 @@ class SampleDialog(_TaskDialog):
 
     def _prepare(self):
         from usdgrip.sampling import sample_gripper_groups
-        from usdgrip.usd_io import get_prim, read_gripper_slots
+        from usdgrip.usd.slots import read_gripper_slots
+        from usdgrip.usd.stage import get_prim
 
         path = self.objectCombo.currentText()
         if self._stage is None or not path:
@@ -319,7 +321,8 @@ class PlanDialog(_TaskDialog):
         return self._stage.GetRootLayer().realPath
 
     def _load_sites(self) -> None:
-        from usdgrip.usd_io import find_gripper_sites, open_stage
+        from usdgrip.usd.sites import find_gripper_sites
+        from usdgrip.usd.stage import open_stage
 
         self.siteCombo.clear()
         asset = self._gripper_asset()
