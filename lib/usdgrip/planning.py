@@ -26,7 +26,7 @@ Pipeline for each gripper, in request order:
 3. Rank by score after soft non-maximum suppression over antipodal contact
    pairs (the k-th approach of a pair times ``pair_decay ** k``), ties by id;
    the decay is applied again among the survivors and gives ``confidence``.
-4. Collision (:mod:`usdgrip.collision`), in rank order and in chunks until
+4. Collision (:mod:`usdgrip.grasping.collision`), in rank order and in chunks until
    ``max_candidates_per_gripper`` survive (lower-ranked proposals are never
    checked): the open gripper at the grasp pose against the object and the
    scene obstacles; then the retreat check (the object attached to the
@@ -412,13 +412,13 @@ def propose_slots(
 
 
 def read_scene(scene: Any):
-    """A :class:`~usdgrip.collision.CollisionScene` from ``None``, a scene, or a USD file path.
+    """A :class:`~usdgrip.grasping.collision.CollisionScene` from ``None``, a scene or a USD path.
 
     Raises:
         GripperError: the scene file cannot be opened or read.
         TypeError: ``scene`` is of another type.
     """
-    from usdgrip.collision import CollisionScene
+    from usdgrip.grasping.collision import CollisionScene
 
     if scene is None:
         return CollisionScene()
@@ -443,7 +443,7 @@ GRIPPER_MODELS = ("auto", "proxy", "geometry")
 
 
 def read_gripper_model(gripper: GripperRef, site, mode: str = "auto"):
-    """The gripper's collision model (:class:`usdgrip.collision.GripperCollisionModel`).
+    """The gripper's collision model (:class:`usdgrip.grasping.collision.GripperCollisionModel`).
 
     The gripper geometry is everything under the site's top-level ancestor
     (``/Gripper`` for ``/Gripper/tcp``); a prim whose name contains ``finger``
@@ -461,7 +461,7 @@ def read_gripper_model(gripper: GripperRef, site, mode: str = "auto"):
     Raises:
         ValueError: an unknown ``mode``.
     """
-    from usdgrip.collision import GripperCollisionModel
+    from usdgrip.grasping.collision import GripperCollisionModel
     from usdgrip.usd.geometry import read_collision_shapes
     from usdgrip.usd.stage import get_prim, open_stage
 
@@ -654,7 +654,7 @@ def plan_grasps(
     Args:
         request: object, grippers (in output order), candidate limit and seed.
         scene: obstacles around the object: ``None`` (the object alone), a
-            :class:`~usdgrip.collision.CollisionScene` (the object is added for
+            :class:`~usdgrip.grasping.collision.CollisionScene` (the object is added for
             the run and removed afterwards), or a USD file path read with
             :meth:`CollisionScene.from_usd`, leaving out the shapes at or under the
             object prim (the object itself, when the file contains it; a warning
@@ -694,7 +694,7 @@ def plan_grasps(
     """
     import usdgrip
     from usdgrip.antipodal import get_ray_backend
-    from usdgrip.collision import Shape
+    from usdgrip.grasping.collision import Shape
 
     started = time.perf_counter()
     report = progress or (lambda message, fraction: None)
