@@ -29,7 +29,7 @@ import time
 import numpy as np
 import trimesh
 
-from usdgrip.antipodal import sample_antipodal_grasps
+from usdgrip.grasping.backends.antipodal import sample_antipodal_grasps
 
 TARGET_SECONDS = 3.0
 MAX_OPENING = 0.085

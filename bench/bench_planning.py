@@ -30,10 +30,10 @@ import numpy as np
 import trimesh
 from bench_collision import distance_only_touch
 
-from usdgrip.antipodal import sample_antipodal_grasps
 from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
+from usdgrip.grasping.backends.antipodal import sample_antipodal_grasps
 from usdgrip.grasping.collision import scene as collision_scene
-from usdgrip.planning import OVERSAMPLE, plan_grasps
+from usdgrip.grasping.planner import OVERSAMPLE, plan_grasps
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_SECONDS = 3.0

@@ -10,7 +10,7 @@ import yaml
 
 from usdgrip.cli import main
 from usdgrip.cli.plan import parse_gripper
-from usdgrip.isaac_yaml import read_isaac_grasp
+from usdgrip.grasping.isaac_yaml import read_isaac_grasp
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MUG = str(EXAMPLES / "mug.usda")

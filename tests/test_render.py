@@ -17,7 +17,7 @@ from usdgrip.contracts import (
     GraspPlanningResult,
     GripperRef,
 )
-from usdgrip.isaac_yaml import write_isaac_grasp
+from usdgrip.grasping.isaac_yaml import write_isaac_grasp
 from usdgrip.render import _to_plot, compute_feature_edges
 
 TOTE = str(EXAMPLES / "tote.usda")

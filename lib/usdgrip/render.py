@@ -166,7 +166,7 @@ def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None, prim_give
     to the file's ``metadata.pose_frame`` prim, which must be on the stage; a file
     without a pose frame falls back to ``prim`` (the default prim).
     """
-    from usdgrip.isaac_yaml import read_isaac_grasp
+    from usdgrip.grasping.isaac_yaml import read_isaac_grasp
     from usdgrip.usd.stage import compute_world_transform
     from usdgrip.views.grasp_set import compute_grasp_set_from_plan
 

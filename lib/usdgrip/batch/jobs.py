@@ -40,7 +40,7 @@ Job = Callable[..., Mapping[str, Any]]
 #: Modules the shipped jobs import on first call; workers load them at start-up.
 JOB_IMPORTS = {
     VALIDATE_JOB: ("usdgrip.rules",),
-    PLAN_JOB: ("usdgrip.planning", "usdgrip.isaac_yaml", "usdgrip.contracts"),
+    PLAN_JOB: ("usdgrip.grasping.planner", "usdgrip.grasping.isaac_yaml", "usdgrip.contracts"),
 }
 
 _JOB_CACHE: dict[str, Job] = {}
@@ -279,7 +279,7 @@ def plan_file(
 
     The object is the file's default prim (or, without a ``defaultPrim``, its
     only root prim; a ``defaultPrim`` naming no prim is an error). The file
-    is written atomically by :func:`usdgrip.isaac_yaml.write_isaac_grasp` to
+    is written atomically by :func:`usdgrip.grasping.isaac_yaml.write_isaac_grasp` to
     :func:`compute_output_path`.
 
     Args:
@@ -306,8 +306,8 @@ def plan_file(
     from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
     from usdgrip.errors import GripperError
     from usdgrip.fileio import check_output_path
-    from usdgrip.isaac_yaml import write_isaac_grasp
-    from usdgrip.planning import plan_grasps
+    from usdgrip.grasping.isaac_yaml import write_isaac_grasp
+    from usdgrip.grasping.planner import plan_grasps
     from usdgrip.usd.stage import open_stage
 
     target = compute_output_path(path, root or str(Path(path).parent), out_dir)

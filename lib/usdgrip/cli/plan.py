@@ -198,8 +198,9 @@ class _ProgressBar:
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, open_input
     from usdgrip.fileio import check_output_path
-    from usdgrip.isaac_yaml import write_isaac_grasp
-    from usdgrip.planning import parse_methods, plan_grasps
+    from usdgrip.grasping.isaac_yaml import write_isaac_grasp
+    from usdgrip.grasping.planner import plan_grasps
+    from usdgrip.grasping.proposals import parse_methods
 
     if args.show < 0:
         raise ValueError(f"--show {args.show}: expected a number of candidates >= 0")

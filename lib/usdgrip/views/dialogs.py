@@ -383,7 +383,7 @@ class PlanDialog(_TaskDialog):
 
 def _planning_methods() -> tuple[str, ...]:
     try:
-        from usdgrip.planning import METHODS
+        from usdgrip.grasping.proposals import METHODS
     except ImportError:
         return ()
     return tuple(METHODS)

@@ -195,7 +195,7 @@ class GrippersSession(QtCore.QObject):
         Returns:
             The written path, or ``None`` when nothing was written.
         """
-        from usdgrip.isaac_yaml import write_isaac_grasp
+        from usdgrip.grasping.isaac_yaml import write_isaac_grasp
 
         if self.grasps is None or self.grasps.source != "plan":
             self.host.status(
