@@ -462,3 +462,29 @@ def test_slow_ray_fallback_is_a_warning(write_usda, monkeypatch):
         plan_grasps(request, ray_backend="gpu")
     with pytest.raises(ValueError, match=r"pair decay is 1.5; expected a value in \(0, 1\]"):
         plan_grasps(request, pair_decay=1.5)
+
+
+def test_each_file_is_opened_once_and_given_stages_not_at_all(monkeypatch):
+    # The object, the gripper site and the gripper's collision model (auto) all read from
+    # one stage per file; stages the caller passes are not opened again.
+    from usdgrip.usd import stage as usd_stage
+
+    opened = []
+    real_open = usd_stage.open_stage
+
+    def spy(path):
+        opened.append(str(path))
+        return real_open(path)
+
+    monkeypatch.setattr(usd_stage, "open_stage", spy)
+    request = make_request(str(EXAMPLES / "mug.usda"), "/Mug", count=2)
+    first = plan_grasps(request, methods="slots", gripper_model="auto")
+    assert sorted(opened) == sorted([str(EXAMPLES / "mug.usda"), GRIPPER.asset_path])
+    stages = {path: real_open(path) for path in opened}
+    opened.clear()
+    again = plan_grasps(request, methods="slots", gripper_model="auto", stages=stages)
+    assert opened == []
+    assert list(again.grasps) == list(first.grasps)
+    assert [g.position for g in again.grasps.values()] == [
+        g.position for g in first.grasps.values()
+    ]

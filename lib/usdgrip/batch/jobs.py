@@ -312,7 +312,7 @@ def plan_file(
 
     target = compute_output_path(path, root or str(Path(path).parent), out_dir)
     check_output_path(target, [path, *(file for file, _ in grippers)])
-    stage = open_stage(path)  # kept open: plan_grasps reuses the loaded layer
+    stage = open_stage(path)  # read once: plan_grasps reads this stage, not the file again
     prim = stage.GetDefaultPrim()
     if not prim and stage.HasDefaultPrim():
         roots = ", ".join(f"<{p.GetPath()}>" for p in stage.GetPseudoRoot().GetChildren())
@@ -336,7 +336,7 @@ def plan_file(
         max_candidates_per_gripper=max_candidates,
         seed=seed,
     )
-    result = plan_grasps(request, methods=methods)
+    result = plan_grasps(request, methods=methods, stages={str(path): stage})
     target.parent.mkdir(parents=True, exist_ok=True)
     write_isaac_grasp(result, target)
     warnings = list(result.metadata.warnings)

@@ -59,8 +59,10 @@ the files live (another checkout, another machine, a CI clone); only the ids'
 from __future__ import annotations
 
 import math
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +73,13 @@ from usdgrip.contracts import (
     GraspPlanningMetadata,
     GraspPlanningRequest,
     GraspPlanningResult,
+    GripperRef,
 )
 from usdgrip.errors import GripperError
 from usdgrip.frames import compute_quaternion_wxyz
 from usdgrip.grasping.backends.antipodal import DEFAULT_CLEARANCE, propose_antipodal
 from usdgrip.grasping.backends.antipodal_approach import DEFAULT_PAIR_DECAY, compute_pair_decay
+from usdgrip.grasping.backends.antipodal_contacts import get_ray_backend
 from usdgrip.grasping.backends.slots import propose_slots
 from usdgrip.grasping.checking import _RankedChecker
 from usdgrip.grasping.proposals import (
@@ -88,6 +92,7 @@ from usdgrip.grasping.proposals import (
 )
 from usdgrip.grasping.reading import (
     GRIPPER_MODELS,
+    StageSource,
     _is_at_or_under,
     read_gripper,
     read_gripper_model,
@@ -166,6 +171,7 @@ def plan_grasps(
     ray_backend: str = "auto",
     pair_decay: float = DEFAULT_PAIR_DECAY,
     progress: Progress | None = None,
+    stages: Mapping[str | os.PathLike[str], Any] | None = None,
 ) -> GraspPlanningResult:
     """Plan collision-checked grasp candidates for every gripper of ``request``.
 
@@ -196,6 +202,9 @@ def plan_grasps(
             contact pair has its confidence multiplied by ``pair_decay ** k``
             (:func:`~usdgrip.grasping.backends.antipodal_approach.compute_pair_decay`); 1: off.
         progress: optional ``progress(message, fraction)`` callback.
+        stages: ``Usd.Stage`` objects the caller has open, keyed by the asset path
+            the request (or ``scene``) names; those files are not opened again.
+            Every other file is opened once per call.
 
     Returns:
         The result: entries best-first per gripper, grippers in request order;
@@ -210,12 +219,85 @@ def plan_grasps(
             solid when antipodal runs.
         ValueError: bad ``methods``, ``support``, distances or counts.
     """
-    import usdgrip
-    from usdgrip.grasping.backends.antipodal_contacts import get_ray_backend
-    from usdgrip.grasping.collision import Shape
-
     started = time.perf_counter()
     report = progress or (lambda message, fraction: None)
+    options = _check_options(
+        methods, support, gripper_model, retreat_distance, retreat_steps, clearance, ray_backend,
+        pair_decay,
+    )  # fmt: skip
+    run = PlanningRun(stages=StageSource(stages))
+    inputs = read_inputs(request, scene, options, run, report)
+    try:
+        for index, (gripper, site) in enumerate(zip(request.grippers, inputs.sites, strict=True)):
+            share = 0.05 + 0.95 * index / len(inputs.sites)
+            step = 0.95 / len(inputs.sites)
+            label = f"gripper {gripper}"
+            if not _check_gripper(label, site, request.object.mass_kg, run):
+                continue
+            model = read_gripper_model(gripper, site, options.gripper_model, run.stages)
+            run.models_used.append(model.source)
+            proposals = propose(request, gripper, site, inputs, options, run, label, share, report)
+            if not len(proposals):
+                continue
+            proposals = rank(fit(proposals, site.max_opening, label, run), options.pair_decay)
+            kept, exclusions = check(
+                proposals, model, inputs, request, options, run, label, share, step, report
+            )
+            if not kept:
+                run.warnings.append(f"{label}: no candidate survived the fit and collision checks")
+                continue
+            run.grasps.update(build_candidates(gripper, proposals, kept, exclusions, options))
+    finally:
+        if inputs.object_id is not None:
+            inputs.scene.remove(inputs.object_id)
+    report("done", 1.0)
+    return build_result(request, inputs, options, run, time.perf_counter() - started)
+
+
+@dataclass(frozen=True)
+class PlanningOptions:
+    """``plan_grasps``' checked keyword arguments."""
+
+    requested: tuple[str, ...] | None
+    support: str | None
+    gripper_model: str
+    retreat_distance: float
+    retreat_steps: int
+    clearance: float
+    ray_backend: str
+    rays: str
+    """The ray backend that runs (``ray_backend`` resolved)."""
+    pair_decay: float
+
+
+@dataclass
+class PlanningRun:
+    """What one planning run accumulates across grippers."""
+
+    stages: StageSource
+    warnings: list[str] = field(default_factory=list)
+    grasps: dict[str, GraspCandidate] = field(default_factory=dict)
+    models_used: list[str] = field(default_factory=list)
+    fallback_noted: bool = False
+
+
+@dataclass
+class PlanningInputs:
+    """What the read step gives the others: the object, the methods, the sites, the scene."""
+
+    obj: ObjectData
+    chosen: tuple[str, ...]
+    sites: list[Any]
+    scene: Any
+    support_id: Any
+    object_id: Any
+
+
+def _check_options(
+    methods, support, gripper_model, retreat_distance, retreat_steps, clearance, ray_backend,
+    pair_decay,
+) -> PlanningOptions:  # fmt: skip
+    """Check ``plan_grasps``' options before any file is read (ValueError naming the option)."""
     requested = parse_methods(methods)
     if gripper_model not in GRIPPER_MODELS:
         raise ValueError(
@@ -233,6 +315,26 @@ def plan_grasps(
     rays = get_ray_backend(ray_backend)  # ValueError for an unknown or unavailable backend
     if not (math.isfinite(pair_decay) and 0 < pair_decay <= 1):
         raise ValueError(f"pair decay is {pair_decay!r}; expected a value in (0, 1]")
+    return PlanningOptions(
+        requested, support, gripper_model, retreat_distance, retreat_steps, clearance,
+        ray_backend, rays, pair_decay,
+    )  # fmt: skip
+
+
+def read_inputs(
+    request: GraspPlanningRequest,
+    scene: Any,
+    options: PlanningOptions,
+    run: PlanningRun,
+    report: Progress,
+) -> PlanningInputs:
+    """Read step: the object, every gripper's site and the scene, the object added to it.
+
+    Every gripper is read before any work, so a bad gripper file fails first.
+    """
+    from usdgrip.grasping.collision import Shape
+
+    requested = options.requested
     geometry = request.object.geometry
     report(f"reading object {geometry}", 0.0)
     antipodal_needed = requested is not None and "antipodal" in requested
@@ -241,6 +343,7 @@ def plan_grasps(
         geometry.prim_path,
         need_mesh=antipodal_needed,
         check_closed=requested is None or antipodal_needed,
+        stages=run.stages,
     )
     if requested is not None and "slots" in requested:
         _check_slots_usable(obj, geometry.asset_path)
@@ -250,14 +353,13 @@ def plan_grasps(
             f"to plan from ({'; '.join(obj.notes)})"
         )
     chosen = requested if requested is not None else _available_methods(obj)
-    warnings: list[str] = [f"object {geometry}: {note}" for note in obj.notes]
+    run.warnings.extend(f"object {geometry}: {note}" for note in obj.notes)
     if requested is None and "antipodal" not in chosen:
-        warnings.append(f"object {geometry}: antipodal skipped (no mesh)")
-    # Read every gripper first: a bad gripper file fails before any work.
+        run.warnings.append(f"object {geometry}: antipodal skipped (no mesh)")
     sites = []
     for gripper in request.grippers:
         report(f"reading gripper {gripper}", 0.02)
-        site = read_gripper(gripper)
+        site = read_gripper(gripper, run.stages)
         if site.max_opening is not None and site.max_opening > MAX_OPENING_M:
             # An absurd opening gives an absurd gripper model (collision checks never end).
             raise GripperError(
@@ -266,7 +368,7 @@ def plan_grasps(
                 "not planning with it"
             )
         sites.append(site)
-    collision_scene = read_scene(scene)
+    collision_scene = read_scene(scene, run.stages)
     if isinstance(scene, str | Path):  # read here: leave the object itself out of its obstacles
         own = [
             oid
@@ -276,165 +378,209 @@ def plan_grasps(
         for oid in own:
             collision_scene.remove(oid)
         if own:
-            warnings.append(
+            run.warnings.append(
                 f"scene {scene}: {len(own)} shape(s) at or under the object <{obj.prim_path}> "
                 "left out of the obstacles (the object itself)"
             )
-    support_id = collision_scene.find(support) if support is not None else None
+    support_id = collision_scene.find(options.support) if options.support is not None else None
     object_id = None
-    if obj.vertices is not None:
+    if obj.vertices is not None:  # last: plan_grasps removes it again whatever happens next
         object_id = collision_scene.add_obstacle(
             Shape.mesh(obj.vertices, obj.faces, name=obj.prim_path),
             obj.world_frame,
             name=obj.prim_path,
         )
-    grasps: dict[str, GraspCandidate] = {}
-    budget = request.max_candidates_per_gripper
-    proposal_count = min(MAX_PROPOSALS, OVERSAMPLE * budget)
-    models_used = []
-    fallback_noted = False
-    try:
-        for index, (gripper, site) in enumerate(zip(request.grippers, sites, strict=True)):
-            share = 0.05 + 0.95 * index / len(sites)
-            step = 0.95 / len(sites)
-            label = f"gripper {gripper}"
-            for note in site.warnings:
-                warnings.append(f"{label}: site: {note}")
-            if site.grasp_frame is None:
-                warnings.append(f"{label}: skipped: the site has no usable forward axis")
+    return PlanningInputs(obj, chosen, sites, collision_scene, support_id, object_id)
+
+
+def _check_gripper(label: str, site: Any, mass: float | None, run: PlanningRun) -> bool:
+    """Whether a gripper can be planned for; if not, a warning says why it is skipped."""
+    run.warnings.extend(f"{label}: site: {note}" for note in site.warnings)
+    if site.grasp_frame is None:
+        run.warnings.append(f"{label}: skipped: the site has no usable forward axis")
+        return False
+    opening = site.max_opening
+    if opening is None or not (math.isfinite(opening) and opening > 0):
+        run.warnings.append(
+            f"{label}: skipped: max opening is {opening!r}; expected a finite value > 0 m"
+        )
+        return False
+    payload = site.max_payload
+    too_heavy = (
+        mass is not None and payload is not None and math.isfinite(payload) and mass > payload
+    )
+    if too_heavy:
+        run.warnings.append(
+            f"{label}: skipped: object mass {mass:g} kg exceeds the gripper's max "
+            f"payload {payload:g} kg ({site.max_payload_source})"
+        )
+        return False
+    return True
+
+
+def propose(
+    request: GraspPlanningRequest,
+    gripper: GripperRef,
+    site: Any,
+    inputs: PlanningInputs,
+    options: PlanningOptions,
+    run: PlanningRun,
+    label: str,
+    share: float,
+    report: Progress,
+) -> _Proposals:
+    """Propose step: every chosen backend's proposals for one gripper, in frame M."""
+    obj, opening = inputs.obj, site.max_opening
+    count = min(MAX_PROPOSALS, OVERSAMPLE * request.max_candidates_per_gripper)
+    key, stream = compute_gripper_key(gripper), compute_stream_key(gripper)
+    proposals = _Proposals()
+    pad = site.grip_line.length if site.grip_line is not None else None
+    pad = pad if pad is not None and 0 < pad < opening else None
+    for method in inputs.chosen:
+        report(f"{label}: {method} proposals", share)
+        if method == "antipodal":
+            if obj.vertices is None:
+                run.warnings.append(f"{label}: antipodal: object has no mesh")
                 continue
-            opening = site.max_opening
-            if opening is None or not (math.isfinite(opening) and opening > 0):
-                warnings.append(
-                    f"{label}: skipped: max opening is {opening!r}; expected a finite value > 0 m"
-                )
-                continue
-            mass = request.object.mass_kg
-            payload = site.max_payload
-            too_heavy = (
-                mass is not None
-                and payload is not None
-                and math.isfinite(payload)
-                and mass > payload
+            ids, poses, widths, scores, groups = propose_antipodal(
+                obj,
+                opening,
+                count=count,
+                rng=_make_rng(request.seed, stream, method),
+                key=key,
+                clearance=options.clearance,
+                pad_width=pad,
+                ray_backend=options.rays,
             )
-            if too_heavy:
-                warnings.append(
-                    f"{label}: skipped: object mass {mass:g} kg exceeds the gripper's max "
-                    f"payload {payload:g} kg ({site.max_payload_source})"
-                )
-                continue
-            model = read_gripper_model(gripper, site, gripper_model)
-            models_used.append(model.source)
-            key, stream = compute_gripper_key(gripper), compute_stream_key(gripper)
-            proposals = _Proposals()
-            pad = site.grip_line.length if site.grip_line is not None else None
-            pad = pad if pad is not None and 0 < pad < opening else None
-            for method in chosen:
-                report(f"{label}: {method} proposals", share)
-                if method == "antipodal":
-                    if obj.vertices is None:
-                        warnings.append(f"{label}: antipodal: object has no mesh")
-                        continue
-                    ids, poses, widths, scores, groups = propose_antipodal(
-                        obj,
-                        opening,
-                        count=proposal_count,
-                        rng=_make_rng(request.seed, stream, method),
-                        key=key,
-                        clearance=clearance,
-                        pad_width=pad,
-                        ray_backend=rays,
-                    )
-                    if rays == "triangle" and not fallback_noted:
-                        fallback_noted = True
-                        warnings.append(_fallback_warning(ray_backend))
-                else:  # asked-for slots exist and some are usable (_check_slots_usable)
-                    ids, poses, widths, scores, notes = propose_slots(
-                        obj,
-                        opening,
-                        count=proposal_count,
-                        seed=request.seed,
-                        key=key,
-                        stream=stream,
-                    )
-                    groups = None
-                    warnings.extend(f"{label}: slots: {n}" for n in notes)
-                if not ids:
-                    warnings.append(f"{label}: {method} produced no proposals")
-                    continue
-                proposals.extend(ids, method, poses, widths, scores, groups)
-            if not len(proposals):
-                continue
-            fits = np.array(proposals.widths) <= opening * (1 + 1e-9)
-            if not fits.all():
-                warnings.append(
-                    f"{label}: {int((~fits).sum())} proposals wider than max opening "
-                    f"{opening:g} m dropped"
-                )
-                proposals = proposals.keep(fits)
-            # Rank first (soft-NMS over contact pairs), then check in rank order until the
-            # budget is filled: proposals below the last kept one are never checked.
-            ranked_scores = compute_pair_decay(proposals.scores, proposals.groups, pair_decay)
-            ranked = sorted(
-                range(len(proposals)), key=lambda i: (-ranked_scores[i], proposals.ids[i])
+            if options.rays == "triangle" and not run.fallback_noted:
+                run.fallback_noted = True
+                run.warnings.append(_fallback_warning(options.ray_backend))
+        else:  # asked-for slots exist and some are usable (_check_slots_usable)
+            ids, poses, widths, scores, notes = propose_slots(
+                obj, opening, count=count, seed=request.seed, key=key, stream=stream
             )
-            proposals = proposals.keep_order(ranked)
-            checker = _RankedChecker(
-                collision_scene, model, obj.world_frame, object_id, support_id,
-                retreat_distance, retreat_steps,
-            )  # fmt: skip
-            kept, exclusions = checker.run(
-                proposals,
-                budget,
-                lambda done, total, label=label, share=share, step=step: report(
-                    f"{label}: collision checks ({done}/{total} proposals)",
-                    share + step * (0.1 + 0.9 * done / max(total, 1)),
-                ),
-            )
-            warnings.extend(f"{label}: {text}" for text in checker.summaries())
-            if not kept:
-                warnings.append(f"{label}: no candidate survived the fit and collision checks")
-                continue
-            # Soft-NMS again among the survivors: a pair whose best approach collided
-            # is not penalised for it.
-            confidence = compute_pair_decay(
-                [proposals.scores[i] for i in kept], [proposals.groups[i] for i in kept], pair_decay
-            )
-            final = sorted(range(len(kept)), key=lambda j: (-confidence[j], proposals.ids[kept[j]]))
-            order = [kept[j] for j in final]
-            poses = proposals.pose_array[order]
-            quaternions = compute_quaternion_wxyz(poses)
-            for row, (i, j) in enumerate(zip(order, final, strict=True)):
-                cid = proposals.ids[i]
-                grasps[cid] = GraspCandidate(
-                    candidate_id=cid,
-                    gripper=gripper,
-                    confidence=float(confidence[j]),
-                    generation_method=proposals.methods[i],
-                    position=tuple(float(v) for v in poses[row, :3, 3]),
-                    orientation={
-                        "w": float(quaternions[row, 0]),
-                        "xyz": tuple(float(v) for v in quaternions[row, 1:]),
-                    },
-                    width=float(proposals.widths[i]),
-                    exclusions=exclusions[i],
-                )
-    finally:
-        if object_id is not None:
-            collision_scene.remove(object_id)
-    report("done", 1.0)
+            groups = None
+            run.warnings.extend(f"{label}: slots: {n}" for n in notes)
+        if not ids:
+            run.warnings.append(f"{label}: {method} produced no proposals")
+            continue
+        proposals.extend(ids, method, poses, widths, scores, groups)
+    return proposals
+
+
+def fit(proposals: _Proposals, opening: float, label: str, run: PlanningRun) -> _Proposals:
+    """Fit step: drop the proposals wider than the max opening (a warning counts them)."""
+    fits = np.array(proposals.widths) <= opening * (1 + 1e-9)
+    if fits.all():
+        return proposals
+    run.warnings.append(
+        f"{label}: {int((~fits).sum())} proposals wider than max opening {opening:g} m dropped"
+    )
+    return proposals.keep(fits)
+
+
+def rank(proposals: _Proposals, pair_decay: float) -> _Proposals:
+    """Rank step: best first by soft-NMS score over contact pairs, ties by id."""
+    scores = compute_pair_decay(proposals.scores, proposals.groups, pair_decay)
+    order = sorted(range(len(proposals)), key=lambda i: (-scores[i], proposals.ids[i]))
+    return proposals.keep_order(order)
+
+
+def check(
+    proposals: _Proposals,
+    model: Any,
+    inputs: PlanningInputs,
+    request: GraspPlanningRequest,
+    options: PlanningOptions,
+    run: PlanningRun,
+    label: str,
+    share: float,
+    step: float,
+    report: Progress,
+) -> tuple[list[int], dict[int, tuple[str, ...]]]:
+    """Check step: collision-check ranked proposals until the budget is filled.
+
+    Proposals below the last kept one are never checked. Returns the kept rows
+    (rank order) and the exclusions each one's checks used.
+    """
+    checker = _RankedChecker(
+        inputs.scene, model, inputs.obj.world_frame, inputs.object_id, inputs.support_id,
+        options.retreat_distance, options.retreat_steps,
+    )  # fmt: skip
+    kept, exclusions = checker.run(
+        proposals,
+        request.max_candidates_per_gripper,
+        lambda done, total: report(
+            f"{label}: collision checks ({done}/{total} proposals)",
+            share + step * (0.1 + 0.9 * done / max(total, 1)),
+        ),
+    )
+    run.warnings.extend(f"{label}: {text}" for text in checker.summaries())
+    return kept, exclusions
+
+
+def build_candidates(
+    gripper: GripperRef,
+    proposals: _Proposals,
+    kept: list[int],
+    exclusions: dict[int, tuple[str, ...]],
+    options: PlanningOptions,
+) -> dict[str, GraspCandidate]:
+    """Result step for one gripper: the survivors as candidates, best first.
+
+    Soft-NMS again among the survivors: a pair whose best approach collided is
+    not penalised for it; the decayed score is the ``confidence``.
+    """
+    confidence = compute_pair_decay(
+        [proposals.scores[i] for i in kept], [proposals.groups[i] for i in kept], options.pair_decay
+    )
+    final = sorted(range(len(kept)), key=lambda j: (-confidence[j], proposals.ids[kept[j]]))
+    order = [kept[j] for j in final]
+    poses = proposals.pose_array[order]
+    quaternions = compute_quaternion_wxyz(poses)
+    candidates = {}
+    for row, (i, j) in enumerate(zip(order, final, strict=True)):
+        cid = proposals.ids[i]
+        candidates[cid] = GraspCandidate(
+            candidate_id=cid,
+            gripper=gripper,
+            confidence=float(confidence[j]),
+            generation_method=proposals.methods[i],
+            position=tuple(float(v) for v in poses[row, :3, 3]),
+            orientation={
+                "w": float(quaternions[row, 0]),
+                "xyz": tuple(float(v) for v in quaternions[row, 1:]),
+            },
+            width=float(proposals.widths[i]),
+            exclusions=exclusions[i],
+        )
+    return candidates
+
+
+def build_result(
+    request: GraspPlanningRequest,
+    inputs: PlanningInputs,
+    options: PlanningOptions,
+    run: PlanningRun,
+    runtime: float,
+) -> GraspPlanningResult:
+    """Result step: the candidates and the metadata saying how they were made."""
+    import usdgrip
+
+    proposal_count = min(MAX_PROPOSALS, OVERSAMPLE * request.max_candidates_per_gripper)
     mode = (
-        f"methods={','.join(chosen)}; proposals_per_method={proposal_count}; "
-        f"clearance_m={clearance:g}; retreat_m={retreat_distance:g}; "
-        f"retreat_steps={retreat_steps}; gripper_models={','.join(models_used) or 'none'}; "
-        f"scene_obstacles={len(collision_scene.obstacle_ids)}; support={support or 'none'}"
+        f"methods={','.join(inputs.chosen)}; proposals_per_method={proposal_count}; "
+        f"clearance_m={options.clearance:g}; retreat_m={options.retreat_distance:g}; "
+        f"retreat_steps={options.retreat_steps}; "
+        f"gripper_models={','.join(run.models_used) or 'none'}; "
+        f"scene_obstacles={len(inputs.scene.obstacle_ids)}; support={options.support or 'none'}"
     )
     metadata = GraspPlanningMetadata(
         upstream_revision=f"usdgrip {usdgrip.__version__}",
         seed=request.seed,
-        runtime_seconds=time.perf_counter() - started,
-        pose_frame=obj.prim_path,
+        runtime_seconds=runtime,
+        pose_frame=inputs.obj.prim_path,
         generation_mode=mode,
-        warnings=tuple(warnings),
+        warnings=tuple(run.warnings),
     )
-    return GraspPlanningResult(grasps=grasps, metadata=metadata)
+    return GraspPlanningResult(grasps=run.grasps, metadata=metadata)

@@ -5,23 +5,55 @@ Each reader takes an open stage when the caller has one (see :class:`StageSource
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from usdgrip.contracts import (
-    GripperRef,
-)
+from usdgrip.contracts import GripperRef
 from usdgrip.errors import GripperError
 from usdgrip.frames import compute_rigid_part
 from usdgrip.grasping.proposals import ObjectData
+
+
+class StageSource:
+    """The stages of one planning run: each USD file is opened once, on first use.
+
+    Stages the caller has open already (the CLI, the usdview dialog) are used as
+    they are, so no file is opened (and no USD warning printed) twice.
+    """
+
+    def __init__(self, stages: Mapping[str | os.PathLike[str], Any] | None = None) -> None:
+        """``stages``: already opened ``Usd.Stage`` objects keyed by the path the request names."""
+        self._stages = {os.fspath(path): stage for path, stage in (stages or {}).items()}
+
+    def open(self, path: str | os.PathLike[str]) -> Any:
+        """The stage of ``path`` (:func:`usdgrip.usd.stage.open_stage` on first use).
+
+        Raises:
+            StageOpenError: as ``open_stage``.
+        """
+        key = os.fspath(path)
+        stage = self._stages.get(key)
+        if stage is None:
+            from usdgrip.usd.stage import open_stage
+
+            stage = self._stages[key] = open_stage(path)
+        return stage
+
 
 # --- reading ---------------------------------------------------------------------------------
 
 
 def read_object(
-    asset_path: str | Path, prim_path: str, *, need_mesh: bool, check_closed: bool
+    asset_path: str | Path,
+    prim_path: str,
+    *,
+    need_mesh: bool,
+    check_closed: bool,
+    stages: StageSource | None = None,
 ) -> ObjectData:
     """Read the object prim: frame M, its surface mesh in M, and its slots.
 
@@ -30,6 +62,7 @@ def read_object(
         prim_path: object prim.
         need_mesh: raise when there is no mesh (instead of noting it).
         check_closed: raise when the mesh is not closed and manifold.
+        stages: where the file's stage comes from (default: opened here).
 
     Raises:
         GripperError: unreadable file, missing prim, no mesh (``need_mesh``),
@@ -37,9 +70,9 @@ def read_object(
     """
     from usdgrip.usd.geometry import check_manifold, read_object_mesh, read_up_axis
     from usdgrip.usd.slots import read_gripper_slots
-    from usdgrip.usd.stage import compute_world_transform, get_prim, open_stage
+    from usdgrip.usd.stage import compute_world_transform, get_prim
 
-    stage = open_stage(asset_path)
+    stage = (stages or StageSource()).open(asset_path)
     prim = get_prim(stage, prim_path)
     frame = compute_rigid_part(compute_world_transform(prim))
     notes: list[str] = []
@@ -79,8 +112,10 @@ def read_object(
     )
 
 
-def read_gripper(gripper: GripperRef):
-    """Open the gripper asset and read its site (a :class:`~usdgrip.model.GripperSite`).
+def read_gripper(gripper: GripperRef, stages: StageSource | None = None):
+    """Read the gripper asset's site (a :class:`~usdgrip.model.GripperSite`).
+
+    ``stages``: where the asset's stage comes from (default: opened here).
 
     Raises:
         GripperError: unreadable file, missing prim, or the prim is not a gripper
@@ -88,9 +123,9 @@ def read_gripper(gripper: GripperRef):
     """
     from usdgrip.usd.discovery import compute_site_markers, iter_site_prims
     from usdgrip.usd.sites import read_gripper_site
-    from usdgrip.usd.stage import get_prim, open_stage
+    from usdgrip.usd.stage import get_prim
 
-    stage = open_stage(gripper.asset_path)
+    stage = (stages or StageSource()).open(gripper.asset_path)
     prim = get_prim(stage, gripper.prim_path)
     markers = compute_site_markers(prim)
     if not markers:
@@ -105,7 +140,7 @@ def read_gripper(gripper: GripperRef):
 # --- collision -------------------------------------------------------------------------------
 
 
-def read_scene(scene: Any):
+def read_scene(scene: Any, stages: StageSource | None = None):
     """A :class:`~usdgrip.grasping.collision.CollisionScene` from ``None``, a scene or a USD path.
 
     Raises:
@@ -119,9 +154,7 @@ def read_scene(scene: Any):
     if isinstance(scene, CollisionScene):
         return scene
     if isinstance(scene, str | Path):
-        from usdgrip.usd.stage import open_stage
-
-        return CollisionScene.from_usd(open_stage(scene))
+        return CollisionScene.from_usd((stages or StageSource()).open(scene))
     raise TypeError(
         f"scene is {type(scene).__name__}; expected None, a CollisionScene or a USD file path"
     )
@@ -136,7 +169,9 @@ def _is_at_or_under(path: str, root: str) -> bool:
 GRIPPER_MODELS = ("auto", "proxy", "geometry")
 
 
-def read_gripper_model(gripper: GripperRef, site, mode: str = "auto"):
+def read_gripper_model(
+    gripper: GripperRef, site, mode: str = "auto", stages: StageSource | None = None
+):
     """The gripper's collision model (:class:`usdgrip.grasping.collision.GripperCollisionModel`).
 
     The gripper geometry is everything under the site's top-level ancestor
@@ -157,13 +192,13 @@ def read_gripper_model(gripper: GripperRef, site, mode: str = "auto"):
     """
     from usdgrip.grasping.collision import GripperCollisionModel
     from usdgrip.usd.geometry import read_collision_shapes
-    from usdgrip.usd.stage import get_prim, open_stage
+    from usdgrip.usd.stage import get_prim
 
     if mode not in GRIPPER_MODELS:
         raise ValueError(f"gripper model {mode!r}; expected one of {', '.join(GRIPPER_MODELS)}")
     if mode == "proxy":
         return GripperCollisionModel.from_site(site)
-    stage = open_stage(gripper.asset_path)
+    stage = (stages or StageSource()).open(gripper.asset_path)
     root = get_prim(stage, "/" + gripper.prim_path.strip("/").split("/")[0])
     if mode == "auto":
         prefix = str(root.GetPath()) + "/"

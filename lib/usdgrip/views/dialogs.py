@@ -288,6 +288,10 @@ class PlanDialog(_TaskDialog):
         self.form.addRow("Methods", methods)
         browse.clicked.connect(self._browse)
         self.gripperEdit.editingFinished.connect(self._load_sites)
+        # The gripper asset's stage as _load_sites opened it, so planning reads it again
+        # instead of opening the file a second time. The viewer's own stage is not handed
+        # to the planner's worker thread: the viewer may author overlays on it meanwhile.
+        self._gripper_stages: dict[str, Usd.Stage] = {}
 
     def setStage(self, stage: Usd.Stage, selected_paths: list[str] | tuple = ()) -> None:
         """List candidate objects (top-level prims and the selection) and this stage's sites."""
@@ -328,11 +332,14 @@ class PlanDialog(_TaskDialog):
         asset = self._gripper_asset()
         if not asset:
             return
+        self._gripper_stages = {}
         try:
             stage = self._stage if not self.gripperEdit.text().strip() else open_stage(asset)
         except Exception as exc:  # show why instead of failing the dialog
             self._message.setText(str(exc))
             return
+        if stage is not self._stage:
+            self._gripper_stages = {asset: stage}
         sites = [s.path for s in find_gripper_sites(stage, strict=False)]
         self.siteCombo.addItems(sites)
         if not sites:
@@ -365,6 +372,7 @@ class PlanDialog(_TaskDialog):
         )
         # All ticked: let the planner run every backend that applies to this object.
         chosen = None if len(methods) == len(self.methodChecks) else methods
+        stages = dict(self._gripper_stages)
 
         def task(context: TaskContext):
             def progress(message: str, fraction: float) -> None:
@@ -373,7 +381,7 @@ class PlanDialog(_TaskDialog):
                 context.report(round(1000 * fraction), 1000, message)
 
             context.report(0, 0, f"Planning up to {request.max_candidates_per_gripper} grasp(s)…")
-            return usdgrip.plan_grasps(request, methods=chosen, progress=progress)
+            return usdgrip.plan_grasps(request, methods=chosen, progress=progress, stages=stages)
 
         def finish(result) -> GraspSet:
             return compute_grasp_set_from_plan(result, path)
