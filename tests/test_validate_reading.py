@@ -10,7 +10,8 @@ import pytest
 
 from usdgrip.errors import GripperError
 from usdgrip.rules import validate
-from usdgrip.rules.engine import SiteContext, resolve_params
+from usdgrip.rules.contexts import SiteContext
+from usdgrip.rules.engine import resolve_params
 from usdgrip.usd.discovery import compute_site_markers, iter_site_prims
 from usdgrip.usd.sites import read_gripper_site
 from usdgrip.usd.stage import open_stage

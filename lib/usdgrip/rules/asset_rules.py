@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from pxr import Pcp, Usd
 
-from usdgrip.rules.engine import Finding, StageContext, rule
+from usdgrip.rules.contexts import StageContext
+from usdgrip.rules.records import Finding, rule
 from usdgrip.usd.discovery import compute_site_markers
 from usdgrip.usd.stage import TRAVERSAL
 

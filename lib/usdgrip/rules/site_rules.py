@@ -16,7 +16,8 @@ import numpy as np
 from pxr import Sdf, Usd, UsdGeom, Vt
 
 from usdgrip.model import CurveInfo
-from usdgrip.rules.engine import Finding, Fix, SiteContext, rule
+from usdgrip.rules.contexts import SiteContext
+from usdgrip.rules.records import Finding, Fix, rule
 from usdgrip.slot_checks import get_max_opening_problem
 from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API
 

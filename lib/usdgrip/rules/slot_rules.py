@@ -13,13 +13,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from usdgrip.model import LR_TOKENS
-from usdgrip.rules.engine import (
-    Finding,
-    SlotContext,
-    SlotEntry,
-    get_instance_name_problem,
-    rule,
-)
+from usdgrip.rules.contexts import SlotContext, SlotEntry
+from usdgrip.rules.records import Finding, rule
 from usdgrip.slot_checks import (
     compute_axes_problems,
     get_center_problem,
@@ -27,6 +22,7 @@ from usdgrip.slot_checks import (
     get_up_range_problem,
     get_world_axes_problem,
 )
+from usdgrip.usd.slots import get_instance_name_problem
 from usdgrip.usd.stage import get_meters_per_unit, get_meters_per_unit_problem
 
 
