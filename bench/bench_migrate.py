@@ -28,7 +28,7 @@ from pathlib import Path
 from pxr import Gf, Sdf
 
 import usdgrip  # noqa: F401  (registers the schema before any stage is opened)
-from usdgrip import usd_io
+import usdgrip as usd_io  # the public names
 from usdgrip.migrate import migrate_stage
 
 TARGET_SECONDS = 10.0

@@ -11,7 +11,7 @@ from pxr import Usd
 from test_isaac_yaml import make_result
 
 import usdgrip
-from usdgrip import usd_io
+import usdgrip as usd_io  # the public names
 from usdgrip.sampling import MAX_ID
 
 

@@ -11,13 +11,13 @@ import json
 import pytest
 from conftest import EXAMPLES
 
-from usdgrip import usd_io
+import usdgrip as usd_io  # the public names
 from usdgrip.batch.results import read_results
 from usdgrip.cli import main
 from usdgrip.errors import GripperError
-from usdgrip.isaac_yaml import parse_isaac_grasp, read_isaac_grasp
+from usdgrip.grasping.isaac_yaml import parse_isaac_grasp, read_isaac_grasp
 from usdgrip.jsontext import get_json_depth_problem, load_json
-from usdgrip.lambdasim import parse_lambdasim_records
+from usdgrip.lambdasim import CUSTOM_DATA_PATH, parse_lambdasim_records
 
 RECORD = (
     '"center": [0.0625, 0, 0.05], "forward": [-1, 0, 0], "span_axis": [0, 1, 0], '
@@ -125,7 +125,7 @@ def test_migrate_keeps_a_record_it_cannot_read(write_usda, tmp_path, capsys, cas
     assert "records left unconverted" in out
     assert path.read_bytes() == before
     stage = usd_io.open_stage(path)
-    assert stage.GetPrimAtPath("/Mug").GetCustomDataByKey(usd_io.CUSTOM_DATA_PATH) == text
+    assert stage.GetPrimAtPath("/Mug").GetCustomDataByKey(CUSTOM_DATA_PATH) == text
 
 
 def test_json_depth_is_measured_outside_strings():

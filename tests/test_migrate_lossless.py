@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from usdgrip import open_stage
 from usdgrip.cli import main
 from usdgrip.migrate import compute_schema_float
-from usdgrip.usd_io import open_stage
 
 
 def _site(value: str, extra: str = "") -> str:

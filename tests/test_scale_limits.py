@@ -6,7 +6,7 @@ import json
 
 from pxr import Tf, Usd
 
-from usdgrip import usd_io
+import usdgrip as usd_io  # the public names
 from usdgrip.cli import main
 from usdgrip.migrate import migrate_stage
 from usdgrip.sampling import MAX_TARGETS

@@ -34,17 +34,33 @@ from pathlib import Path
 import numpy as np
 from pxr import Gf, Sdf, Usd
 
-from usdgrip import usd_io
-from usdgrip.lambdasim import CUSTOM_DATA_KEY, RECORDS_KEY, SlotRecord
+from usdgrip.lambdasim import CUSTOM_DATA_KEY, CUSTOM_DATA_PATH, RECORDS_KEY, SlotRecord
 from usdgrip.model import LR_TOKENS, GripperSite
+from usdgrip.usd.authoring import SLOT_TYPE_NAMES
+from usdgrip.usd.discovery import iter_site_prims
+from usdgrip.usd.names import (
+    FORWARD_AXIS_NAMES,
+    GRIP_LINE_NAMES,
+    SITE_API,
+    SLOT_API,
+    SLOT_PROPERTIES,
+)
+from usdgrip.usd.sites import read_gripper_site
+from usdgrip.usd.slots import (
+    check_slot_instance_name,
+    get_slot_attribute_name,
+    iter_slot_prims,
+    read_slot_records,
+)
+from usdgrip.usd.stage import require_stage
 
 _VALUE_MOVES = (
     (("gripper_maxOpening", "custom:maxOpening"), "gripper:maxOpening"),
     (("gripper_maxPayload",), "gripper:maxPayload"),
 )
 _CURVE_RENAMES = (
-    (usd_io.FORWARD_AXIS_NAMES[1], usd_io.FORWARD_AXIS_NAMES[0]),
-    (usd_io.GRIP_LINE_NAMES[1], usd_io.GRIP_LINE_NAMES[0]),
+    (FORWARD_AXIS_NAMES[1], FORWARD_AXIS_NAMES[0]),
+    (GRIP_LINE_NAMES[1], GRIP_LINE_NAMES[0]),
 )
 
 
@@ -74,14 +90,14 @@ def _migrate_site(
     prim: Usd.Prim, site: GripperSite, layer: Sdf.Layer, report: MigrationReport
 ) -> None:
     path = site.path
-    if usd_io.SITE_API not in prim.GetAppliedSchemas():
-        if prim.CanApplyAPI(usd_io.SITE_API):
-            prim.ApplyAPI(usd_io.SITE_API)
-            report.changes.append(f"<{path}>: applied {usd_io.SITE_API}")
+    if SITE_API not in prim.GetAppliedSchemas():
+        if prim.CanApplyAPI(SITE_API):
+            prim.ApplyAPI(SITE_API)
+            report.changes.append(f"<{path}>: applied {SITE_API}")
         else:
             report.left.append(
                 f"<{path}>: {prim.GetTypeName() or 'typeless'} prim cannot take "
-                f"{usd_io.SITE_API} (not Xformable); left as is"
+                f"{SITE_API} (not Xformable); left as is"
             )
             return
     for legacy_names, schema_name in _VALUE_MOVES:
@@ -221,8 +237,8 @@ def _record_values(record: SlotRecord) -> dict[str, object]:
 def _authored_slot_values(prim: Usd.Prim, name: str) -> dict[str, object]:
     """The properties ``GripperSlotAPI:<name>`` authors on ``prim`` (vectors as float tuples)."""
     values: dict[str, object] = {}
-    for prop in usd_io.SLOT_PROPERTIES:
-        attr = prim.GetAttribute(usd_io.get_slot_attribute_name(name, prop))
+    for prop in SLOT_PROPERTIES:
+        attr = prim.GetAttribute(get_slot_attribute_name(name, prop))
         if attr and attr.HasAuthoredValue():
             value = attr.Get()
             is_vector = hasattr(value, "__len__") and not isinstance(value, str)
@@ -274,10 +290,10 @@ class _SlotEdits:
         with Sdf.ChangeBlock():
             for path, slots in self.values.items():
                 spec = layer.GetPrimAtPath(path) or Sdf.CreatePrimInLayer(layer, path)
-                _add_api_schemas(spec, [f"{usd_io.SLOT_API}:{name}" for name in slots])
+                _add_api_schemas(spec, [f"{SLOT_API}:{name}" for name in slots])
                 for name, values in slots.items():
                     for prop, value in values.items():
-                        _set_default(spec, usd_io.get_slot_attribute_name(name, prop), prop, value)
+                        _set_default(spec, get_slot_attribute_name(name, prop), prop, value)
             for path in self.cleared:
                 spec = layer.GetPrimAtPath(path)
                 custom = dict(spec.customData)
@@ -308,7 +324,7 @@ def _set_default(spec: Sdf.PrimSpec, attribute: str, prop: str, value: object) -
     attr = spec.layer.GetAttributeAtPath(spec.path.AppendProperty(attribute))
     if attr is None:
         uniform = Sdf.VariabilityUniform if prop == "lr" else Sdf.VariabilityVarying
-        attr = Sdf.AttributeSpec(spec, attribute, usd_io.SLOT_TYPE_NAMES[prop], uniform)
+        attr = Sdf.AttributeSpec(spec, attribute, SLOT_TYPE_NAMES[prop], uniform)
     if isinstance(value, tuple):
         value = Gf.Vec3d(*value)
     attr.default = value
@@ -337,7 +353,7 @@ def _convert_records(
         report.left.append(f"<{path}>: record [{record.index}] {name!r} left: {why}")
 
     try:
-        usd_io.check_slot_instance_name(name)
+        check_slot_instance_name(name)
         values = [_record_values(record) for record in records]
     except ValueError as exc:
         for record in records:
@@ -391,7 +407,7 @@ def _migrate_slots(
     prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport, edits: _SlotEdits
 ) -> None:
     path = prim.GetPath()
-    records, problems = usd_io.read_slot_records(prim)
+    records, problems = read_slot_records(prim)
     if problems:
         report.left.extend(f"<{path}>: {p.describe()}; records left unconverted" for p in problems)
         return
@@ -424,15 +440,15 @@ def migrate_stage(stage: Usd.Stage) -> MigrationReport:
     Raises:
         TypeError: ``stage`` is not a ``Usd.Stage``.
     """
-    usd_io.require_stage(stage)
+    require_stage(stage)
     layer = stage.GetRootLayer()
     report = MigrationReport()
     with Usd.EditContext(stage, layer):
-        for prim, markers in list(usd_io.iter_site_prims(stage)):
-            _migrate_site(prim, usd_io.read_gripper_site(prim, markers), layer, report)
+        for prim, markers in list(iter_site_prims(stage)):
+            _migrate_site(prim, read_gripper_site(prim, markers), layer, report)
         edits = _SlotEdits()
-        for prim in list(usd_io.iter_slot_prims(stage)):
-            if prim.GetCustomDataByKey(usd_io.CUSTOM_DATA_PATH) is not None:
+        for prim in list(iter_slot_prims(stage)):
+            if prim.GetCustomDataByKey(CUSTOM_DATA_PATH) is not None:
                 _migrate_slots(prim, layer, report, edits)
     edits.apply(layer)
     return report

@@ -9,9 +9,13 @@ from collections.abc import Iterator
 import numpy as np
 from pxr import Pcp, Usd, UsdGeom
 
-from usdgrip import usd_io
 from usdgrip.errors import GripperError
-from usdgrip.rules.engine import Finding, StageContext, rule
+from usdgrip.rules.contexts import StageContext
+from usdgrip.rules.records import Finding, rule
+from usdgrip.usd.discovery import compute_site_markers, iter_marked_prims
+from usdgrip.usd.sites import read_gripper_site
+from usdgrip.usd.slots import read_gripper_slots
+from usdgrip.usd.stage import TRAVERSAL, get_meters_per_unit, get_meters_per_unit_problem
 
 _UNRESOLVED = {
     Pcp.ErrorType_InvalidAssetPath: "reference or payload",
@@ -94,11 +98,7 @@ def _authored_asset_path(prim: Usd.Prim, absolute: str) -> str | None:
 
 def _sites_under(prim: Usd.Prim) -> list[str]:
     """Paths of gripper sites at or under ``prim`` (what this file still authors there)."""
-    return [
-        str(p.GetPath())
-        for p in Usd.PrimRange(prim, usd_io.TRAVERSAL)
-        if usd_io.compute_site_markers(p)
-    ]
+    return [str(p.GetPath()) for p in Usd.PrimRange(prim, TRAVERSAL) if compute_site_markers(p)]
 
 
 #: Sites and slots GA.002 describes by name; the rest are counted.
@@ -126,14 +126,14 @@ def check_stage_units(context: StageContext) -> Iterator[Finding]:
         return
     sites: list[tuple[Usd.Prim, tuple[str, ...]]] = []
     slotted: list[Usd.Prim] = []
-    for prim, markers, has_slots in usd_io.iter_marked_prims(stage):
+    for prim, markers, has_slots in iter_marked_prims(stage):
         if markers:
             sites.append((prim, markers))
         if has_slots:
             slotted.append(prim)
     if not sites and not slotted:
         return  # no gripper data: the units change nothing usdgrip reads
-    mpu = usd_io.get_meters_per_unit(stage)
+    mpu = get_meters_per_unit(stage)
     assumed = []
     if "metersPerUnit" in unauthored:
         unit = " (centimetres)" if mpu == 0.01 else ""
@@ -142,7 +142,7 @@ def check_stage_units(context: StageContext) -> Iterator[Finding]:
         assumed.append(f'upAxis is not authored, so USD assumes "{UsdGeom.GetStageUpAxis(stage)}"')
     found = f"{len(sites)} gripper site(s) and {len(slotted)} slotted object(s)"
     lengths = []
-    if "metersPerUnit" in unauthored and usd_io.get_meters_per_unit_problem(mpu) is None:
+    if "metersPerUnit" in unauthored and get_meters_per_unit_problem(mpu) is None:
         lengths = _describe_lengths(sites, slotted, mpu)
     read = f"; read so: {'; '.join(lengths)}" if lengths else ""
     expected = " and ".join(
@@ -164,7 +164,7 @@ def _describe_lengths(
     """What the first sites' curves and slots' centres read as, and would be in metres."""
     described = []
     for prim, markers in sites[:_UNITS_EXAMPLES]:
-        site = usd_io.read_gripper_site(prim, markers, frame=False, strict=False)
+        site = read_gripper_site(prim, markers, frame=False, strict=False)
         parts = [
             f"{label} {curve.length:.4g} m ({curve.length / mpu:.4g} m if the author meant metres)"
             for label, curve in (("grip line", site.grip_line), ("forward axis", site.forward_axis))
@@ -176,7 +176,7 @@ def _describe_lengths(
             described.append(f"site <{site.path}> {', '.join(parts)}")
     for prim in slotted[:_UNITS_EXAMPLES]:
         try:
-            slots = usd_io.read_gripper_slots(prim)
+            slots = read_gripper_slots(prim)
         except GripperError:
             continue  # GS rules report it
         for slot in slots[:1]:

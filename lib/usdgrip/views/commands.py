@@ -48,7 +48,7 @@ def show_slots(usdview_api: Any) -> None:
     """Overlay the slots of the selected prims and the prims under them (all when none is)."""
     from pxr import Sdf
 
-    from usdgrip.usd_io import iter_slot_prims
+    from usdgrip.usd.slots import iter_slot_prims
 
     if (session := _session(usdview_api)) is not None:
         roots = [Sdf.Path(p) for p in session.host.selected_paths] or [Sdf.Path.absoluteRootPath]

@@ -163,7 +163,7 @@ class _TaskDialog(QtWidgets.QDialog):
 
 
 def _object_to_world(stage: Usd.Stage, path: str) -> Any:
-    from usdgrip.usd_io import compute_world_transform, get_prim
+    from usdgrip.usd.stage import compute_world_transform, get_prim
 
     return compute_world_transform(get_prim(stage, path))
 
@@ -199,7 +199,8 @@ class SampleDialog(_TaskDialog):
 
     def setStage(self, stage: Usd.Stage, selected_paths: list[str] | tuple = ()) -> None:
         """List the objects with slots; preselect the first selected one."""
-        from usdgrip.usd_io import find_gripper_sites, iter_slot_prims
+        from usdgrip.usd.sites import find_gripper_sites
+        from usdgrip.usd.slots import iter_slot_prims
 
         self._stage = stage
         paths = [str(p.GetPath()) for p in iter_slot_prims(stage)]
@@ -217,7 +218,8 @@ class SampleDialog(_TaskDialog):
 
     def _prepare(self):
         from usdgrip.sampling import sample_gripper_groups
-        from usdgrip.usd_io import get_prim, read_gripper_slots
+        from usdgrip.usd.slots import read_gripper_slots
+        from usdgrip.usd.stage import get_prim
 
         path = self.objectCombo.currentText()
         if self._stage is None or not path:
@@ -286,6 +288,10 @@ class PlanDialog(_TaskDialog):
         self.form.addRow("Methods", methods)
         browse.clicked.connect(self._browse)
         self.gripperEdit.editingFinished.connect(self._load_sites)
+        # The gripper asset's stage as _load_sites opened it, so planning reads it again
+        # instead of opening the file a second time. The viewer's own stage is not handed
+        # to the planner's worker thread: the viewer may author overlays on it meanwhile.
+        self._gripper_stages: dict[str, Usd.Stage] = {}
 
     def setStage(self, stage: Usd.Stage, selected_paths: list[str] | tuple = ()) -> None:
         """List candidate objects (top-level prims and the selection) and this stage's sites."""
@@ -319,17 +325,21 @@ class PlanDialog(_TaskDialog):
         return self._stage.GetRootLayer().realPath
 
     def _load_sites(self) -> None:
-        from usdgrip.usd_io import find_gripper_sites, open_stage
+        from usdgrip.usd.sites import find_gripper_sites
+        from usdgrip.usd.stage import open_stage
 
         self.siteCombo.clear()
         asset = self._gripper_asset()
         if not asset:
             return
+        self._gripper_stages = {}
         try:
             stage = self._stage if not self.gripperEdit.text().strip() else open_stage(asset)
         except Exception as exc:  # show why instead of failing the dialog
             self._message.setText(str(exc))
             return
+        if stage is not self._stage:
+            self._gripper_stages = {asset: stage}
         sites = [s.path for s in find_gripper_sites(stage, strict=False)]
         self.siteCombo.addItems(sites)
         if not sites:
@@ -362,6 +372,7 @@ class PlanDialog(_TaskDialog):
         )
         # All ticked: let the planner run every backend that applies to this object.
         chosen = None if len(methods) == len(self.methodChecks) else methods
+        stages = dict(self._gripper_stages)
 
         def task(context: TaskContext):
             def progress(message: str, fraction: float) -> None:
@@ -370,7 +381,7 @@ class PlanDialog(_TaskDialog):
                 context.report(round(1000 * fraction), 1000, message)
 
             context.report(0, 0, f"Planning up to {request.max_candidates_per_gripper} grasp(s)…")
-            return usdgrip.plan_grasps(request, methods=chosen, progress=progress)
+            return usdgrip.plan_grasps(request, methods=chosen, progress=progress, stages=stages)
 
         def finish(result) -> GraspSet:
             return compute_grasp_set_from_plan(result, path)
@@ -380,7 +391,7 @@ class PlanDialog(_TaskDialog):
 
 def _planning_methods() -> tuple[str, ...]:
     try:
-        from usdgrip.planning import METHODS
+        from usdgrip.grasping.proposals import METHODS
     except ImportError:
         return ()
     return tuple(METHODS)

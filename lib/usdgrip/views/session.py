@@ -99,7 +99,7 @@ class GrippersSession(QtCore.QObject):
         A prim whose slots cannot be read (a value of the wrong type, say) is
         skipped; why is kept in :attr:`slot_problems`, one line per prim.
         """
-        from usdgrip.usd_io import read_gripper_slots
+        from usdgrip.usd.slots import read_gripper_slots
 
         stage = self.host.stage
         slots = []
@@ -126,7 +126,7 @@ class GrippersSession(QtCore.QObject):
         self.host.status(f"usdgrip: {len(grasps)} grasp candidates on {grasps.object_path}")
 
     def _author_grasps(self) -> None:
-        from usdgrip.usd_io import compute_world_transform
+        from usdgrip.usd.stage import compute_world_transform
 
         stage, grasps = self.host.stage, self.grasps
         prim = stage.GetPrimAtPath(grasps.object_path) if grasps is not None else None
@@ -195,7 +195,7 @@ class GrippersSession(QtCore.QObject):
         Returns:
             The written path, or ``None`` when nothing was written.
         """
-        from usdgrip.isaac_yaml import write_isaac_grasp
+        from usdgrip.grasping.isaac_yaml import write_isaac_grasp
 
         if self.grasps is None or self.grasps.source != "plan":
             self.host.status(
