@@ -31,9 +31,17 @@ TRAVERSAL = Usd.TraverseInstanceProxies(Usd.PrimIsActive & Usd.PrimIsLoaded & ~U
 def open_stage(path: str | Path) -> Usd.Stage:
     """Open a USD file, turning every failure into one clear :class:`StageOpenError`.
 
+    Every layer file the stage composes is checked before USD reads it
+    (:func:`usdgrip.usd.dependencies.open_layer_files`): a named pipe or device
+    would block USD forever, and usda text nested deeper than
+    :data:`~usdgrip.usd.dependencies.MAX_LAYER_NESTING` levels would crash its parser.
+
     Raises:
-        StageOpenError: the file is missing, a directory, not USD, or corrupt.
+        StageOpenError: the file is missing, a directory, not USD, or corrupt; it
+            or a layer it composes is not a regular file, or nests too deep.
     """
+    from usdgrip.usd.dependencies import open_layer_files
+
     file = Path(path)
     if not file.exists():
         raise StageOpenError(f"{file}: no such file")
@@ -47,7 +55,11 @@ def open_stage(path: str | Path) -> Usd.Stage:
             f"{', '.join(USD_SUFFIXES)}"
         )
     try:
+        layers = open_layer_files(file)  # held until the stage has them: USD reads each once
         stage = Usd.Stage.Open(str(file))
+        del layers
+    except ValueError as exc:
+        raise StageOpenError(str(exc)) from None
     except Tf.ErrorException as exc:
         # Keep USD's own messages ('...' after each "Error in <function> at line ..."), not its
         # source locations.
