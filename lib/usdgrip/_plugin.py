@@ -61,3 +61,30 @@ def register_schema() -> None:
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+VALIDATION_PLUGIN_NAME = "usdGripValidation"
+
+
+def validation_plugin_dir() -> Path:
+    """Return the directory of the UsdValidation plugin (also its module's sys.path entry)."""
+    return share_dir() / "plugins" / "usdValidation"
+
+
+def register_validation_plugin() -> None:
+    """Register the usdview-free UsdValidation plugin (the usdgrip validators) once.
+
+    Plug imports the plugin's module (``usdGripValidation``) by name the first
+    time a client asks for one of its validators, so its directory is appended
+    to ``sys.path`` (appended: a host's own packages keep precedence).
+    """
+    import sys
+
+    from pxr import Plug
+
+    folder = str(validation_plugin_dir())
+    if folder not in sys.path:
+        sys.path.append(folder)
+    registry = Plug.Registry()
+    if registry.GetPluginWithName(VALIDATION_PLUGIN_NAME) is None:
+        registry.RegisterPlugins(folder)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from usdgrip.views.actions import find_slot_prims
+from usdgrip.views import actions
 from usdgrip.views.host import UsdviewHost
 from usdgrip.views.qt import QAction
 from usdgrip.views.session import GrippersSession, get_session
@@ -48,7 +48,7 @@ def validate_selection(usdview_api: Any) -> None:
 def show_slots(usdview_api: Any) -> None:
     """Overlay the slots of the selected prims and the prims under them (all when none is)."""
     if (session := _session(usdview_api)) is not None:
-        paths = find_slot_prims(session.host.stage, session.host.selected_paths)
+        paths = actions.find_slot_prims(session.host.stage, session.host.selected_paths)
         session.show_slots(paths)
         session.host.status(session.last_slots.status)
 
