@@ -70,11 +70,13 @@ def test_sampling_input_errors_name_the_object(tote):
         actions.read_sampling_input(tote, "/Nope")
 
 
-def test_grasp_overlays_of_a_removed_object_are_not_drawn(tote):
-    sampling = actions.read_sampling_input(tote, "/Tote")
-    grasps = actions.sample_grasp_set(sampling, count=1, seed=1)
-    tote.RemovePrim("/Tote")
-    assert actions.author_grasp_set_overlays(tote, grasps) == []
+def test_grasp_overlays_of_a_removed_object_are_not_drawn(tmp_path):
+    copy = tmp_path / "tote.usda"  # removed in this copy only (layers are shared per file)
+    copy.write_bytes((EXAMPLES / "tote.usda").read_bytes())
+    stage = Usd.Stage.Open(str(copy))
+    grasps = actions.sample_grasp_set(actions.read_sampling_input(stage, "/Tote"), 1, seed=1)
+    stage.RemovePrim("/Tote")
+    assert actions.author_grasp_set_overlays(stage, grasps) == []
 
 
 def test_default_open_width_comes_from_a_site():
