@@ -256,6 +256,15 @@ def test_kit_extension_depends_on_the_schema_and_omni_usd():
     assert config["settings"]["exts"]["usdgrip.kit"] == DEFAULT_SETTINGS
 
 
+def test_usdgrip_env_kit_prints_the_arguments_that_load_the_extensions():
+    proc = subprocess.run(
+        [sys.executable, "-m", "usdgrip", "env", "--kit"],
+        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(REPO / "lib")},
+    )  # fmt: skip
+    assert proc.stdout.split() == ["--ext-folder", str(EXTS), "--enable", "usdgrip.kit"]
+    assert proc.stderr == ""
+
+
 # --- where usdgrip.schema finds the package -----------------------------------------
 
 

@@ -150,8 +150,7 @@ async def _click_everything(out: dict, tmp: Path) -> None:
     out["codes_after_fix"] = sorted(i.code for i in grippers.report.issues)
 
 
-def run(case: str, real: bool, tmp: Path) -> dict:
-    exts = REPO / "exts"
+def run(case: str, real: bool, tmp: Path, exts: Path = REPO / "exts") -> dict:
     standin = HERE / "exts"
     out: dict = {"case": case}
     if case == "kit":
@@ -230,9 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("case")
     parser.add_argument("--real", action="store_true", help="inside a real Kit")
     parser.add_argument("--tmp", default=".", help="folder for written files")
+    parser.add_argument("--exts", default=str(REPO / "exts"), help="the usdgrip extensions")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
-    result = run(args.case, args.real, Path(args.tmp))
+    result = run(args.case, args.real, Path(args.tmp), Path(args.exts))
     print(json.dumps(result, default=str))
     return 0
 
