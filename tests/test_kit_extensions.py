@@ -71,6 +71,10 @@ def test_the_totes_slots_are_seen_through_the_omni_usd_stage(kit):
     assert kit["tote_has_slot_api"] is True
 
 
+def test_the_schema_extension_also_registers_the_usd_validation_validators(kit):
+    assert kit["usd_validation_errors"] == ["GR.003", "GR.011"]
+
+
 @pytest.mark.parametrize("name", BROKEN)
 def test_every_broken_example_reports_its_own_code(kit, name):
     code = name.split("-", 1)[0]

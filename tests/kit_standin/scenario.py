@@ -201,6 +201,12 @@ def run(case: str, real: bool, tmp: Path, exts: Path = REPO / "exts") -> dict:
         out["menu"] = [i.name for items in MENUS.get("Grippers", []) for i in items]
     grippers = item.onclick_fn.__self__ if item is not None else None
     out["codes"] = _codes_by_file(grippers, core)
+    if not real:  # usdgrip.schema also registered the usdview-free UsdValidation plugin
+        from pxr import Usd, UsdValidation
+
+        stage = Usd.Stage.Open(str(EXAMPLES / "broken" / "GR.003-gripper-grip-line.usda"))
+        errors = UsdValidation.ValidationContext(keywords=["usdgrip"]).Validate(stage)
+        out["usd_validation_errors"] = sorted({e.GetName() for e in errors})
     if case == "wrong_order":  # GR.011 offers no fix, and applying the API fails
         from usdgrip.rules import validate
 
