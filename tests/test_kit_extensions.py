@@ -254,7 +254,12 @@ def test_kit_extension_depends_on_the_schema_and_omni_usd():
     deps = config["dependencies"]
     assert deps["usdgrip.schema"] == {} and deps["omni.usd"] == {}
     optional = {name for name, spec in deps.items() if spec.get("optional")}
-    assert optional == {"omni.kit.menu.utils", "omni.asset_validator.core", "omni.ui"}
+    assert optional == {
+        "omni.kit.menu.utils",
+        "omni.asset_validator.core",
+        "omni.ui",
+        "omni.kit.notification_manager",
+    }
     from usdgrip.views.kit import DEFAULT_SETTINGS
 
     assert config["settings"]["exts"]["usdgrip.kit"] == DEFAULT_SETTINGS

@@ -13,6 +13,8 @@ only ``omni.usd`` is required:
   ``add_menu_items`` / ``remove_menu_items``);
 - ``omni.ui``: Validate Stage lists its issues in a small window with a Fix
   button per fixable issue (without it, the issues go to the log);
+- ``omni.kit.notification_manager``: status lines also pop up (they always go to
+  the ``usdgrip.kit`` logger);
 - ``carb.settings``: the ``/exts/usdgrip.kit/*`` settings of the extension.
 
 Without one of the optional modules the extension still starts and logs one
@@ -160,6 +162,7 @@ class KitGrippers:
         ui = self.ui
         if self.window is None:
             self.window = ui.Window("Grippers: validation", width=720, height=320)
+        self.window.frame.clear()  # rebuilt on each run (after a Fix too)
         with self.window.frame, ui.ScrollingFrame(), ui.VStack(height=0, spacing=2):
             ui.Label(f"{stage.GetRootLayer().identifier}: {len(self.report.issues)} issue(s)")
             for index, issue in enumerate(self.report.issues):
@@ -317,7 +320,14 @@ def start(ext_id: str = "usdgrip.kit") -> KitExtension:
     import omni.usd
 
     ui = _import_optional("omni.ui")
-    grippers = KitGrippers(omni.usd.get_context(), _read_settings, ui)
+    notifications = _import_optional("omni.kit.notification_manager")
+
+    def notify(text: str) -> None:
+        log.info(text)
+        if notifications is not None:
+            notifications.post_notification(text)
+
+    grippers = KitGrippers(omni.usd.get_context(), _read_settings, ui, notify)
     extension = KitExtension(grippers)
 
     core = _import_optional("omni.asset_validator.core")

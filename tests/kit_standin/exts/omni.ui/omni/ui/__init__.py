@@ -32,7 +32,8 @@ class Widget:
 
 
 class Frame(Widget):
-    pass
+    def clear(self) -> None:
+        self.children.clear()
 
 
 class ScrollingFrame(Widget):
