@@ -61,9 +61,15 @@ def test_enabling_usdgrip_kit_alone_starts_the_schema_before_omni_usd(kit):
     order = kit["startup_order"]
     assert order[0] == "omni.usd.libs"
     assert order.index("usdgrip.schema") < order.index("omni.usd") < order.index("usdgrip.kit")
+    assert order.index("usdgrip.schema") < order.index("zz.peer.schema") < order.index("omni.usd")
     assert kit["late_schema_plugins"] == []
     # found by the extension in this checkout (the installed usdgrip is out of reach)
     assert kit["usdgrip_file"] == str(REPO / "lib" / "usdgrip" / "__init__.py")
+
+
+def test_a_schema_extension_started_after_ours_is_still_known(kit):
+    """usdgrip.schema registers without building USD's schema registry."""
+    assert kit["peer_api_defined"] is True
 
 
 def test_the_totes_slots_are_seen_through_the_omni_usd_stage(kit):

@@ -3,6 +3,10 @@
 The same layout exists in a checkout (repository root) and in an installed
 wheel (``usdgrip/share``): ``plugInfo.json`` with ``Includes`` for
 ``schemas/*/`` and ``plugins/*/``.
+
+This module imports nothing from usdgrip: the Kit extension ``usdgrip.schema``
+loads this file on its own, to register the plugins without importing the
+package (whose import also checks, and so builds, USD's schema registry).
 """
 
 from __future__ import annotations
@@ -40,6 +44,20 @@ def usdview_plugin_dir() -> Path:
     return share_dir() / "plugins" / "usdview"
 
 
+def register_schema_plugin() -> None:
+    """Register the usdGrip schema plugin with Plug once, without touching the schema registry.
+
+    For hosts that register schemas before anything builds USD's schema registry
+    (Kit's schema extensions): building it here would hide every schema
+    registered after this one.
+    """
+    from pxr import Plug
+
+    registry = Plug.Registry()
+    if registry.GetPluginWithName(SCHEMA_PLUGIN_NAME) is None:
+        registry.RegisterPlugins(str(schema_dir()))
+
+
 def register_schema() -> None:
     """Register the usdGrip schema plugin once; safe when already registered.
 
@@ -47,11 +65,9 @@ def register_schema() -> None:
     registry once, so a plugin registered later is not seen. When that happened
     a ``RuntimeWarning`` explains the import order instead of failing.
     """
-    from pxr import Plug, Usd
+    from pxr import Usd
 
-    registry = Plug.Registry()
-    if registry.GetPluginWithName(SCHEMA_PLUGIN_NAME) is None:
-        registry.RegisterPlugins(str(schema_dir()))
+    register_schema_plugin()
     if Usd.SchemaRegistry().FindAppliedAPIPrimDefinition(API_SCHEMAS[0]) is None:
         warnings.warn(
             "usdgrip: the USD schema registry was built before the usdGrip schema was "

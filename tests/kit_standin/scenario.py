@@ -53,6 +53,7 @@ def _schema_state() -> dict:
     context.open_stage(str(EXAMPLES / "tote.usda"))
     tote = context.get_stage().GetPrimAtPath("/Tote")
     state["tote_has_slot_api"] = bool(tote.HasAPI("GripperSlotAPI", "left_edge"))
+    state["peer_api_defined"] = registry.FindAppliedAPIPrimDefinition("PeerAPI") is not None
     return state
 
 
@@ -153,9 +154,12 @@ async def _click_everything(out: dict, tmp: Path) -> None:
 def run(case: str, real: bool, tmp: Path, exts: Path = REPO / "exts") -> dict:
     standin = HERE / "exts"
     out: dict = {"case": case}
-    if case == "kit":
-        manager = _manager(real, [exts] if real else [standin, exts])
+    if case == "kit" and real:  # enabled at startup by the command line
+        manager = _manager(real, [exts])
         out["enabled"] = manager.set_extension_enabled_immediate("usdgrip.kit", True)
+    elif case == "kit":  # with another schema extension at order -100, started after ours
+        manager = _manager(real, [standin, exts, HERE / "peer"])
+        out["enabled"] = manager.enable_at_startup(["usdgrip.kit", "zz.peer.schema"])
     elif case == "wrong_order":
         manager = _manager(real, [standin, HERE / "wrong_order"])
         out["enabled"] = manager.set_extension_enabled_immediate("usdgrip.wrong_order", True)

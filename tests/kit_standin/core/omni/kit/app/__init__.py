@@ -95,15 +95,19 @@ class ExtensionManager:
             if name in self.startup_order:
                 self.startup_order.remove(name)
             return True
+        return self.enable_at_startup([name])
+
+    def enable_at_startup(self, names: list[str]) -> bool:
+        """Enable ``names`` together, as ``--enable A --enable B`` on Kit's command line does."""
         try:
-            plan = self._resolve(name)
+            plan = self._resolve(names)
         except KeyError as exc:
-            self.errors.append(f"{name}: cannot resolve dependency {exc}")
+            self.errors.append(f"{', '.join(names)}: cannot resolve dependency {exc}")
             return False
         return all(self._start(ext) for ext in plan)  # stops at the first failure
 
-    def _resolve(self, name: str) -> list[_Extension]:
-        """The not-yet-started closure of ``name``: dependencies first, then lowest order."""
+    def _resolve(self, names: list[str]) -> list[_Extension]:
+        """The not-yet-started closure of ``names``: dependencies first, then lowest order."""
         needed: dict[str, _Extension] = {}
 
         def visit(ext_name: str, optional: bool) -> None:
@@ -118,7 +122,8 @@ class ExtensionManager:
             for dep, spec in ext.dependencies.items():
                 visit(dep, bool(spec.get("optional", False)))
 
-        visit(name, False)
+        for name in names:
+            visit(name, False)
         waiting = {
             n: {d for d in e.dependencies if d in needed and d != n} for n, e in needed.items()
         }
