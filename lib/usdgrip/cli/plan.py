@@ -11,6 +11,8 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from usdgrip.contracts import parse_gripper
+
 NAME = "plan"
 ORDER = 40
 HELP = "plan collision-checked grasps for grippers on an object (Isaac-Grasp YAML)"
@@ -93,28 +95,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="print nothing but errors (for scripts)"
     )
-
-
-def parse_gripper(text: str):
-    """Parse ``FILE:/Site/Path`` into a :class:`~usdgrip.contracts.GripperRef`.
-
-    The split is at the last ``:`` followed by ``/``, so Windows drive letters work.
-
-    Raises:
-        ValueError: no ``:/`` separator, an empty file or a bad prim path.
-    """
-    from usdgrip.contracts import GripperRef
-
-    cut = text.rfind(":/")
-    if cut <= 0:
-        raise ValueError(
-            f"--gripper {text!r}: expected FILE:/Site/Path, e.g. examples/gripper.usda:/Gripper/tcp"
-        )
-    asset, prim = text[:cut], text[cut + 1 :]
-    try:
-        return GripperRef(asset_path=os.path.normpath(asset), prim_path=prim)
-    except ValidationError as exc:
-        raise ValueError(f"--gripper {text!r}: {_first_error(exc)}") from None
 
 
 #: The command-line option of each request field (for messages).
