@@ -7,8 +7,9 @@ grippers use the same line geometry as the usdview overlays
 (:mod:`usdgrip.views.shapes`), so the picture matches the viewer.
 
 Conventions: everything is drawn in world metres; a ``Y``-up stage is turned
-to show Y up (matplotlib's vertical axis is Z). The PNG is written atomically
-(temporary file in the same folder, then renamed).
+to show Y up (matplotlib's vertical axis is Z). The PNG is written by
+:func:`usdgrip.fileio.write_output`: atomically over a regular file, streamed into a
+device or named pipe.
 """
 
 from __future__ import annotations
@@ -372,11 +373,11 @@ def render_view(
     legend.extend(f"skipped: {text}" for text in summary.skipped)
     fig.text(0.01, 0.99, "\n".join(legend), fontsize=8, family="monospace", va="top")
 
-    # usdgrip's one atomic writer (temporary sibling, then os.replace).
-    from usdgrip.fileio import write_bytes_atomically
+    # usdgrip's one writer (atomic for a regular file, streamed for a device or pipe).
+    from usdgrip.fileio import write_output
 
     try:
-        write_bytes_atomically(out, lambda handle: fig.savefig(handle, format="png"))
+        write_output(out, lambda handle: fig.savefig(handle, format="png"), binary=True)
     except MemoryError:
         raise GripperError(
             f"{out}: not enough memory for a {size[0]:g}x{size[1]:g} in picture at dpi {dpi}; "

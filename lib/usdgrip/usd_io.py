@@ -73,6 +73,11 @@ def open_stage(path: str | Path) -> Usd.Stage:
             f"{file}: not a USD file (suffix {file.suffix or 'none'!r}); expected one of "
             f"{', '.join(USD_SUFFIXES)}"
         )
+    from usdgrip.fileio import describe_unreadable
+
+    problem = describe_unreadable(file)  # permission denied, a UTF-8 BOM
+    if problem:
+        raise StageOpenError(problem)
     try:
         stage = Usd.Stage.Open(str(file))
     except Tf.ErrorException as exc:
