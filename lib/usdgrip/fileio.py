@@ -289,7 +289,7 @@ def replace_atomically(
             dir=folder, prefix=_temp_prefix(folder, target), suffix=target.suffix
         )
     except OSError as exc:
-        raise _naming(exc, path) from None
+        raise name_write_error(exc, path) from None
     os.close(fd)
     try:
         produce(Path(temp))
@@ -303,7 +303,7 @@ def replace_atomically(
     except FileChangedError:
         raise
     except OSError as exc:
-        raise _naming(exc, path) from None
+        raise name_write_error(exc, path) from None
     finally:
         Path(temp).unlink(missing_ok=True)
     return target
@@ -330,12 +330,15 @@ def _temp_prefix(folder: Path, target: Path) -> str:
     return f".{stem}."
 
 
-def _naming(exc: OSError, path: str | os.PathLike[str]) -> OSError:
-    """``exc`` about a temp file or a stream, restated about ``path`` in one line."""
+def name_write_error(exc: OSError, path: str | os.PathLike[str]) -> OSError:
+    """``exc`` about a temp file or a stream, restated about the output ``path`` in one line.
+
+    A full disk says ``no space left on device`` (a file that was there is unchanged).
+    """
     if exc.errno == errno.ENOSPC:
         named = OSError(
-            f"{display_path(path)}: no space left on device; nothing written "
-            "(a file that was there is unchanged): free some space and run again"
+            f"{display_path(path)}: no space left on device; nothing was written: "
+            "free some space and run again"
         )
         named.errno = errno.ENOSPC
         return named
@@ -396,7 +399,7 @@ def write_output(
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise _naming(exc, path) from None
+            raise name_write_error(exc, path) from None
         return Path(path)
 
     def produce(temp: Path) -> None:

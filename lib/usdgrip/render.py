@@ -240,8 +240,10 @@ def render_view(
     from usdgrip.sampling import check_slot
     from usdgrip.usd_io import find_gripper_sites, iter_slot_prims, read_gripper_slots
 
+    from usdgrip.fileio import is_streamed
+
     out = Path(output)
-    if out.suffix.lower() != ".png":
+    if out.suffix.lower() != ".png" and not is_streamed(out):  # a pipe or device takes any name
         raise ValueError(f"output {str(out)!r} must end in .png (the only format written)")
     if not out.parent.is_dir():
         raise FileNotFoundError(f"output folder {str(out.parent)!r} does not exist")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from usdgrip.batch.jobs import STATUSES
-from usdgrip.fileio import display_path, is_streamed, open_streamed, write_text_output
+from usdgrip.fileio import is_streamed, name_write_error, open_streamed, write_text_output
 
 FAILED_STATUSES = ("error", "timeout", "crashed")
 
@@ -96,6 +96,7 @@ class ResultsWriter:
         self.path = path
         self._rows = {row["path"]: dict(row) for row in keep}
         self._streamed = is_streamed(path)
+        self._failed = False
         self._closing = contextlib.ExitStack()
         if self._streamed:
             self._stream: IO[bytes] = self._closing.enter_context(open_streamed(path))
@@ -117,9 +118,8 @@ class ResultsWriter:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise OSError(
-                f"{display_path(self.path)}: cannot write a result row: {exc.strerror or exc}"
-            ) from None
+            self._failed = True
+            raise name_write_error(exc, self.path) from None
 
     def append(self, row: Mapping[str, Any]) -> None:
         """Write one row and flush it to the operating system."""
@@ -129,7 +129,11 @@ class ResultsWriter:
 
     def close(self) -> None:
         """Close the file, compacted to one row per path (a regular file)."""
-        self._closing.close()
+        try:
+            self._closing.close()
+        except OSError as exc:  # a row that could not be written was already reported
+            if not self._failed:
+                raise name_write_error(exc, self.path) from None
         if not self._streamed:
             with contextlib.suppress(OSError):  # the appended rows are all there already
                 self._write_all()
