@@ -33,6 +33,11 @@ GRIPPER = str(EXAMPLES / "gripper.usda")
 TOTE = str(EXAMPLES / "tote.usda")
 MUG = str(EXAMPLES / "mug.usda")
 USDGRIP = [sys.executable, "-m", "usdgrip"]
+PLAN = [
+    *("plan", MUG, "--object", "/Mug", "--gripper", f"{GRIPPER}:/Gripper/tcp"),
+    *("-q", "--max-candidates", "2"),
+]
+BATCH = ["batch", "validate", "-j", "1", "-q"]
 
 LEGACY = """#usda 1.0
 # Copyright 2026 Example Robotics. All rights reserved.
@@ -82,19 +87,7 @@ def commands(folder: Path, out: str) -> dict[str, list[str]]:
     return {
         "validate": ["validate", GRIPPER, "--output", out],
         "sample": ["sample", TOTE, "--prim", "/Tote", "-o", out],
-        "plan": [
-            "plan",
-            MUG,
-            "--object",
-            "/Mug",
-            "--gripper",
-            f"{GRIPPER}:/Gripper/tcp",
-            "--max-candidates",
-            "2",
-            "-q",
-            "-o",
-            out,
-        ],  # fmt: skip
+        "plan": [*PLAN, "-o", out],
         "render": ["render", GRIPPER, "--size", "2x2", "--dpi", "20", "-o", out],
         "migrate": ["migrate", str(legacy), "-o", out],
         "batch": ["batch", "validate", str(library), "-j", "1", "-q", "--out", out],
@@ -505,29 +498,8 @@ DISK_FULL_CASES = {
     "validate --output": lambda d, w: ["validate", GRIPPER, "--output", str(d / "r.json")],
     "sample -o": lambda d, w: ["sample", TOTE, "--prim", "/Tote", "-o", str(d / "s.json")],
     "render -o": lambda d, w: ["render", GRIPPER, "--size", "2x2", "-o", str(d / "v.png")],
-    "plan -o": lambda d, w: [
-        "plan",
-        MUG,
-        "--object",
-        "/Mug",
-        "--gripper",
-        f"{GRIPPER}:/Gripper/tcp",
-        "--max-candidates",
-        "2",
-        "-q",
-        "-o",
-        str(d / "g.yaml"),
-    ],  # fmt: skip
-    "batch --out": lambda d, w: [
-        "batch",
-        "validate",
-        GRIPPER,
-        "-j",
-        "1",
-        "-q",
-        "--out",
-        str(d / "r.jsonl"),
-    ],  # fmt: skip
+    "plan -o": lambda d, w: [*PLAN, "-o", str(d / "g.yaml")],
+    "batch --out": lambda d, w: [*BATCH, GRIPPER, "--out", str(d / "r.jsonl")],
 }
 
 

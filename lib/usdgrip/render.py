@@ -237,10 +237,9 @@ def render_view(
             to draw (saying what was skipped), or not enough memory for the picture.
         OSError: the output folder is missing or not writable.
     """
+    from usdgrip.fileio import is_streamed
     from usdgrip.sampling import check_slot
     from usdgrip.usd_io import find_gripper_sites, iter_slot_prims, read_gripper_slots
-
-    from usdgrip.fileio import is_streamed
 
     out = Path(output)
     if out.suffix.lower() != ".png" and not is_streamed(out):  # a pipe or device takes any name
