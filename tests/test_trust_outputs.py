@@ -416,6 +416,15 @@ def test_an_unreadable_input_says_permission_denied(shared_folder, capsys):
         f"usdgrip info: {secret}: permission denied: cannot read the file (mode 0600, owner "
         "uid 0); ask its owner, or make it readable (chmod a+r)"
     )
+    closed = shared_folder / "closed"
+    closed.mkdir(mode=0o700)
+    hidden = write_legacy(closed)
+    code, err = run_as_nobody(["info", str(hidden)], shared_folder)
+    assert code == 2, err
+    assert err.strip() == (
+        f"usdgrip info: {hidden}: permission denied: cannot reach the file (a folder on its "
+        "path may not be searched)"
+    )
 
 
 # --- 6. comments -------------------------------------------------------------------------

@@ -43,7 +43,7 @@ STANDARD_OUTPUT = "-"
 #: Names that are one of this process's open files: always streamed, never renamed over
 #: (a shell's ``>> log`` behind ``/dev/stdout`` keeps what it had).
 _OPEN_FILE_NAMES = re.compile(
-    r"^/dev/(stdout|stderr|fd/\d+)$|^/proc/(self|thread-self|\d+)/fd/\d+$"
+    r"^/dev/(stdin|stdout|stderr|fd/\d+)$|^/proc/(self|thread-self|\d+)/fd/\d+$"
 )
 #: A file up to this size is hashed for :class:`FileSnapshot` (larger: size, mtime, inode).
 SNAPSHOT_HASH_LIMIT = 256 << 20
@@ -64,7 +64,7 @@ def _link_chain(path: str) -> Iterator[str]:
 def is_streamed(path: str | os.PathLike[str]) -> bool:
     """Whether an output is written in place, streamed, rather than replaced atomically.
 
-    True for ``-``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/…/fd/N``
+    True for ``-``, ``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/…/fd/N``
     (directly or through links) and for an existing file that is not a regular file
     or a folder: a character or block device, a named pipe (FIFO), a socket.
     """
