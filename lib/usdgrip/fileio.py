@@ -64,8 +64,8 @@ def _link_chain(path: str) -> Iterator[str]:
 def is_streamed(path: str | os.PathLike[str]) -> bool:
     """Whether an output is written in place, streamed, rather than replaced atomically.
 
-    True for ``-``, ``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/…/fd/N``
-    (directly or through links) and for an existing file that is not a regular file
+    True for ``-``, ``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
+    ``/proc/…/fd/N`` (directly or through links) and for an existing file that is not a regular file
     or a folder: a character or block device, a named pipe (FIFO), a socket.
     """
     text = os.fspath(path)
