@@ -171,6 +171,22 @@ def test_a_named_pipe_output_reaches_its_reader_and_stays_a_pipe(tmp_path, capsy
     assert data.startswith(expected_start), data[:80]
 
 
+@pytest.mark.parametrize("command", ["validate", "batch"])
+def test_a_named_pipe_nobody_reads_is_one_line_not_a_hang(tmp_path, capsys, monkeypatch, command):
+    import usdgrip.fileio
+
+    monkeypatch.setattr(usdgrip.fileio, "PIPE_READER_WAIT_S", 0.3)
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    assert main(commands(tmp_path, str(pipe))[command]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        f"usdgrip {command}: {pipe}: cannot write: a named pipe nobody reads (waited 0.3 s); "
+        "start its reader first"
+    )
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+
+
 def test_a_link_to_a_device_is_written_through_and_both_stay(tmp_path, capsys):
     null = make_device(tmp_path, "null", 3)
     link = tmp_path / "report.txt"

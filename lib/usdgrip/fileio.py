@@ -33,6 +33,7 @@ import re
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -353,7 +354,11 @@ def name_write_error(exc: OSError, path: str | os.PathLike[str]) -> OSError:
 def open_streamed(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     """Standard output (``-``), or ``path`` opened for appending, never created nor truncated.
 
-    For an output :func:`is_streamed` names; :func:`write_output` uses it.
+    For an output :func:`is_streamed` names; :func:`write_output` uses it. A named
+    pipe waits for its reader at most :data:`PIPE_READER_WAIT_S` seconds, never forever.
+
+    Raises:
+        OSError: ``path`` cannot be opened for writing (a pipe nobody reads: ``ENXIO``).
     """
     if os.fspath(path) == STANDARD_OUTPUT:
         sys.stdout.flush()
@@ -361,9 +366,42 @@ def open_streamed(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
         yield stream
         stream.flush()
         return
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_CLOEXEC)
+    fd = _open_for_appending(path)
     with os.fdopen(fd, "wb") as stream:
         yield stream
+
+
+#: Seconds a named pipe output may wait for a reader before the command gives up.
+PIPE_READER_WAIT_S = 30.0
+
+
+def _open_for_appending(path: str | os.PathLike[str]) -> int:
+    """``os.open`` for appending; a named pipe is polled until a reader opens it."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        is_pipe = stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        is_pipe = False
+    if not is_pipe:
+        return os.open(path, flags)
+    deadline = time.monotonic() + PIPE_READER_WAIT_S
+    while True:
+        try:
+            fd = os.open(path, flags | os.O_NONBLOCK)  # ENXIO while nobody reads
+        except OSError as exc:
+            if exc.errno != errno.ENXIO or time.monotonic() >= deadline:
+                if exc.errno == errno.ENXIO:
+                    raise OSError(
+                        errno.ENXIO,
+                        f"a named pipe nobody reads (waited {PIPE_READER_WAIT_S:g} s); "
+                        "start its reader first",
+                        os.fspath(path),
+                    ) from None
+                raise
+            time.sleep(0.05)
+            continue
+        os.set_blocking(fd, True)  # a slow reader makes writes wait, as for any pipe
+        return fd
 
 
 def write_output(

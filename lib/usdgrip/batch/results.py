@@ -98,12 +98,15 @@ class ResultsWriter:
         self._streamed = is_streamed(path)
         self._failed = False
         self._closing = contextlib.ExitStack()
-        if self._streamed:
-            self._stream: IO[bytes] = self._closing.enter_context(open_streamed(path))
-        else:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self._write_all()
-            self._stream = self._closing.enter_context(open(path, "ab"))  # noqa: SIM115
+        try:
+            if self._streamed:
+                self._stream: IO[bytes] = self._closing.enter_context(open_streamed(path))
+            else:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                self._write_all()
+                self._stream = self._closing.enter_context(open(path, "ab"))  # noqa: SIM115
+        except OSError as exc:
+            raise name_write_error(exc, path) from None
         for row in self._rows.values() if self._streamed else ():
             self._write(row)
 
