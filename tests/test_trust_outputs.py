@@ -241,6 +241,8 @@ def test_batch_out_to_standard_output_streams_rows_and_refuses_resume(tmp_path, 
     argv = ["batch", "validate", str(library), "-q", "--out", "-", "--resume"]
     assert main(argv) == 2
     assert "--resume reads the results file back" in capsys.readouterr().err
+    assert main(["batch", "validate", str(library), "--out", "-", "--format", "json"]) == 2
+    assert "--out - is standard output, where --format json prints" in capsys.readouterr().err
 
 
 # --- 2. an input changed while it was being rewritten ----------------------------------

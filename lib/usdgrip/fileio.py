@@ -8,7 +8,7 @@
   (standard output), ``/dev/stdout``, ``/dev/fd/N`` and an existing device, named
   pipe or socket (also through a symbolic link). It is opened for appending, without
   creating or truncating it, so ``/dev/null`` stays a device and a pipe's reader
-  gets the bytes.
+  gets the bytes; a named pipe waits at most :data:`PIPE_READER_WAIT_S` for a reader.
 
 A rewrite keeps what the file had: its mode bits (setuid, setgid and sticky
 included), its owner and group where permitted (as root; else the group when you
