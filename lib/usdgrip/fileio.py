@@ -552,9 +552,12 @@ def export_layer(
                 if not layer.Export(exported):
                     raise OSError(f"{display_path(target)}: USD could not export the layer")
             except Tf.ErrorException as exc:
+                reason = _usd_error_text(exc)
+                if "No space left" in reason:
+                    reason = "no space left on device"
                 raise OSError(
                     f"{display_path(target)}: USD could not export the layer "
-                    f"(into {folder}): {_usd_error_text(exc)}"
+                    f"(into its temp folder {folder}): {reason}"
                 ) from None
             data = Path(exported).read_bytes()
     notes = []
