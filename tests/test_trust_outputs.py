@@ -548,6 +548,19 @@ def test_a_full_disk_is_one_line_naming_the_output_and_the_input_stays(small_dis
     assert after == before or (case == "batch --out" and after == [*before, "r.jsonl"])
 
 
+def test_a_full_temp_folder_for_usd_is_one_line_too(small_disk, tmp_path, capsys, monkeypatch):
+    legacy = write_legacy(tmp_path)
+    fill(small_disk)
+    monkeypatch.setattr(tempfile, "tempdir", str(small_disk))  # where USD writes a usdc first
+    out = tmp_path / "out.usdc"
+    assert main(["migrate", str(legacy), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert f"{out}: USD could not export the layer (into its temp folder {small_disk}" in err
+    assert err.strip().endswith("): no space left on device") and "Traceback" not in err
+    assert not out.exists() and os.listdir(small_disk) == ["filler"]
+
+
 # --- 12. batch: non-UTF-8 names, no row lost -------------------------------------------
 
 
