@@ -231,6 +231,24 @@ def test_dev_stdout_into_a_pipe_and_into_an_appended_file(tmp_path):
     assert log.read_text().startswith(f"header\n{GRIPPER}: ok")
 
 
+def test_dash_into_a_full_standard_output_is_one_line(tmp_path):
+    full = make_device(tmp_path, "full", 7)
+    legacy = write_legacy(tmp_path)
+    with open(full, "w") as stdout:
+        done = subprocess.run(
+            [*USDGRIP, "migrate", str(legacy), "-o", "-"],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "usdgrip migrate: standard output: no space left on device; nothing was written: "
+        "free some space and run again"
+    ]
+
+
 def test_batch_out_to_standard_output_streams_rows_and_refuses_resume(tmp_path, capsys):
     library = tmp_path / "library"
     library.mkdir()

@@ -336,16 +336,16 @@ def name_write_error(exc: OSError, path: str | os.PathLike[str]) -> OSError:
 
     A full disk says ``no space left on device`` (a file that was there is unchanged).
     """
+    shown = "standard output" if os.fspath(path) == STANDARD_OUTPUT else display_path(path)
     if exc.errno == errno.ENOSPC:
         named = OSError(
-            f"{display_path(path)}: no space left on device; nothing was written: "
-            "free some space and run again"
+            f"{shown}: no space left on device; nothing was written: free some space and run again"
         )
         named.errno = errno.ENOSPC
         return named
     if exc.strerror is None or (exc.filename is None and exc.errno is None):
         return exc
-    named = type(exc)(f"{display_path(path)}: cannot write: {exc.strerror}")
+    named = type(exc)(f"{shown}: cannot write: {exc.strerror}")
     named.errno = exc.errno
     return named
 
