@@ -33,6 +33,7 @@ FORBIDDEN = {
     "render": ("batch", "adapters", "cli"),
     "batch": ("views", "render", "adapters", "cli"),
     "adapters": ("grasping", "views", "render", "batch", "cli"),
+    "hosts": ("batch", "cli"),
 }
 
 

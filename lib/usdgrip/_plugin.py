@@ -3,6 +3,10 @@
 The same layout exists in a checkout (repository root) and in an installed
 wheel (``usdgrip/share``): ``plugInfo.json`` with ``Includes`` for
 ``schemas/*/`` and ``plugins/*/``.
+
+This module imports nothing from usdgrip: the Kit extension ``usdgrip.schema``
+loads this file on its own, to register the plugins without importing the
+package (whose import also checks, and so builds, USD's schema registry).
 """
 
 from __future__ import annotations
@@ -56,7 +60,9 @@ def register_validation_plugin() -> None:
     registered, e.g. through ``PXR_PLUGINPATH_NAME``) and makes its module
     ``usdGripValidation`` importable (its folder is appended to ``sys.path``
     when no module of that name is found), so that
-    ``UsdValidation.ValidationContext(keywords=["usdgrip"])`` finds the rules.
+    ``UsdValidation.ValidationContext(keywords=["usdgrip"])`` finds the rules
+    (appended: a host's own packages keep precedence). Kit's ``usdgrip.schema``
+    extension calls it at startup too.
 
     UsdValidation reads the validator declarations when its registry is first
     built (the first ``ValidationRegistry()`` or ``ValidationContext`` in the
@@ -104,6 +110,20 @@ def get_validation_plugin_problem() -> str | None:
     )
 
 
+def register_schema_plugin() -> None:
+    """Register the usdGrip schema plugin with Plug once, without touching the schema registry.
+
+    For hosts that register schemas before anything builds USD's schema registry
+    (Kit's schema extensions): building it here would hide every schema
+    registered after this one.
+    """
+    from pxr import Plug
+
+    registry = Plug.Registry()
+    if registry.GetPluginWithName(SCHEMA_PLUGIN_NAME) is None:
+        registry.RegisterPlugins(str(schema_dir()))
+
+
 def register_schema() -> None:
     """Register the usdGrip schema plugin once; safe when already registered.
 
@@ -111,11 +131,9 @@ def register_schema() -> None:
     registry once, so a plugin registered later is not seen. When that happened
     a ``RuntimeWarning`` explains the import order instead of failing.
     """
-    from pxr import Plug, Usd
+    from pxr import Usd
 
-    registry = Plug.Registry()
-    if registry.GetPluginWithName(SCHEMA_PLUGIN_NAME) is None:
-        registry.RegisterPlugins(str(schema_dir()))
+    register_schema_plugin()
     if Usd.SchemaRegistry().FindAppliedAPIPrimDefinition(API_SCHEMAS[0]) is None:
         warnings.warn(
             "usdgrip: the USD schema registry was built before the usdGrip schema was "

@@ -58,10 +58,11 @@ def list_layer_dependencies(layer: Sdf.Layer) -> list[str]:
 MAX_LAYER_NESTING = 10_000
 _OPENERS, _CLOSERS = b"{[(", b"}])"
 _CHUNK = 1 << 24
-# usda tokens that can hide brackets: strings (triple-quoted too), asset paths, comments.
+# usda tokens that can hide brackets: strings (triple-quoted too), asset paths, comments
+# (``#``, ``//`` and ``/* */``).
 _USDA_TOKENS = re.compile(
     rb'"""(?:[^\\]|\\.)*?"""|\'\'\'(?:[^\\]|\\.)*?\'\'\'|"(?:[^"\\\n]|\\.)*"'
-    rb"|'(?:[^'\\\n]|\\.)*'|@@@.*?@@@|@[^@\n]*@|#[^\n]*|[\[\](){}]",
+    rb"|'(?:[^'\\\n]|\\.)*'|@@@.*?@@@|@[^@\n]*@|#[^\n]*|//[^\n]*|/\*.*?\*/|[\[\](){}]",
     re.S,
 )
 _KINDS = {

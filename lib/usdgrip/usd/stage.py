@@ -37,12 +37,17 @@ def open_stage(path: str | Path) -> Usd.Stage:
     :data:`~usdgrip.usd.dependencies.MAX_LAYER_NESTING` levels would crash its parser.
 
     Raises:
-        StageOpenError: the file is missing, a directory, not USD, or corrupt; it
-            or a layer it composes is not a regular file, or nests too deep.
+        StageOpenError: the file is missing, unreadable (``permission denied``), a
+            directory, not USD, corrupt, or starts with a UTF-8 BOM; it or a layer it
+            composes is not a regular file, or nests too deep.
     """
+    from usdgrip.fileio import describe_unreadable
     from usdgrip.usd.dependencies import open_layer_files
 
     file = Path(path)
+    problem = describe_unreadable(file)  # permission denied, a UTF-8 BOM
+    if problem:
+        raise StageOpenError(problem)
     if not file.exists():
         raise StageOpenError(f"{file}: no such file")
     if file.is_dir():
