@@ -448,6 +448,14 @@ def propose(
             if obj.vertices is None:
                 run.warnings.append(f"{label}: antipodal: object has no mesh")
                 continue
+            if not opening > options.clearance:
+                raise GripperError(
+                    f"{label}: max opening {opening:g} m ({site.max_opening_source}) is not above "
+                    f"the antipodal clearance {options.clearance:g} m (the opening kept free "
+                    f"beyond the contact width; default {DEFAULT_CLEARANCE:g} m); expected a max "
+                    "opening > clearance (check the gripper's max opening, in metres; "
+                    "plan_grasps(clearance=...) sets the clearance)"
+                )
             ids, poses, widths, scores, groups = propose_antipodal(
                 obj,
                 opening,

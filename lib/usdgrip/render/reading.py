@@ -55,7 +55,10 @@ def read_inputs(
     from usdgrip.usd.sites import find_gripper_sites
 
     prim = _find_object(stage, prim_path)
-    all_tris, tris = _read_mesh(prim, stage)
+    try:
+        all_tris, tris = _read_mesh(prim, stage)
+    except GripperError as exc:  # the mesh readers name the prim; say which file too
+        raise GripperError(f"{stage.GetRootLayer().identifier}: {exc}") from None
     inputs = RenderInputs(UsdGeom.GetStageUpAxis(stage), prim, all_tris, tris)
     if show_slots:
         inputs.slots = _read_slots(stage, prim)

@@ -96,12 +96,9 @@ def _read_curve(
         local = gf_to_numpy(_XFORMABLE(child).GetLocalTransformation())
         points = points @ local[:3, :3].T + local[:3, 3]
         flat = points.ravel().tolist()
-    elif math.isfinite(sum(flat)):  # finite only if every term is (overflow: the slow path)
-        points = points + 0.0  # what the identity transform gives finite points (-0.0 -> 0.0)
+    else:  # no transform: the points as authored (-0.0 -> 0.0; inf stays inf, not inf * 0)
+        points = points + 0.0
         flat = [x + 0.0 for x in flat[:6]]
-    else:
-        points = points @ _IDENTITY[:3, :3] + _IDENTITY[:3, 3]  # as the identity transform gives
-        flat = points.ravel().tolist()
     direction, length = None, 0.0
     if len(flat) >= 6:
         # Plain floats: numpy costs more per call than these few products.
@@ -132,7 +129,6 @@ def _read_curve(
     )
 
 
-_IDENTITY = np.eye(4)
 #: Curve values the readers do not use (a curve's direction is ``p1 - p0``): unusable ones
 #: are GR.007 warnings and read as not authored.
 _IGNORABLE_CURVE_VALUES = ("type", "curveVertexCounts")
