@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from pxr import Usd, UsdGeom, UsdPhysics
+from pxr import Usd, UsdGeom, UsdPhysics, Vt
 
 from usdgrip import usd_io
 from usdgrip.errors import GripperError
@@ -32,6 +32,7 @@ __all__ = [
 
 _PREFIX_TOKEN = GRASP_LINE_PREFIX.encode()
 _RIGID_BODY_TOKEN = b"PhysicsRigidBodyAPI"
+_DECIMAL_POINTS = 64  # lines hold 2 points; a huge array is read as is
 
 
 class GraspLineScan(NamedTuple):
@@ -151,6 +152,11 @@ def _read_line(
             problems["points"] = problem
         elif value is not None:
             points = np.asarray(value, dtype=np.float64).reshape(-1, 3)
+            if isinstance(value, Vt.Vec3fArray) and len(points) <= _DECIMAL_POINTS:
+                # float32 as its shortest decimal (0.05, not 0.0500000007), as sites read floats
+                points = np.array([float(str(np.float32(x))) for x in points.ravel()]).reshape(
+                    -1, 3
+                )
     curve_type = None
     type_attr = curve.GetAttribute("type")
     if type_attr and type_attr.HasAuthoredValue():
