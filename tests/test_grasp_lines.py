@@ -420,3 +420,44 @@ def test_info_bad_meters_per_unit_is_one_line(write_usda, capsys):
     assert main(["info", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "metersPerUnit is 0" in err[0]
+
+
+def test_binary_layers_are_walked_and_wrong_types_are_named(write_usda, tmp_path):
+    from pxr import Sdf
+
+    text = _prop(GOOD)
+    usdc = tmp_path / "prop.usdc"
+    Sdf.Layer.FindOrOpen(str(write_usda(text, "for_usdc.usda"))).Export(str(usdc))
+    assert [g.path for g in find_grasp_lines(open_stage(usdc))] == ["/Block/grasp_identifier_01"]
+    assert validate(usdc).issues == []
+    wrong = _prop(
+        GOOD.replace("point3f[] points", "double[] points").replace(
+            "(-0.04, 0, 0), (0.04, 0, 0)", "1, 2"
+        )
+    )
+    (line,) = find_grasp_lines(open_stage(write_usda(wrong, "wrong.usda")))
+    assert (
+        line.point_count == 0
+        and "points is double[], expected point3f[]" in line.problems["points"]
+    )
+    messages = [
+        i.message for i in validate(write_usda(wrong, "wrong2.usda"), rules=["GP.002"]).issues
+    ]
+    assert any("points is double[]" in m for m in messages)
+
+
+def test_many_lines_on_one_object_are_read_and_checked_once_each(write_usda):
+    lines = "\n".join(
+        _line(f"[(-0.04, 0, {z:.4f}), (0.04, 0, {z:.4f})]", name=f"grasp_identifier_{i:04d}")
+        for i, z in enumerate(np.linspace(-0.03, 0.03, 400))
+    )
+    path = write_usda(_prop(lines))
+    report = validate(path)
+    # |z| > 0.02 lies above or below the 4 cm cube: those lines miss it
+    missing = {i.prim for i in report.issues if i.code == "GP.001"}
+    expected = {
+        f"/Block/grasp_identifier_{i:04d}"
+        for i, z in enumerate(np.linspace(-0.03, 0.03, 400))
+        if abs(z) > 0.02 + 1e-9
+    }
+    assert missing == expected and len(expected) > 100
