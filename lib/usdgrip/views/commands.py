@@ -45,7 +45,10 @@ def validate_selection(usdview_api: Any) -> None:
 
 
 def show_slots(usdview_api: Any) -> None:
-    """Overlay the slots of the selected prims and the prims under them (all when none is)."""
+    """Overlay the slots and grasp vector lines of the selected prims and the prims under them.
+
+    With nothing selected, every slot and grasp line of the stage.
+    """
     from pxr import Sdf
 
     from usdgrip.usd_io import iter_slot_prims
@@ -58,10 +61,14 @@ def show_slots(usdview_api: Any) -> None:
             if any(prim.GetPath().HasPrefix(root) for root in roots)
         ]
         count = session.show_slots(paths)
+        lines = session.show_grasp_lines([str(root) for root in roots])
         skipped = session.slot_problems
         shown = len(paths) - len(skipped)
         note = f"; {len(skipped)} skipped: {skipped[0]}" if skipped else ""
-        session.host.status(f"usdgrip: {count} slot(s) shown on {shown} prim(s){note}")
+        if session.grasp_line_problem:
+            note += f"; grasp lines not shown: {session.grasp_line_problem}"
+        also = f", {lines} grasp line(s)" if lines else ""
+        session.host.status(f"usdgrip: {count} slot(s) shown on {shown} prim(s){also}{note}")
 
 
 def sample_slot_grasps(usdview_api: Any) -> None:

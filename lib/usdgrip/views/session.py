@@ -30,6 +30,10 @@ class GrippersSession(QtCore.QObject):
         self.slot_prims: list[str] = []
         self.slot_problems: list[str] = []
         """Why prims of the last :meth:`show_slots` were skipped (one line each)."""
+        self.grasp_line_roots: list[str] = []
+        """Roots of the last :meth:`show_grasp_lines` (re-drawn when the stage is replaced)."""
+        self.grasp_line_problem: str | None = None
+        """Why the last :meth:`show_grasp_lines` drew nothing, when the lines cannot be read."""
         self.grasps: GraspSet | None = None
         self.visible = True
         self._widgets: dict[str, QtWidgets.QWidget] = {}
@@ -116,6 +120,36 @@ class GrippersSession(QtCore.QObject):
         self._apply_visibility()
         return len(slots)
 
+    def show_grasp_lines(self, roots: list[str]) -> int:
+        """Overlay the grasp vector lines at or under ``roots`` (or whose object is there).
+
+        Returns:
+            The number of lines drawn (lines without two distinct points are not drawn).
+        """
+        from pxr import Sdf
+
+        from usdgrip.usd_grasp_lines import find_grasp_lines
+
+        stage = self.host.stage
+        prefixes = [Sdf.Path(root) for root in roots]
+        self.grasp_line_roots = list(roots)
+        try:
+            found = find_grasp_lines(stage)
+            self.grasp_line_problem = None
+        except GripperError as exc:  # e.g. metersPerUnit = 0: say so instead of drawing
+            found, self.grasp_line_problem = [], str(exc)
+        lines = [
+            line
+            for line in found
+            if any(
+                Sdf.Path(line.path).HasPrefix(root) or Sdf.Path(line.object_path).HasPrefix(root)
+                for root in prefixes
+            )
+        ]
+        drawn = overlays.author_grasp_line_overlays(stage, lines)
+        self._apply_visibility()
+        return len(drawn)
+
     def show_grasps(self, grasps: GraspSet) -> None:
         """Overlay ``grasps`` and list them in the candidates panel."""
         self.grasps = grasps
@@ -166,7 +200,7 @@ class GrippersSession(QtCore.QObject):
 
     def clear(self) -> None:
         """Remove every overlay and forget what was shown."""
-        self.slot_prims, self.grasps = [], None
+        self.slot_prims, self.grasps, self.grasp_line_roots = [], None, []
         if self.host.stage is not None:
             overlays.clear_overlays(self.host.stage)
         panel = self._widgets.get("Candidates")
@@ -181,6 +215,8 @@ class GrippersSession(QtCore.QObject):
         self.slot_prims = [p for p in self.slot_prims if stage.GetPrimAtPath(p)]
         if self.slot_prims:
             self.show_slots(self.slot_prims)
+        if self.grasp_line_roots:
+            self.show_grasp_lines(self.grasp_line_roots)
         if self.grasps is not None:
             self._author_grasps()
         results = self._widgets.get("Results")

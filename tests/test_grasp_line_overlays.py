@@ -1,0 +1,93 @@
+"""usdview Show Slots draws SimReady grasp vector lines (session layer only)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import EXAMPLES
+from fake_usdviewq.fake_api import FakeUsdviewApi
+from pxr import Usd, UsdGeom
+from PySide6 import QtWidgets
+
+from usdgrip.usd_grasp_lines import find_grasp_lines
+from usdgrip.views import commands, overlays
+from usdgrip.views.session import GrippersSession
+
+
+@pytest.fixture
+def api(qtbot):
+    window = QtWidgets.QMainWindow()
+    qtbot.addWidget(window)
+    return FakeUsdviewApi(Usd.Stage.Open(str(EXAMPLES / "graspable_prop.usda")), window)
+
+
+def test_show_slots_draws_every_grasp_line_in_the_session_layer(api):
+    commands.show_slots(api)
+    paths = overlays.list_overlays(api.stage, "grasp_lines")
+    assert paths == [
+        "/__usdgrip_overlays/grasp_lines/Block_grasp_identifier_01",
+        "/__usdgrip_overlays/grasp_lines/Block_grasp_identifier_02",
+    ]
+    assert api.status[-1] == "usdgrip: 0 slot(s) shown on 0 prim(s), 2 grasp line(s)"
+    curve = UsdGeom.BasisCurves(api.stage.GetPrimAtPath(paths[0]))
+    points = np.array(curve.GetPointsAttr().Get())
+    # p0-p1, then a 1 cm tick across each pad point, perpendicular to the line
+    np.testing.assert_allclose(points[:2], [[-0.05, 0, 0.06], [0.05, 0, 0.06]], atol=1e-7)
+    for start in (2, 4):
+        tick = points[start + 1] - points[start]
+        assert np.linalg.norm(tick) == pytest.approx(overlays.PAD_TICK)
+        assert abs(np.dot(tick, points[1] - points[0])) < 1e-9
+    assert curve.GetPrim().GetCustomData()["usdgripObject"] == "/Block"
+    root_layer = api.stage.GetRootLayer()
+    assert root_layer.GetPrimAtPath("/__usdgrip_overlays") is None
+    assert api.stage.GetSessionLayer().GetPrimAtPath(paths[0]) is not None
+
+
+def test_selection_limits_the_lines_and_clear_removes_them(api):
+    api.select("/Block/grasp_identifier_02")
+    commands.show_slots(api)
+    assert overlays.list_overlays(api.stage, "grasp_lines") == [
+        "/__usdgrip_overlays/grasp_lines/Block_grasp_identifier_02"
+    ]
+    commands.clear_overlays(api)
+    assert overlays.list_overlays(api.stage, "grasp_lines") == []
+    session = api.qMainWindow.findChild(GrippersSession)
+    assert session.grasp_line_roots == []
+
+
+def test_files_without_grasp_lines_keep_their_status(qtbot):
+    window = QtWidgets.QMainWindow()
+    qtbot.addWidget(window)
+    api = FakeUsdviewApi(Usd.Stage.Open(str(EXAMPLES / "tote.usda")), window)
+    commands.show_slots(api)
+    assert overlays.list_overlays(api.stage, "grasp_lines") == []
+    assert api.status[-1] == "usdgrip: 2 slot(s) shown on 1 prim(s)"
+
+
+def test_unusable_lines_are_not_drawn(open_usda):
+    stage = open_usda(
+        """
+        def Xform "P"
+        {
+            def BasisCurves "grasp_identifier_a"
+            {
+                point3f[] points = [(0, 0, 0), (0, 0, 0)]
+            }
+            def BasisCurves "grasp_identifier_b"
+            {
+                point3f[] points = [(0, 0, 0), (0, 0, 1)]
+            }
+        }
+        """
+    )
+    drawn = overlays.author_grasp_line_overlays(stage, find_grasp_lines(stage))
+    assert drawn == ["/__usdgrip_overlays/grasp_lines/P_grasp_identifier_b"]
+
+
+def test_a_replaced_stage_gets_its_grasp_lines_again(api):
+    commands.show_slots(api)
+    new = Usd.Stage.Open(str(EXAMPLES / "graspable_prop.usda"))
+    new.GetSessionLayer().Clear()
+    assert overlays.list_overlays(new, "grasp_lines") == []
+    api.dataModel.stage = new  # usdview emits signalStageReplaced
+    assert len(overlays.list_overlays(new, "grasp_lines")) == 2
