@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from pxr import Gf, Sdf, Tf, Usd, UsdGeom, Vt
 
+from usdgrip.frames import compute_fallback_perpendicular
 from usdgrip.grasp_lines import GraspLine
 from usdgrip.model import GripperSlot
 from usdgrip.views.shapes import (
@@ -211,11 +212,7 @@ def author_grasp_overlays(
 def compute_grasp_line_segments(line: GraspLine) -> Segments:
     """``(3, 2, 3)`` world metres: p0-p1 and a pad tick across each end (perpendicular)."""
     p0, p1 = line.segment
-    axis = (p1 - p0) / line.length
-    # any perpendicular: the world axis least aligned with the line, made orthogonal
-    other = np.eye(3)[int(np.argmin(np.abs(axis)))]
-    tick = np.cross(axis, other)
-    tick *= PAD_TICK / 2 / np.linalg.norm(tick)
+    tick = compute_fallback_perpendicular((p1 - p0) / line.length) * (PAD_TICK / 2)
     return np.stack([[p0, p1], [p0 - tick, p0 + tick], [p1 - tick, p1 + tick]])
 
 
