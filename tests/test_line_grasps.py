@@ -60,3 +60,33 @@ def test_no_usable_line_gives_no_proposal_and_says_why():
     assert "not two finite points" in grasps.notes[0]
     with pytest.raises(ValueError, match="count is 0"):
         propose_line_grasps([], vertices, faces, count=0, key="k")
+
+
+def test_per_line_verdicts_from_evaluations():
+    from dataclasses import dataclass
+
+    from usdgrip.line_grasps import summarize_line_evaluations
+
+    @dataclass
+    class Evaluation:  # the two fields the summary reads of a physics evaluation
+        success_rate: float
+        outcomes: dict
+
+    evaluations = [
+        Evaluation(0.0, {"held": 0, "dropped_lift": 2}),
+        Evaluation(0.5, {"held": 1, "slipped_shake": 1}),
+        Evaluation(0.5, {"held": 1, "dropped_shake": 1}),
+        Evaluation(0.0, {"held": 0, "missed": 2}),
+    ]
+    verdicts = summarize_line_evaluations(
+        ["a", "b", "c"], ["a", "a", "a", "b"], ["a0", "a1", "a2", "b0"], evaluations
+    )
+    a, b, c = verdicts
+    assert (a.held, a.held_by, a.best_success_rate, a.candidates) == (True, "a1", 0.5, 3)
+    assert a.outcomes == {"held": 2, "dropped_lift": 2, "slipped_shake": 1, "dropped_shake": 1}
+    assert (b.held, b.held_by, b.outcomes) == (False, None, {"held": 0, "missed": 2})
+    assert (c.held, c.candidates, c.best_success_rate) == (False, 0, 0.0)
+    with pytest.raises(ValueError, match="unknown line"):
+        summarize_line_evaluations(["a"], ["z"], ["z0"], evaluations[:1])
+    with pytest.raises(ValueError, match="equal lengths"):
+        summarize_line_evaluations(["a"], ["a"], [], evaluations[:1])

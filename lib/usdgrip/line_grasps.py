@@ -15,13 +15,18 @@ line this backend
 
 A line that misses the object gives no proposal and a note naming it. Fit and
 collision checks are the planner's, as for the other backends.
+
+:func:`summarize_line_evaluations` answers FET005's question per line from physics
+evaluations of these proposals (the grasp-and-lift engine of the physics evaluation,
+``usdgrip.grasping.physics.evaluate_candidates``): best success rate, outcome counts and
+the grasp that held.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -131,3 +136,74 @@ def propose_line_grasps(
     names = [name for name, *_ in usable for _ in range(per_line)]
     widths = np.repeat([width for *_, width in usable], per_line)
     return LineGrasps(ids, poses, widths, scores, names, notes)
+
+
+# --- FET005 on the CPU: per-line verdicts (hook for the physics evaluation) --------------------
+
+
+class _Evaluation(Protocol):
+    """What :func:`summarize_line_evaluations` reads of one candidate's physics evaluation.
+
+    ``usdgrip.grasping.physics.CandidateEvaluation`` has both fields.
+    """
+
+    success_rate: float
+    outcomes: Mapping[str, int]
+
+
+class LineVerdict(NamedTuple):
+    """FET005's question for one grasp vector line: does a grasp on it hold?"""
+
+    line: str
+    candidates: int
+    """Candidates of this line that were evaluated (0: the line gave none, see the notes)."""
+    best_success_rate: float
+    """Highest success rate among them (0 without candidates)."""
+    outcomes: dict[str, int]
+    """Trials per outcome, summed over the line's candidates."""
+    held_by: str | None
+    """Id of the candidate with the best success rate when it held at least once."""
+
+    @property
+    def held(self) -> bool:
+        """True when some grasp on the line held (FET005 passes the line)."""
+        return self.held_by is not None
+
+
+def summarize_line_evaluations(
+    lines: Sequence[str],
+    candidate_lines: Sequence[str],
+    candidate_ids: Sequence[str],
+    evaluations: Sequence[_Evaluation],
+) -> list[LineVerdict]:
+    """Group physics evaluations of ``lines`` candidates by line: best rate, outcomes, who held.
+
+    Args:
+        lines: every line of the object, in report order (lines without candidates included).
+        candidate_lines: (N,) the line of each evaluated candidate (:attr:`LineGrasps.lines`).
+        candidate_ids: (N,) their ids.
+        evaluations: (N,) their evaluations, same order.
+
+    Raises:
+        ValueError: the three sequences differ in length, or a candidate names an unknown line.
+    """
+    if not len(candidate_lines) == len(candidate_ids) == len(evaluations):
+        raise ValueError(
+            f"candidate_lines, candidate_ids and evaluations have {len(candidate_lines)}, "
+            f"{len(candidate_ids)} and {len(evaluations)} entries; expected equal lengths"
+        )
+    unknown = sorted(set(candidate_lines) - set(lines))
+    if unknown:
+        raise ValueError(f"candidates name unknown line(s) {unknown}; known: {list(lines)}")
+    verdicts = []
+    for line in lines:
+        mine = [i for i, name in enumerate(candidate_lines) if name == line]
+        outcomes: dict[str, int] = {}
+        for i in mine:
+            for outcome, n in evaluations[i].outcomes.items():
+                outcomes[outcome] = outcomes.get(outcome, 0) + int(n)
+        best = max(mine, key=lambda i: (evaluations[i].success_rate, -i), default=None)
+        rate = float(evaluations[best].success_rate) if best is not None else 0.0
+        held_by = candidate_ids[best] if best is not None and rate > 0 else None
+        verdicts.append(LineVerdict(line, len(mine), rate, outcomes, held_by))
+    return verdicts
