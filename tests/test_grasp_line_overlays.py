@@ -91,3 +91,13 @@ def test_a_replaced_stage_gets_its_grasp_lines_again(api):
     assert overlays.list_overlays(new, "grasp_lines") == []
     api.dataModel.stage = new  # usdview emits signalStageReplaced
     assert len(overlays.list_overlays(new, "grasp_lines")) == 2
+
+
+def test_no_usable_line_authors_nothing_and_removes_old_lines(open_usda):
+    stage = Usd.Stage.Open(str(EXAMPLES / "graspable_prop.usda"))
+    assert len(overlays.author_grasp_line_overlays(stage, find_grasp_lines(stage))) == 2
+    assert overlays.author_grasp_line_overlays(stage, []) == []
+    assert stage.GetSessionLayer().GetPrimAtPath(overlays.GRASP_LINES_SCOPE) is None
+    empty = Usd.Stage.Open(str(EXAMPLES / "tote.usda"))
+    assert overlays.author_grasp_line_overlays(empty, []) == []
+    assert empty.GetSessionLayer().GetPrimAtPath(overlays.OVERLAY_ROOT) is None

@@ -226,20 +226,23 @@ def author_grasp_line_overlays(stage: Usd.Stage, lines: Sequence[GraspLine]) -> 
     its object.
 
     Returns:
-        Paths of the overlay prims, in line order (unusable lines are skipped).
+        Paths of the overlay prims, in line order (unusable lines are skipped). Without a
+        usable line nothing is authored (earlier grasp-line overlays are removed).
 
     Raises:
         ValueError: no session layer.
     """
     layer = _session_layer(stage)
     mpu = _meters_per_unit(stage)
+    usable = [line for line in lines if line.is_usable]
+    if not usable:
+        clear_overlays(stage, GRASP_LINES_SCOPE.name)
+        return []
     paths: list[str] = []
     taken: set[str] = set()
     with Sdf.ChangeBlock():
         _ensure_root(layer, GRASP_LINES_SCOPE)
-        for line in lines:
-            if not line.is_usable:
-                continue
+        for line in usable:
             base = Tf.MakeValidIdentifier(f"{Sdf.Path(line.object_path).name}_{line.name}")
             name, n = base, 1
             while name in taken:
