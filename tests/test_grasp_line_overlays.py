@@ -101,3 +101,18 @@ def test_no_usable_line_authors_nothing_and_removes_old_lines(open_usda):
     empty = Usd.Stage.Open(str(EXAMPLES / "tote.usda"))
     assert overlays.author_grasp_line_overlays(empty, []) == []
     assert empty.GetSessionLayer().GetPrimAtPath(overlays.OVERLAY_ROOT) is None
+
+
+def test_grasp_line_findings_in_the_results_panel(api, qtbot):
+    from usdgrip.views.host import UsdviewHost
+    from usdgrip.views.panels import ResultsPanel
+
+    panel = ResultsPanel(UsdviewHost(api))
+    qtbot.addWidget(panel)
+    panel.setStage(api.stage)
+    tree = panel.findChild(QtWidgets.QTreeWidget, "issues")
+    rows = [
+        [tree.topLevelItem(r).text(c) for c in range(5)] for r in range(tree.topLevelItemCount())
+    ]
+    assert len(rows) == 1
+    assert "GP.001" in rows[0] and "/Block/grasp_identifier_02" in rows[0]
