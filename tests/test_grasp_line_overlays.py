@@ -9,7 +9,7 @@ from fake_usdviewq.fake_api import FakeUsdviewApi
 from pxr import Usd, UsdGeom
 from PySide6 import QtWidgets
 
-from usdgrip.usd_grasp_lines import find_grasp_lines
+from usdgrip.usd.grasp_lines import find_grasp_lines
 from usdgrip.views import commands, overlays
 from usdgrip.views.session import GrippersSession
 
@@ -52,7 +52,7 @@ def test_selection_limits_the_lines_and_clear_removes_them(api):
     commands.clear_overlays(api)
     assert overlays.list_overlays(api.stage, "grasp_lines") == []
     session = api.qMainWindow.findChild(GrippersSession)
-    assert session.grasp_line_roots == []
+    assert session.last_slots.grasp_lines is None  # forgotten: a replaced stage redraws nothing
 
 
 def test_files_without_grasp_lines_keep_their_status(qtbot):
@@ -116,3 +116,17 @@ def test_grasp_line_findings_in_the_results_panel(api, qtbot):
     ]
     assert len(rows) == 1
     assert "GP.001" in rows[0] and "/Block/grasp_identifier_02" in rows[0]
+
+
+def test_show_slot_overlays_reports_unreadable_lines_in_its_status(open_usda):
+    from usdgrip.views import actions
+
+    stage = open_usda(
+        '#usda 1.0\n(\n    metersPerUnit = 0\n)\ndef Xform "P"\n{\n'
+        '    def BasisCurves "grasp_identifier_a"\n    {\n'
+        "        point3f[] points = [(0, 0, 0), (1, 0, 0)]\n    }\n}\n"
+    )
+    shown = actions.show_slot_overlays(stage, [], [])
+    assert shown.grasp_lines.line_count == 0
+    assert "grasp lines not shown:" in shown.status and "metersPerUnit is 0" in shown.status
+    assert actions.show_slot_overlays(stage, []).grasp_lines is None  # not asked for

@@ -15,8 +15,8 @@ from usdgrip.grasp_lines import (
     compute_symmetric_points,
 )
 from usdgrip.rules import resolve_params, validate
-from usdgrip.usd_grasp_lines import find_grasp_lines, read_object_surface, scan_grasp_lines
-from usdgrip.usd_io import open_stage
+from usdgrip.usd.grasp_lines import find_grasp_lines, read_object_surface, scan_grasp_lines
+from usdgrip.usd.stage import open_stage
 
 # --- pure maths ------------------------------------------------------------------
 

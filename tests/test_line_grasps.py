@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from usdgrip.line_grasps import compute_line_frames, propose_line_grasps
+from usdgrip.grasping.backends.lines import compute_line_frames, propose_line_grasps
 
 
 def _box():
@@ -65,7 +65,7 @@ def test_no_usable_line_gives_no_proposal_and_says_why():
 def test_per_line_verdicts_from_evaluations():
     from dataclasses import dataclass
 
-    from usdgrip.line_grasps import summarize_line_evaluations
+    from usdgrip.grasping.backends.lines import summarize_line_evaluations
 
     @dataclass
     class Evaluation:  # the two fields the summary reads of a physics evaluation

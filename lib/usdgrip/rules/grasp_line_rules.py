@@ -1,7 +1,7 @@
 """GSP / GP rules: SimReady grasp vector lines (``grasp_identifier*``) of graspable props.
 
 Stage-scope rules (``CheckStage`` in the adapters): one walk of the stage
-(:func:`usdgrip.usd_grasp_lines.scan_grasp_lines`) and one read of each object's
+(:func:`usdgrip.usd.grasp_lines.scan_grasp_lines`) and one read of each object's
 surface are shared by the four rules of a run. See ``docs/graspable-props.md``.
 """
 
@@ -20,8 +20,9 @@ from usdgrip.grasp_lines import (
     check_segment_hits_mesh,
     compute_surface_points,
 )
-from usdgrip.rules.engine import Finding, StageContext, rule
-from usdgrip.usd_grasp_lines import (
+from usdgrip.rules.contexts import StageContext
+from usdgrip.rules.records import Finding, rule
+from usdgrip.usd.grasp_lines import (
     GraspLineScan,
     ObjectSurface,
     read_object_surface,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from usdgrip.views import actions
 from usdgrip.views.host import UsdviewHost
 from usdgrip.views.qt import QAction
 from usdgrip.views.session import GrippersSession, get_session
@@ -45,30 +46,12 @@ def validate_selection(usdview_api: Any) -> None:
 
 
 def show_slots(usdview_api: Any) -> None:
-    """Overlay the slots and grasp vector lines of the selected prims and the prims under them.
-
-    With nothing selected, every slot and grasp line of the stage.
-    """
-    from pxr import Sdf
-
-    from usdgrip.usd_io import iter_slot_prims
-
+    """Overlay the slots and grasp vector lines of the selection and under it (all when none is)."""
     if (session := _session(usdview_api)) is not None:
-        roots = [Sdf.Path(p) for p in session.host.selected_paths] or [Sdf.Path.absoluteRootPath]
-        paths = [
-            str(prim.GetPath())
-            for prim in iter_slot_prims(session.host.stage)
-            if any(prim.GetPath().HasPrefix(root) for root in roots)
-        ]
-        count = session.show_slots(paths)
-        lines = session.show_grasp_lines([str(root) for root in roots])
-        skipped = session.slot_problems
-        shown = len(paths) - len(skipped)
-        note = f"; {len(skipped)} skipped: {skipped[0]}" if skipped else ""
-        if session.grasp_line_problem:
-            note += f"; grasp lines not shown: {session.grasp_line_problem}"
-        also = f", {lines} grasp line(s)" if lines else ""
-        session.host.status(f"usdgrip: {count} slot(s) shown on {shown} prim(s){also}{note}")
+        selected = list(session.host.selected_paths)
+        paths = actions.find_slot_prims(session.host.stage, selected)
+        session.show_slots(paths, selected)
+        session.host.status(session.last_slots.status)
 
 
 def sample_slot_grasps(usdview_api: Any) -> None:

@@ -236,7 +236,10 @@ def author_grasp_line_overlays(stage: Usd.Stage, lines: Sequence[GraspLine]) -> 
     mpu = _meters_per_unit(stage)
     usable = [line for line in lines if line.is_usable]
     if not usable:
-        clear_overlays(stage, GRASP_LINES_SCOPE.name)
+        root = layer.GetPrimAtPath(OVERLAY_ROOT)
+        if root is not None and GRASP_LINES_SCOPE.name in root.nameChildren:
+            with Sdf.ChangeBlock():
+                del root.nameChildren[GRASP_LINES_SCOPE.name]
         return []
     paths: list[str] = []
     taken: set[str] = set()

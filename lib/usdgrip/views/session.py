@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from usdgrip.errors import GripperError
-from usdgrip.views import overlays
+from usdgrip.views import actions, overlays
 from usdgrip.views.grasp_set import GraspSet
 from usdgrip.views.host import UsdviewHost
 from usdgrip.views.qt import QtCore, QtWidgets
@@ -30,10 +29,8 @@ class GrippersSession(QtCore.QObject):
         self.slot_prims: list[str] = []
         self.slot_problems: list[str] = []
         """Why prims of the last :meth:`show_slots` were skipped (one line each)."""
-        self.grasp_line_roots: list[str] = []
-        """Roots of the last :meth:`show_grasp_lines` (re-drawn when the stage is replaced)."""
-        self.grasp_line_problem: str | None = None
-        """Why the last :meth:`show_grasp_lines` drew nothing, when the lines cannot be read."""
+        self.last_slots = actions.SlotOverlays(0, [], [])
+        """What the last :meth:`show_slots` drew (its status line included)."""
         self.grasps: GraspSet | None = None
         self.visible = True
         self._widgets: dict[str, QtWidgets.QWidget] = {}
@@ -97,58 +94,18 @@ class GrippersSession(QtCore.QObject):
 
     # --- overlays -----------------------------------------------------------
 
-    def show_slots(self, prim_paths: list[str]) -> int:
+    def show_slots(self, prim_paths: list[str], grasp_line_roots: list[str] | None = None) -> int:
         """Overlay the slots of ``prim_paths``; returns the number of slots drawn.
 
         A prim whose slots cannot be read (a value of the wrong type, say) is
-        skipped; why is kept in :attr:`slot_problems`, one line per prim.
+        skipped; why is kept in :attr:`slot_problems`, one line per prim. With
+        ``grasp_line_roots`` the grasp vector lines there are drawn too.
         """
-        from usdgrip.usd_io import read_gripper_slots
-
-        stage = self.host.stage
-        slots = []
-        self.slot_problems = []
-        for path in prim_paths:
-            prim = stage.GetPrimAtPath(path)
-            if prim:
-                try:
-                    slots.extend(read_gripper_slots(prim))
-                except GripperError as exc:
-                    self.slot_problems.append(str(exc))
+        self.last_slots = actions.show_slot_overlays(self.host.stage, prim_paths, grasp_line_roots)
+        self.slot_problems = self.last_slots.problems
         self.slot_prims = list(prim_paths)
-        overlays.author_slot_overlays(stage, slots)
         self._apply_visibility()
-        return len(slots)
-
-    def show_grasp_lines(self, roots: list[str]) -> int:
-        """Overlay the grasp vector lines at or under ``roots`` (or whose object is there).
-
-        Returns:
-            The number of lines drawn (lines without two distinct points are not drawn).
-        """
-        from pxr import Sdf
-
-        from usdgrip.usd_grasp_lines import find_grasp_lines
-
-        stage = self.host.stage
-        prefixes = [Sdf.Path(root) for root in roots]
-        self.grasp_line_roots = list(roots)
-        try:
-            found = find_grasp_lines(stage)
-            self.grasp_line_problem = None
-        except GripperError as exc:  # e.g. metersPerUnit = 0: say so instead of drawing
-            found, self.grasp_line_problem = [], str(exc)
-        lines = [
-            line
-            for line in found
-            if any(
-                Sdf.Path(line.path).HasPrefix(root) or Sdf.Path(line.object_path).HasPrefix(root)
-                for root in prefixes
-            )
-        ]
-        drawn = overlays.author_grasp_line_overlays(stage, lines)
-        self._apply_visibility()
-        return len(drawn)
+        return self.last_slots.slot_count
 
     def show_grasps(self, grasps: GraspSet) -> None:
         """Overlay ``grasps`` and list them in the candidates panel."""
@@ -160,17 +117,9 @@ class GrippersSession(QtCore.QObject):
         self.host.status(f"usdgrip: {len(grasps)} grasp candidates on {grasps.object_path}")
 
     def _author_grasps(self) -> None:
-        from usdgrip.usd_io import compute_world_transform
-
-        stage, grasps = self.host.stage, self.grasps
-        prim = stage.GetPrimAtPath(grasps.object_path) if grasps is not None else None
-        if not prim:
-            return
-        world = grasps.compute_world_poses(compute_world_transform(prim))
-        overlays.author_grasp_overlays(
-            stage, world, grasps.confidences, grasps.open_width, labels=grasps.labels
-        )
-        self._apply_visibility()
+        if self.host.stage is not None and self.grasps is not None:
+            actions.author_grasp_set_overlays(self.host.stage, self.grasps)
+            self._apply_visibility()
 
     def highlight(self, index: int) -> None:
         """Highlight candidate ``index`` (-1 for none)."""
@@ -200,7 +149,8 @@ class GrippersSession(QtCore.QObject):
 
     def clear(self) -> None:
         """Remove every overlay and forget what was shown."""
-        self.slot_prims, self.grasps, self.grasp_line_roots = [], None, []
+        self.slot_prims, self.grasps = [], None
+        self.last_slots = actions.SlotOverlays(0, [], [])
         if self.host.stage is not None:
             overlays.clear_overlays(self.host.stage)
         panel = self._widgets.get("Candidates")
@@ -213,10 +163,10 @@ class GrippersSession(QtCore.QObject):
             return
         stage = self.host.stage
         self.slot_prims = [p for p in self.slot_prims if stage.GetPrimAtPath(p)]
-        if self.slot_prims:
-            self.show_slots(self.slot_prims)
-        if self.grasp_line_roots:
-            self.show_grasp_lines(self.grasp_line_roots)
+        lines = self.last_slots.grasp_lines
+        drawn_lines = lines is not None and lines.line_count > 0
+        if self.slot_prims or drawn_lines:
+            self.show_slots(self.slot_prims, lines.roots if drawn_lines else None)
         if self.grasps is not None:
             self._author_grasps()
         results = self._widgets.get("Results")
@@ -231,13 +181,8 @@ class GrippersSession(QtCore.QObject):
         Returns:
             The written path, or ``None`` when nothing was written.
         """
-        from usdgrip.isaac_yaml import write_isaac_grasp
-
         if self.grasps is None or self.grasps.source != "plan":
-            self.host.status(
-                "usdgrip: nothing to export; run Grippers > Plan Grasps… first "
-                "(sampled slot targets are exported by `usdgrip sample --format json`)."
-            )
+            self.host.status(actions.NOTHING_TO_EXPORT)
             return None
         if path is None:
             path, _ = QtWidgets.QFileDialog.getSaveFileName(
@@ -245,9 +190,9 @@ class GrippersSession(QtCore.QObject):
             )
             if not path:
                 return None
-        written = write_isaac_grasp(self.grasps.result, path)
+        written = actions.export_grasp_set(self.grasps, path)
         self.host.status(f"usdgrip: wrote {len(self.grasps)} grasps to {written}")
-        return Path(written)
+        return written
 
 
 def get_session(host: UsdviewHost) -> GrippersSession:
