@@ -171,11 +171,11 @@ def make_graspable_prop() -> None:
         material, UsdShade.Tokens.weakerThanDescendants, "physics"
     )
     _grasp_line(
-        stage, "/Block/grasp_identifier_01", (-0.05, 0.0, 0.06), (0.05, 0.0, 0.06),
-        "Across the block at half height: the pads start 2.5 cm off each side face.",
+        stage, "/Block/grasp_identifier_01", (-0.05, 0.0, 0.1), (0.05, 0.0, 0.1),
+        "Across the block 2 cm below its top: the pads start 2.5 cm off each side face.",
     )  # fmt: skip
     _grasp_line(
-        stage, "/Block/grasp_identifier_02", (-0.05, 0.1, 0.06), (0.05, 0.1, 0.06),
+        stage, "/Block/grasp_identifier_02", (-0.05, 0.1, 0.1), (0.05, 0.1, 0.1),
         "Deliberately wrong: 10 cm beside the block, it meets nothing (GP.001).",
     )  # fmt: skip
     stage.GetRootLayer().Save()

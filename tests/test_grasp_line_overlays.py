@@ -32,7 +32,7 @@ def test_show_slots_draws_every_grasp_line_in_the_session_layer(api):
     curve = UsdGeom.BasisCurves(api.stage.GetPrimAtPath(paths[0]))
     points = np.array(curve.GetPointsAttr().Get())
     # p0-p1, then a 1 cm tick across each pad point, perpendicular to the line
-    np.testing.assert_allclose(points[:2], [[-0.05, 0, 0.06], [0.05, 0, 0.06]], atol=1e-7)
+    np.testing.assert_allclose(points[:2], [[-0.05, 0, 0.1], [0.05, 0, 0.1]], atol=1e-7)
     for start in (2, 4):
         tick = points[start + 1] - points[start]
         assert np.linalg.norm(tick) == pytest.approx(overlays.PAD_TICK)

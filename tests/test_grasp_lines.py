@@ -399,13 +399,13 @@ def test_info_lists_grasp_lines_text_and_json(capsys):
     text = capsys.readouterr().out
     assert "2 grasp line(s)" in text
     assert "grasp line </Block/grasp_identifier_01> object </Block>" in text
-    assert "p0 (-0.05, 0, 0.06) p1 (0.05, 0, 0.06), length 0.1 m" in text
+    assert "p0 (-0.05, 0, 0.1) p1 (0.05, 0, 0.1), length 0.1 m" in text
     assert main(["info", path, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     first = data["grasp_lines"][0]
     assert {"path", "object", "points", "length"} <= set(first)
     assert first["path"] == "/Block/grasp_identifier_01" and first["object"] == "/Block"
-    assert first["points"] == [[-0.05, 0.0, 0.06], [0.05, 0.0, 0.06]]
+    assert first["points"] == [[-0.05, 0.0, 0.1], [0.05, 0.0, 0.1]]
     assert first["length"] == pytest.approx(0.1)
     # files without grasp lines keep their output
     assert main(["info", str(EXAMPLES / "gripper.usda"), "--json"]) == 0

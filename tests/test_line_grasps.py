@@ -48,7 +48,7 @@ def test_proposals_centre_on_the_symmetrised_midpoint_with_the_surface_width():
     z = grasps.poses[:, :3, 2]
     top, bottom = int(np.argmin(z[:, 2])), int(np.argmax(z[:, 2]))
     assert grasps.scores[top] > grasps.scores[bottom]
-    assert np.all((grasps.scores >= 0) & (grasps.scores <= 1))
+    assert np.all((grasps.scores >= 0.5) & (grasps.scores <= 1))
 
 
 def test_no_usable_line_gives_no_proposal_and_says_why():
@@ -90,3 +90,12 @@ def test_per_line_verdicts_from_evaluations():
         summarize_line_evaluations(["a"], ["z"], ["z0"], evaluations[:1])
     with pytest.raises(ValueError, match="equal lengths"):
         summarize_line_evaluations(["a"], ["a"], [], evaluations[:1])
+
+
+def test_approaches_per_line_are_capped():
+    from usdgrip.grasping.backends.lines import MAX_APPROACHES_PER_LINE
+
+    vertices, faces = _box()
+    line = [("a", (-0.05, 0, 0), (0.05, 0, 0))]
+    grasps = propose_line_grasps(line, vertices, faces, count=1000, key="k")
+    assert len(grasps.ids) == MAX_APPROACHES_PER_LINE == 72

@@ -10,8 +10,10 @@ line this backend
   their midpoint (the midpoint of FET005's symmetrised pad points) the **centre**;
 - builds GraspGenX frames G with ``+X`` along the line (p0 → p1), origin at the
   centre, and ``+Z`` (approach) sampled evenly around the line, perpendicular to it;
-- scores each approach with the antipodal backend's ``compute_approach_quality``
-  (towards the object's interior, from above the authored up axis).
+- scores each approach ``0.5 + 0.5 q`` with ``q`` the antipodal backend's
+  ``compute_approach_quality`` (towards the object's interior, from above the authored
+  up axis): a grasp line is the asset author's statement of where to grasp, so its
+  grasps rank in the upper half, above most generated grasps of the same approach.
 
 A line that misses the object gives no proposal and a note naming it. Fit and
 collision checks are the planner's, as for the other backends.
@@ -34,6 +36,10 @@ from numpy.typing import ArrayLike, NDArray
 from usdgrip.frames import ZERO_LENGTH_TOLERANCE, Poses, compute_fallback_perpendicular
 from usdgrip.grasp_lines import compute_surface_points
 from usdgrip.grasping.backends.antipodal_approach import compute_approach_quality, compute_centroid
+from usdgrip.grasping.proposals import ObjectData, _id_part
+
+#: Most approaches sampled around one line (every 5°): more only repeats near-identical grasps.
+MAX_APPROACHES_PER_LINE = 72
 
 
 class LineGrasps(NamedTuple):
@@ -46,7 +52,7 @@ class LineGrasps(NamedTuple):
     widths: NDArray[np.float64]
     """(N,) distance between the surfaces the line lands on (metres)."""
     scores: NDArray[np.float64]
-    """(N,) approach quality in [0, 1]."""
+    """(N,) ``0.5 + 0.5 * approach quality``, in [0.5, 1]."""
     lines: list[str]
     """(N,) name of the line each proposal comes from."""
     notes: list[str]
@@ -99,7 +105,7 @@ def propose_line_grasps(
         vertices: (V, 3) the object's surface in that frame.
         faces: (F, 3) vertex indices.
         count: proposals wanted in total; each usable line gets ``ceil(count / lines)``
-            approaches (at least 1).
+            approaches (at least 1, at most :data:`MAX_APPROACHES_PER_LINE`).
         key: names the gripper in the ids.
         support_normal: (3,) the authored up axis in that frame, or ``None``.
 
@@ -127,15 +133,45 @@ def propose_line_grasps(
     empty = np.zeros(0)
     if not usable:
         return LineGrasps([], np.zeros((0, 4, 4)), empty, empty, [], notes)
-    per_line = max(1, math.ceil(count / len(usable)))
+    per_line = min(MAX_APPROACHES_PER_LINE, max(1, math.ceil(count / len(usable))))
     poses = np.concatenate([compute_line_frames(c, d, per_line) for _, c, d, _ in usable])
     centroid = compute_centroid(v, f)
     scale = float(np.linalg.norm(np.ptp(v, axis=0))) or 1.0
-    scores = compute_approach_quality(poses, centroid, scale, support_normal=support_normal).quality
+    quality = compute_approach_quality(poses, centroid, scale, support_normal=support_normal)
+    scores = 0.5 + 0.5 * quality.quality
     ids = [f"g_{key}_lines_{name}_{k:04d}" for name, *_ in usable for k in range(per_line)]
     names = [name for name, *_ in usable for _ in range(per_line)]
     widths = np.repeat([width for *_, width in usable], per_line)
     return LineGrasps(ids, poses, widths, scores, names, notes)
+
+
+def propose_lines(
+    obj: ObjectData, max_opening: float, *, count: int, key: str
+) -> tuple[list[str], Poses, np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """The planner's ``lines`` backend, in M: (ids, poses, widths, scores, groups, notes).
+
+    ``groups`` labels the proposals of one line, so the planner's soft-NMS visits every
+    line before it repeats one. Lines wider than ``max_opening`` are left to the fit step.
+    Needs the object's mesh (``obj.vertices``); without one every line is noted.
+    """
+    del max_opening  # the planner's fit step drops proposals wider than the opening
+    empty = np.zeros(0)
+    if obj.vertices is None or not obj.grasp_lines:
+        why = "the object has no mesh" if obj.grasp_lines else "the object has no grasp lines"
+        return [], np.zeros((0, 4, 4)), empty, empty, empty, [why]
+    named, used = [], set()
+    for name, p0, p1 in obj.grasp_lines:
+        part = _id_part(name)
+        if part in used:  # two lines with one name (in two instances, say)
+            part = f"{part}_{len(used)}"
+        used.add(part)
+        named.append((part, p0, p1))
+    grasps = propose_line_grasps(
+        named, obj.vertices, obj.faces, count=count, key=key, support_normal=obj.up
+    )
+    order = {name: index for index, (name, _, _) in enumerate(named)}
+    groups = np.array([order[name] for name in grasps.lines], dtype=np.int64)
+    return grasps.ids, grasps.poses, grasps.widths, grasps.scores, groups, grasps.notes
 
 
 # --- FET005 on the CPU: per-line verdicts (hook for the physics evaluation) --------------------
