@@ -1,0 +1,1 @@
+"""Grasp planning and evaluation."""
