@@ -344,3 +344,38 @@ def test_scene_default_is_z_up_without_support():
     assert not scene.has_support
     np.testing.assert_array_equal(scene.up, (0, 0, 1))
     np.testing.assert_allclose(make_physics_scene(up=(0, 2, 0)).up, (0, 1, 0))
+
+
+def test_gripper_from_the_planner_collision_model():
+    from usdgrip.collision import GripperCollisionModel, RobotShape, Shape
+
+    proxy = GripperCollisionModel.proxy(0.085, 0.02)
+    gripper = PhysicsGripper.from_collision_model(proxy, 0.085, 0.02, 50.0)
+    (palm,) = gripper.palm  # the model's two fingers are replaced by the closing pads
+    assert palm.name == "palm" and palm.kind == "box"
+    np.testing.assert_allclose(palm.size, GRIPPER.palm[0].size)
+    np.testing.assert_allclose(palm.pose, GRIPPER.palm[0].pose)
+    (a,) = evaluate_candidates(box_object(), gripper, BOX_GRASP[None])
+    (b,) = evaluate_candidates(box_object(), GRIPPER, BOX_GRASP[None])
+    assert a.trial_outcomes == b.trial_outcomes == ("held",)
+    assert a.displacement == b.displacement
+
+    housing = trimesh.creation.box((0.1, 0.03, 0.02))
+    shapes = [
+        RobotShape("rod", Shape.cylinder(0.005, 0.2, axis="X"), pose(np.eye(3), (0, 0, -0.08))),
+        RobotShape("cap", Shape.capsule(0.01, 0.02, axis="Y"), pose(np.eye(3), (0, 0, -0.1))),
+        RobotShape("ball", Shape.sphere(0.01), pose(np.eye(3), (0, 0, -0.12))),
+        RobotShape(
+            "housing", Shape.mesh(housing.vertices, housing.faces), pose(np.eye(3), (0, 0, -0.06))
+        ),
+    ]
+    model = GripperCollisionModel(shapes, source="meshes")
+    built = PhysicsGripper.from_collision_model(model, 0.085, use_cache=False)
+    assert [s.name for s in built.palm] == ["rod", "cap", "ball", "housing[0]"]
+    assert all(s.kind == "convex" for s in built.palm)
+    np.testing.assert_allclose(np.ptp(built.palm[0].points, axis=0), (0.2, 0.01, 0.01), atol=1e-3)
+    np.testing.assert_allclose(np.ptp(built.palm[1].points, axis=0), (0.02, 0.04, 0.02), atol=1e-3)
+    # Lowered 5 cm, the rod and the housing reach into the box: the open hand collides.
+    rod_hand = pose(DOWN_X, (0, 0, -0.03))
+    (hit,) = evaluate_candidates(box_object(), built, rod_hand[None])
+    assert hit.outcome == "collides_open"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -181,6 +181,36 @@ def make_physics_object(
     )
 
 
+#: Points around a round gripper shape (sphere, cylinder, capsule) made convex.
+ROUND_SEGMENTS = 24
+
+
+def _round_points(kind: str, radius: float, height: float, axis: str) -> Points:
+    """Convex points of a sphere, cylinder or capsule along ``axis`` (X, Y or Z), centred."""
+    angles = np.linspace(0, 2 * np.pi, ROUND_SEGMENTS, endpoint=False)
+    ring = np.column_stack([np.cos(angles), np.sin(angles)])
+    if kind == "cylinder":
+        local = np.concatenate(
+            [
+                np.column_stack([radius * ring, np.full(len(ring), z)])
+                for z in (-height / 2, height / 2)
+            ]
+        )
+    else:
+        # latitude rings of a sphere; a capsule's halves move apart by its spine
+        spine = height / 2 if kind == "capsule" else 0.0
+        rings = []
+        for lat in np.linspace(-np.pi / 2, np.pi / 2, 9):
+            z = radius * np.sin(lat) + (spine if lat >= 0 else -spine)
+            rings.append(np.column_stack([radius * np.cos(lat) * ring, np.full(len(ring), z)]))
+        if spine:
+            rings.append(np.column_stack([radius * ring, np.full(len(ring), spine)]))
+            rings.append(np.column_stack([radius * ring, np.full(len(ring), -spine)]))
+        local = np.concatenate(rings)
+    order = {"X": [2, 0, 1], "Y": [1, 2, 0], "Z": [0, 1, 2]}[axis]
+    return local[:, order]
+
+
 def _pieces_mass_properties(pieces: tuple[Points, ...]) -> meshes.MassProperties:
     volume, first, second = 0.0, np.zeros(3), np.zeros((3, 3))
     for points in pieces:
@@ -290,6 +320,56 @@ class PhysicsGripper:
             "palm", "box", pose, size=np.array([w + 2 * DEFAULT_PAD_THICKNESS, p, d])
         )
         return cls(w, p, grip_force, palm=(palm,))
+
+    @classmethod
+    def from_collision_model(
+        cls,
+        model: Any,
+        max_opening: float,
+        pad_width: float = DEFAULT_PAD_WIDTH,
+        grip_force: float = DEFAULT_GRIP_FORCE,
+        *,
+        decomposition: DecompositionParams | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        use_cache: bool = True,
+    ) -> PhysicsGripper:
+        """The pads plus every non-finger shape of a planner collision model as the palm.
+
+        ``model`` is read by duck typing (usdgrip's ``GripperCollisionModel``: ``shapes``
+        with ``name``, ``shape`` and ``frame_from_shape`` in G, and ``finger_indices``),
+        so ``--gripper-model auto|proxy|geometry`` shapes pass straight in. The model's
+        fingers are replaced by the pad boxes (they close; the model's do not). Boxes
+        stay boxes; spheres, cylinders and capsules become convex point sets
+        (:data:`ROUND_SEGMENTS` around); meshes go through :func:`decompose_mesh`.
+        """
+        fingers = set(getattr(model, "finger_indices", ()))
+        palm: list[GripperShape] = []
+        for index, robot in enumerate(getattr(model, "shapes", None) or ()):
+            if index in fingers:
+                continue
+            shape, pose = robot.shape, robot.frame_from_shape
+            name = str(robot.name)
+            if shape.kind == "box":
+                palm.append(
+                    GripperShape(name, "box", pose, size=2 * np.asarray(shape.half_extents))
+                )
+            elif shape.kind == "mesh":
+                pieces = decompose_mesh(
+                    shape.vertices,
+                    shape.faces,
+                    decomposition,
+                    cache_dir=cache_dir,
+                    use_cache=use_cache,
+                    what=f"gripper shape {name!r}",
+                ).pieces
+                palm.extend(
+                    GripperShape(f"{name}[{k}]", "convex", pose, points=piece)
+                    for k, piece in enumerate(pieces)
+                )
+            else:
+                points = _round_points(shape.kind, shape.radius, shape.height, shape.axis)
+                palm.append(GripperShape(name, "convex", pose, points=points))
+        return cls(max_opening, pad_width, grip_force, palm=tuple(palm))
 
 
 @dataclass(frozen=True)
