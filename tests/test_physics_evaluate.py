@@ -21,6 +21,7 @@ from usdgrip.grasping.physics import (
     make_physics_scene,
 )
 from usdgrip.grasping.physics import decompose as decompose_module
+from usdgrip.grasping.physics import evaluate as evaluate_module
 
 GRIPPER = PhysicsGripper.proxy(max_opening=0.085, pad_width=0.02, grip_force=50.0)
 #: G frame approaching straight down (-Z), closing along world X.
@@ -206,7 +207,10 @@ def test_trials_are_seeded_and_deterministic():
     assert [r.displacement for r in other] != [r.displacement for r in first]
 
 
-def test_worker_processes_give_the_same_results_as_one_process():
+@pytest.mark.parametrize("caller_works", [True, False])
+def test_worker_processes_give_the_same_results_as_one_process(monkeypatch, caller_works):
+    # caller_works=False: every candidate is evaluated in a worker process.
+    monkeypatch.setattr(evaluate_module, "_CALLER_WORKS", caller_works)
     obj = box_object()
     offsets = np.linspace(-0.03, 0.03, 6)
     poses = np.stack([pose(DOWN_X, (x, 0, 0.02)) for x in offsets])
@@ -228,6 +232,7 @@ def test_worker_processes_give_the_same_results_as_one_process():
         [r.displacement for r in parallel], [r.displacement for r in serial]
     )
     assert seen[-1] == (6, 6)
+    assert len({r.outcome for r in serial}) > 1  # the candidates differ: a mix-up would show
 
 
 def test_progress_and_cancel():
@@ -241,6 +246,11 @@ def test_progress_and_cancel():
             obj, GRIPPER, poses, cancel=lambda: len(seen) >= 4, progress=lambda d, t: seen.append(d)
         )
     assert len(info.value.results) == 1
+    with pytest.raises(EvaluationCancelled) as info:
+        evaluate_candidates(obj, GRIPPER, np.stack([BOX_GRASP] * 20), jobs=2, cancel=lambda: True)
+    assert 1 <= len(info.value.results) < 20
+    indices = [r.index for r in info.value.results]
+    assert indices == sorted(set(indices))
     assert evaluate_candidates(obj, GRIPPER, np.zeros((0, 4, 4))) == []
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -180,6 +182,8 @@ def evaluate_one(
 
 # ---------------------------------------------------------------- worker processes
 _WORKER: GraspSimulator | None = None
+#: Whether the calling process evaluates chunks too (tests turn it off to check the workers).
+_CALLER_WORKS = True
 
 
 def _init_worker(
@@ -201,10 +205,20 @@ def _run_chunk(
     return [evaluate_one(_WORKER, p, i, seed) for i, p in zip(indices, poses, strict=True)]
 
 
+def _ready() -> bool:
+    return True
+
+
 def _pool_context() -> multiprocessing.context.BaseContext:
-    """Use forkserver where available (no fork of a threaded parent), else spawn."""
+    """Use forkserver where available (no fork of a threaded parent), else spawn.
+
+    The fork server, started once per process, preloads the caller's main module and this
+    module, so every later pool forks workers that already have MuJoCo imported.
+    """
     if "forkserver" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("forkserver")
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["__main__", __name__])
+        return context
     return multiprocessing.get_context("spawn")
 
 
@@ -266,7 +280,7 @@ def evaluate_candidates(
     simulator = GraspSimulator(obj, gripper, scene, hands, params)  # compile errors surface here
     if jobs == 1 or total == 1:
         return _evaluate_serial(simulator, hand_poses, seed, progress, cancel)
-    return _evaluate_parallel(obj, gripper, scene, params, hand_poses, seed, jobs, progress, cancel)
+    return _evaluate_parallel(simulator, hand_poses, seed, jobs, progress, cancel)
 
 
 def _evaluate_serial(
@@ -287,42 +301,86 @@ def _evaluate_serial(
 
 
 def _evaluate_parallel(
-    obj: PhysicsObject,
-    gripper: PhysicsGripper,
-    scene: PhysicsScene,
-    params: EvaluationParams,
+    simulator: GraspSimulator,
     hand_poses: HandPoses,
     seed: int,
     jobs: int,
     progress: Callable[[int, int], None] | None,
     cancel: Callable[[], bool] | None,
 ) -> list[CandidateEvaluation]:
+    """This process plus ``jobs - 1`` workers share small chunks of candidates.
+
+    The calling process evaluates chunks while the workers start (their start-up is
+    hidden behind useful work), and when no chunk is left it re-runs a chunk a worker
+    still holds: results are deterministic per candidate, so whichever copy finishes
+    first is the answer, and a slow-starting worker never delays the end.
+    """
     total = len(hand_poses)
-    workers = min(jobs, total)
-    # Small chunks keep workers busy to the end and progress/cancel responsive.
-    size = max(1, math.ceil(total / (workers * 4)))
-    chunks = [list(range(start, min(start + size, total))) for start in range(0, total, size)]
+    workers = min(jobs - 1, total - 1)
+    size = max(1, total // (jobs * 8))
+    queue = deque(range(start, min(start + size, total)) for start in range(0, total, size))
     done: dict[int, CandidateEvaluation] = {}
-    with ProcessPoolExecutor(
+    pending: dict[Future[list[CandidateEvaluation]], range] = {}
+    s = simulator
+    pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=_pool_context(),
         initializer=_init_worker,
-        initargs=(obj, gripper, scene, hand_poses.shape[1], params),
-    ) as pool:
-        pending: set[Future[list[CandidateEvaluation]]] = {
-            pool.submit(_run_chunk, chunk, hand_poses[chunk], seed) for chunk in chunks
-        }
+        initargs=(s.obj, s.gripper, s.scene, s.hands, s.params),
+    )
+    # Starting workers blocks the caller (the forkserver imports the modules first), and so
+    # would shutting the pool down while they start: a thread starts the pool, and shuts it
+    # down once this call is over, so a short evaluation never waits for the workers.
+    ready, over = threading.Event(), threading.Event()
+    launch_error: list[BaseException] = []
+
+    def launch_and_shut_down() -> None:
         try:
-            while pending:
-                finished, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    for result in future.result():
-                        done[result.index] = result
-                if finished and progress is not None:
-                    progress(len(done), total)
-                if cancel is not None and pending and cancel():
-                    raise EvaluationCancelled([done[i] for i in sorted(done)])
-        finally:
-            for future in pending:
-                future.cancel()
+            pool.submit(_ready).result()
+        except BaseException as exc:  # re-raised by the calling thread
+            launch_error.append(exc)
+        ready.set()
+        over.wait()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+    threading.Thread(target=launch_and_shut_down, name="usdgrip-physics-pool").start()
+
+    def collect(futures: set[Future[list[CandidateEvaluation]]]) -> None:
+        for future in futures:
+            chunk = pending.pop(future)
+            if all(i in done for i in chunk):
+                continue
+            for result in future.result():
+                done[result.index] = result
+
+    def run_here(chunk: range) -> None:
+        for i in chunk:
+            if i not in done:
+                done[i] = evaluate_one(simulator, hand_poses[i], i, seed)
+
+    try:
+        while len(done) < total:
+            finished = {f for f in pending if f.done()}
+            collect(finished)
+            if launch_error:
+                raise launch_error[0]
+            while ready.is_set() and queue and len(pending) < workers:
+                chunk = queue.popleft()
+                pending[pool.submit(_run_chunk, list(chunk), hand_poses[chunk], seed)] = chunk
+            before = len(done)
+            stragglers = [c for c in pending.values() if not all(i in done for i in c)]
+            if queue and _CALLER_WORKS:
+                run_here(queue.popleft())
+            elif stragglers and _CALLER_WORKS:
+                run_here(stragglers[-1])  # the one the workers reach last
+            elif pending:
+                wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
+            else:
+                ready.wait(0.05)
+            if (len(done) != before or finished) and progress is not None:
+                progress(len(done), total)
+            if cancel is not None and len(done) < total and cancel():
+                raise EvaluationCancelled([done[i] for i in sorted(done)])
+    finally:
+        over.set()
     return [done[i] for i in range(total)]
