@@ -389,3 +389,20 @@ def test_gripper_from_the_planner_collision_model():
     rod_hand = pose(DOWN_X, (0, 0, -0.03))
     (hit,) = evaluate_candidates(box_object(), built, rod_hand[None])
     assert hit.outcome == "collides_open"
+
+
+def test_every_parameter_is_documented_with_its_default():
+    import dataclasses
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "physics.md").read_text()
+    for cls in (EvaluationParams, DecompositionParams):
+        for field in dataclasses.fields(cls):
+            row = re.search(rf"^\| `{field.name}` \| ([^|]+) \|", text, re.M)
+            assert row, f"{cls.__name__}.{field.name} missing from docs/physics.md"
+            documented = row.group(1).strip().strip("`")
+            if isinstance(field.default, str):
+                assert documented == field.default, field.name
+            else:
+                assert float(documented) == field.default, field.name
