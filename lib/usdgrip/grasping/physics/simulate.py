@@ -201,12 +201,6 @@ def _quat_from_matrix(rotation: NDArray[np.float64]) -> NDArray[np.float64]:
     return quat
 
 
-def _axis_rotation(axis: NDArray[np.float64], angle: float) -> NDArray[np.float64]:
-    """Rodrigues rotation matrix."""
-    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-    return np.eye(3) + math.sin(angle) * k + (1 - math.cos(angle)) * (k @ k)
-
-
 class GraspSimulator:
     """A compiled MuJoCo world for one object, gripper, scene and hand count; runs trials.
 
@@ -326,7 +320,7 @@ class GraspSimulator:
 
     def _diverged(self) -> bool:
         d = self.data
-        if any(d.warning[i].number > 0 for i in range(len(d.warning))):
+        if d.warning.number.any():
             return True
         if not (np.isfinite(d.qpos).all() and np.isfinite(d.qvel).all()):
             return True
@@ -384,7 +378,6 @@ class GraspSimulator:
         start = poses.copy()
         pivot = start[:, :3, 3].mean(axis=0)
         axis = start[0, :3, 0]
-        up = self.scene.up
         hold = round(p.hold_time / dt)
         lift = max(1, round(p.lift_time / dt))
         lift_steps = np.arange(1, hold + lift + 1)
@@ -393,28 +386,30 @@ class GraspSimulator:
             0.0,
             (1 - np.cos(np.pi * np.clip((lift_steps - hold) / lift, 0, 1))) / 2,
         )
-        lift_motion = [(p.lift_height * s, 0.0) for s in lift_profile]
         shake_steps = round(p.shake_time / dt)
-        omega = 2 * np.pi * p.shake_frequency
-        times = np.arange(1, shake_steps + 1) * dt
-        shake_motion = [
-            (
-                p.lift_height + p.shake_amplitude * math.sin(omega * tt),
-                math.radians(p.shake_angle) * math.sin(omega * tt),
-            )
-            for tt in times
-        ]
+        wave = np.sin(2 * np.pi * p.shake_frequency * np.arange(1, shake_steps + 1) * dt)
+        phases = {
+            "lift": self._trajectory(
+                start, pivot, axis, p.lift_height * lift_profile, 0 * lift_profile
+            ),
+            "shake": self._trajectory(
+                start,
+                pivot,
+                axis,
+                p.lift_height + p.shake_amplitude * wave,
+                math.radians(p.shake_angle) * wave,
+            ),
+        }
         worst = 0.0
-        for phase, motion in (("lift", lift_motion), ("shake", shake_motion)):
+        mocap = self._hand_mocap
+        for phase, (positions, quats) in phases.items():
             failed = False
-            for i, (height, angle) in enumerate(motion):
-                rotation = _axis_rotation(axis, angle)
-                moved = start.copy()
-                moved[:, :3, :3] = rotation @ start[:, :3, :3]
-                moved[:, :3, 3] = (rotation @ (start[:, :3, 3] - pivot).T).T + pivot + up * height
-                self._set_mocap(moved)
+            steps = len(positions)
+            for i in range(steps):
+                d.mocap_pos[mocap] = positions[i]
+                d.mocap_quat[mocap] = quats[i]
                 mujoco.mj_step(m, d)
-                if (i + 1) % _CHECK_EVERY and i + 1 < len(motion):
+                if (i + 1) % _CHECK_EVERY and i + 1 < steps:
                     continue
                 if self._diverged():
                     return TrialResult("unstable", worst, opening)
@@ -428,6 +423,33 @@ class GraspSimulator:
                 kind = "dropped" if not touching.any() else "slipped"
                 return TrialResult(f"{kind}_{phase}", worst, opening)
         return TrialResult("held", worst, opening)
+
+    def _trajectory(
+        self,
+        start: NDArray[np.float64],
+        pivot: NDArray[np.float64],
+        axis: NDArray[np.float64],
+        heights: NDArray[np.float64],
+        angles: NDArray[np.float64],
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Hand targets per step, positions ``(T, H, 3)`` and quaternions ``(T, H, 4)``.
+
+        ``start`` poses ``(H, 4, 4)`` turned by ``angles`` about ``axis`` through ``pivot``
+        and raised by ``heights`` along up; quaternions w first, as MuJoCo stores them.
+        """
+        cos, sin = np.cos(angles), np.sin(angles)
+        k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+        rotations = np.eye(3) + sin[:, None, None] * k + (1 - cos)[:, None, None] * (k @ k)
+        positions = np.einsum("tij,hj->thi", rotations, start[:, :3, 3] - pivot) + pivot
+        positions += heights[:, None, None] * self.scene.up
+        # q(t) = q_axis(angle) ⊗ q_start (Hamilton product)
+        q0 = np.array([_quat_from_matrix(pose[:3, :3]) for pose in start])[None]  # (1, H, 4)
+        qa = np.column_stack([np.cos(angles / 2), np.sin(angles / 2)[:, None] * axis])[:, None]
+        w1, v1 = qa[..., :1], qa[..., 1:]
+        w2, v2 = q0[..., :1], q0[..., 1:]
+        w = w1 * w2 - np.sum(v1 * v2, axis=-1, keepdims=True)
+        v = w1 * v2 + w2 * v1 + np.cross(v1, v2)
+        return positions, np.concatenate([w, v], axis=-1)
 
     def _advance(self, steps: int) -> bool:
         """Step ``steps`` times; False when the simulation diverged."""
