@@ -98,10 +98,10 @@ def candidates(count: int) -> np.ndarray:
 
 def bench_trials(trials: int, count: int) -> None:
     vertices, faces = mug()
-    cache = tempfile.mkdtemp(prefix="usdgrip-bench-coacd-")
-    start = time.perf_counter()
-    obj = make_physics_object(vertices, faces, mass=0.3, friction=0.8, cache_dir=cache)
-    decompose_seconds = time.perf_counter() - start
+    with tempfile.TemporaryDirectory(prefix="usdgrip-bench-coacd-") as cache:
+        start = time.perf_counter()
+        obj = make_physics_object(vertices, faces, mass=0.3, friction=0.8, cache_dir=cache)
+        decompose_seconds = time.perf_counter() - start
     methods = [p.method for p in obj.decomposition.parts]
     print(
         f"mug: {len(faces)} triangles, parts {methods}, {len(obj.pieces)} convex pieces, "
@@ -152,13 +152,13 @@ def bench_trials(trials: int, count: int) -> None:
 
 def bench_decomposition() -> None:
     torus = trimesh.creation.torus(0.05, 0.015, major_sections=200, minor_sections=50)
-    cache = tempfile.mkdtemp(prefix="usdgrip-bench-coacd-")
-    start = time.perf_counter()
-    first = decompose_mesh(torus.vertices, torus.faces, cache_dir=cache)
-    first_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    second = decompose_mesh(torus.vertices, torus.faces, cache_dir=cache)
-    second_seconds = time.perf_counter() - start
+    with tempfile.TemporaryDirectory(prefix="usdgrip-bench-coacd-") as cache:
+        start = time.perf_counter()
+        first = decompose_mesh(torus.vertices, torus.faces, cache_dir=cache)
+        first_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        second = decompose_mesh(torus.vertices, torus.faces, cache_dir=cache)
+        second_seconds = time.perf_counter() - start
     print(
         f"torus {len(torus.faces)} triangles: first decomposition {first_seconds:.2f} s "
         f"({first.parts[0].method}, {len(first.pieces)} pieces); second {second_seconds:.3f} s "

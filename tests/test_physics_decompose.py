@@ -188,3 +188,24 @@ def test_bad_object_values_are_named(kwargs, error, words):
 def test_bad_decomposition_params_are_named(kwargs, error, words):
     with pytest.raises(error, match=f"DecompositionParams.{words}"):
         DecompositionParams(**kwargs)
+
+
+def test_convexity_test_on_large_closed_open_and_dented_meshes(monkeypatch):
+    calls = []
+    monkeypatch.setattr(
+        decompose_module, "_run_coacd", lambda v, f, p: calls.append(len(f)) or [np.asarray(v)]
+    )
+    sphere = trimesh.creation.icosphere(subdivisions=5, radius=0.05)  # 20,480 triangles
+    assert [
+        p.method for p in decompose_mesh(sphere.vertices, sphere.faces, use_cache=False).parts
+    ] == ["convex"]
+    box = trimesh.creation.box((0.1, 0.1, 0.1))
+    open_box = decompose_mesh(box.vertices, np.asarray(box.faces)[2:], use_cache=False)
+    assert [p.method for p in open_box.parts] == ["convex"] and not open_box.closed
+    assert calls == []
+    dented = trimesh.creation.box((0.1, 0.1, 0.1)).subdivide().subdivide()
+    vertices = np.asarray(dented.vertices).copy()
+    top_centre = np.argmin(np.linalg.norm(vertices - (0, 0, 0.05), axis=1))
+    vertices[top_centre, 2] -= 0.01  # a 1 cm dent in the top face
+    result = decompose_mesh(vertices, dented.faces, use_cache=False)
+    assert calls == [len(dented.faces)] and result.parts[0].method == "coacd"

@@ -148,7 +148,7 @@ def _decompose_part(
         hull = meshes.convex_hull(vertices)
         if hull is None:
             raise ValueError("CoACD returned no pieces for a part with no volume")
-        pieces = [hull[0]]
+        pieces = [hull.vertices]
     if path is not None:
         try:
             _write_cache(path, pieces)

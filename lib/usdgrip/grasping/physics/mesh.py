@@ -134,11 +134,23 @@ def compute_mass_properties(vertices: Points, triangles: Triangles) -> MassPrope
     return MassProperties(float(volume), center, inertia)
 
 
-def convex_hull(vertices: Points) -> tuple[Points, Triangles, NDArray[np.float64]] | None:
-    """Convex hull ``(vertices, triangles, planes)``; planes ``(K, 4)`` as ``n·x + d <= 0``.
+class Hull(NamedTuple):
+    """Convex hull of a point set."""
 
-    ``None`` when the points span no volume (flat or collinear).
-    """
+    vertices: Points
+    """(K, 3) hull vertices."""
+    triangles: Triangles
+    """(M, 3) outward-facing triangles."""
+    planes: NDArray[np.float64]
+    """(M, 4) facet planes ``n·x + d <= 0`` inside."""
+    volume: float
+    """m³."""
+    area: float
+    """m²."""
+
+
+def convex_hull(vertices: Points) -> Hull | None:
+    """Convex hull (qhull); ``None`` when the points span no volume (flat or collinear)."""
     from scipy.spatial import ConvexHull, QhullError
 
     try:
@@ -152,22 +164,40 @@ def convex_hull(vertices: Points) -> tuple[Points, Triangles, NDArray[np.float64
     inward = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0
     simplices[inward] = simplices[inward][:, [0, 2, 1]]  # qhull does not orient its facets
     used, local = np.unique(simplices, return_inverse=True)
-    return vertices[used], local.reshape(-1, 3).astype(np.int64), hull.equations
+    return Hull(
+        vertices[used],
+        local.reshape(-1, 3).astype(np.int64),
+        hull.equations,
+        float(hull.volume),
+        float(hull.area),
+    )
+
+
+#: Points tested against the hull's planes at a time (bounds the (points x planes) array).
+_CHUNK = 4096
 
 
 def is_convex(vertices: Points, triangles: Triangles, tolerance: float) -> bool:
-    """Whether the part is its own convex hull: every vertex and triangle centre on the hull.
+    """Whether the part is its own convex hull (within ``tolerance`` metres).
 
-    A concave part has surface inside its hull (a mug's inner wall, a torus's
-    hole); ``tolerance`` (metres) absorbs rounding.
+    A closed part is convex when its volume equals its hull's, up to a shell of
+    ``tolerance`` over the hull's surface; an open part when every vertex and
+    triangle centre lies on the hull. A concave part has surface inside its hull
+    (a mug's inner wall, a torus's hole).
     """
     hull = convex_hull(vertices)
     if hull is None:
         return False
-    planes = hull[2]
+    if is_closed(triangles):
+        volume = abs(compute_mass_properties(vertices, triangles).volume)
+        return hull.volume - volume <= tolerance * hull.area
     points = np.concatenate([vertices, vertices[triangles].mean(axis=1)])
-    distance = points @ planes[:, :3].T + planes[:, 3]
-    return bool((distance.max(axis=1) >= -tolerance).all())
+    normals, offsets = hull.planes[:, :3].T, hull.planes[:, 3]
+    for start in range(0, len(points), _CHUNK):
+        distance = points[start : start + _CHUNK] @ normals + offsets
+        if (distance.max(axis=1) < -tolerance).any():
+            return False
+    return True
 
 
 def thicken_flat(vertices: Points, thickness: float) -> Points:

@@ -217,7 +217,7 @@ def _pieces_mass_properties(pieces: tuple[Points, ...]) -> meshes.MassProperties
         hull = meshes.convex_hull(points)
         if hull is None:
             continue
-        p = meshes.compute_mass_properties(hull[0], hull[1])
+        p = meshes.compute_mass_properties(hull.vertices, hull.triangles)
         volume += p.volume
         first += p.volume * p.center
         # back to the origin: C = I_c-part + m (|c|² I - c cᵀ)
