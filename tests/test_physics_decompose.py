@@ -90,11 +90,24 @@ def test_non_convex_mesh_is_decomposed_once_then_read_from_the_cache(coacd_calls
     assert len(list(tmp_path.glob("*.npz"))) == 2
 
 
-def test_corrupt_cache_entry_is_recomputed_and_rewritten(coacd_calls, tmp_path):
+def _inconsistent_npz(path):
+    np.savez(path, points=np.zeros((5, 3)), counts=np.array([4]))  # counts do not add up
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda path: path.write_bytes(b"not a zip file"),
+        lambda path: path.write_bytes(path.read_bytes()[:100]),  # truncated
+        _inconsistent_npz,
+    ],
+    ids=["garbage", "truncated", "inconsistent"],
+)
+def test_corrupt_cache_entry_is_recomputed_and_rewritten(coacd_calls, tmp_path, corrupt):
     mesh = torus()
     decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
     (entry,) = tmp_path.glob("*.npz")
-    entry.write_bytes(b"not a zip file")
+    corrupt(entry)
     again = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
     assert len(coacd_calls) == 2
     assert again.parts[0].method == "coacd"

@@ -100,7 +100,8 @@ def _run_coacd(
 
 
 def _read_cache(path: Path) -> list[Points]:
-    with np.load(path, allow_pickle=False) as data:
+    # From bytes: np.load leaks its file handle when the zip is truncated.
+    with np.load(io.BytesIO(path.read_bytes()), allow_pickle=False) as data:
         points = np.asarray(data["points"], dtype=np.float64)
         counts = np.asarray(data["counts"], dtype=np.int64)
     if (
