@@ -226,48 +226,39 @@ class GraspSimulator:
         self.model = mujoco.MjModel.from_xml_string(self.xml)
         self.data = mujoco.MjData(self.model)
         m = self.model
-        self._object_body = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "object")
+        body, geom, joint = (
+            mujoco.mjtObj.mjOBJ_BODY,
+            mujoco.mjtObj.mjOBJ_GEOM,
+            mujoco.mjtObj.mjOBJ_JOINT,
+        )
+
+        def ids(kind: mujoco.mjtObj, pattern: str) -> NDArray[np.int64]:
+            """(hands, 2) ids of ``pattern`` formatted with hand and side."""
+            return np.array(
+                [
+                    [
+                        mujoco.mj_name2id(m, kind, pattern.format(h=h, s=s))
+                        for s in ("left", "right")
+                    ]
+                    for h in range(hands)
+                ]
+            )
+
+        self._object_body = mujoco.mj_name2id(m, body, "object")
         geom_body = m.geom_bodyid
         self._object_geoms = np.flatnonzero(geom_body == self._object_body)
-        self._pad_geoms = np.array(
-            [
-                [
-                    mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, f"pad_{h}_{s}")
-                    for s in ("left", "right")
-                ]
-                for h in range(hands)
-            ]
-        )
-        hand_bodies = [
-            mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"hand_{h}") for h in range(hands)
-        ]
+        self._object_geom_mask = geom_body == self._object_body
+        self._pad_geoms = ids(geom, "pad_{h}_{s}")
+        hand_bodies = [mujoco.mj_name2id(m, body, f"hand_{h}") for h in range(hands)]
         self._hand_bodies = np.array(hand_bodies)
-        self._hand_qpos = np.array([m.jnt_qposadr[m.body_jntadr[b]] for b in hand_bodies])
-        targets = [
-            mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"target_{h}") for h in range(hands)
-        ]
-        self._hand_mocap = np.array([m.body_mocapid[b] for b in targets])
+        self._hand_qpos = m.jnt_qposadr[m.body_jntadr[self._hand_bodies]]
+        targets = [mujoco.mj_name2id(m, body, f"target_{h}") for h in range(hands)]
+        self._hand_mocap = m.body_mocapid[targets]
         finger_bodies = geom_body[self._pad_geoms.ravel()]
         self._hand_geom_mask = np.isin(geom_body, [*hand_bodies, *finger_bodies])
-        self._object_geom_mask = geom_body == self._object_body
-        self._slide_qpos = np.array(
-            [
-                [
-                    m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, f"slide_{h}_{s}")]
-                    for s in ("left", "right")
-                ]
-                for h in range(hands)
-            ]
-        )
-        self._slide_dof = np.array(
-            [
-                [
-                    m.jnt_dofadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, f"slide_{h}_{s}")]
-                    for s in ("left", "right")
-                ]
-                for h in range(hands)
-            ]
-        )
+        slides = ids(joint, "slide_{h}_{s}")
+        self._slide_qpos = m.jnt_qposadr[slides]
+        self._slide_dof = m.jnt_dofadr[slides]
         self._base_mass = float(m.body_mass[self._object_body])
         self._base_inertia = m.body_inertia[self._object_body].copy()
         self._base_friction = m.geom_friction[self._object_geoms, 0].copy()
