@@ -19,6 +19,7 @@ from usdgrip.grasping.physics import (
     evaluate_candidates,
     make_physics_object,
     make_physics_scene,
+    summarize_evaluations,
 )
 from usdgrip.grasping.physics import decompose as decompose_module
 from usdgrip.grasping.physics import evaluate as evaluate_module
@@ -101,6 +102,15 @@ def test_grasp_beside_the_box_misses_and_jaws_cutting_it_collide():
     results = evaluate_candidates(obj, GRIPPER, poses)
     assert [r.outcome for r in results] == ["missed", "collides_open", "collides_open"]
     assert all(r.success_rate == 0.0 for r in results)
+    held = evaluate_candidates(obj, GRIPPER, BOX_GRASP[None])
+    assert summarize_evaluations([*results, *held]) == {
+        "candidates": 4,
+        "trials": 4,
+        "held_candidates": 1,
+        "success_rate": 0.25,
+        "outcomes": {"held": 1, "collides_open": 2, "missed": 1},
+    }
+    assert summarize_evaluations([])["success_rate"] == 0.0
 
 
 def test_box_too_heavy_for_force_and_friction_drops():

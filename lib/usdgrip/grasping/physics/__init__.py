@@ -23,6 +23,7 @@ from usdgrip.grasping.physics.evaluate import (
     check_hand_poses,
     engine_metadata,
     evaluate_candidates,
+    summarize_evaluations,
 )
 from usdgrip.grasping.physics.model import (
     GripperShape,
@@ -65,4 +66,5 @@ __all__ = [
     "evaluate_candidates",
     "make_physics_object",
     "make_physics_scene",
+    "summarize_evaluations",
 ]

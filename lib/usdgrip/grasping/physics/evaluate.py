@@ -90,6 +90,28 @@ def engine_metadata(params: EvaluationParams) -> dict[str, Any]:
     }
 
 
+def summarize_evaluations(results: Sequence[CandidateEvaluation]) -> dict[str, Any]:
+    """Totals over candidates, for a summary line or ``metadata.physics``.
+
+    Returns:
+        ``candidates``; ``trials`` (all candidates); ``held_candidates`` (candidates with
+        ``success_rate`` > 0); ``success_rate`` (held trials / trials, 0.0 with no trials);
+        ``outcomes`` (trials per outcome, only those that occurred, in :data:`OUTCOMES` order).
+    """
+    totals = {name: 0 for name in OUTCOMES}
+    for r in results:
+        for name, count in r.outcomes.items():
+            totals[name] += count
+    trials = sum(r.trials for r in results)
+    return {
+        "candidates": len(results),
+        "trials": trials,
+        "held_candidates": sum(r.success_rate > 0 for r in results),
+        "success_rate": totals["held"] / trials if trials else 0.0,
+        "outcomes": {k: v for k, v in totals.items() if v},
+    }
+
+
 def check_hand_poses(poses: ArrayLike) -> HandPoses:
     """Poses as ``(N, H, 4, 4)``: ``(N, 4, 4)`` means one hand per candidate.
 
