@@ -270,6 +270,9 @@ def test_divergence_is_unstable_never_a_pass():
     (result,) = evaluate_candidates(box_object(), GRIPPER, BOX_GRASP[None], params=params)
     assert result.outcome == "unstable"
     assert result.success_rate == 0.0
+    # A 10 mg box squeezed at 50 N: soft contacts cannot stop the pads, which pass through it.
+    (through,) = evaluate_candidates(box_object(mass=1e-5), GRIPPER, BOX_GRASP[None])
+    assert through.outcome == "unstable"
 
 
 BAD_ROTATION = pose(np.diag([1.0, 1.0, -1.0]), (0, 0, 0))

@@ -107,6 +107,9 @@ class EvaluationParams:
     """A finger touches the object when their contact distance is below this, m."""
     max_speed: float = 20.0
     """Object speed (m/s) above which the simulation counts as diverged (``unstable``)."""
+    max_penetration: float = 0.005
+    """Contact penetration (m) past which the simulation counts as failed (``unstable``): pads
+    pushed through the object by a force its soft contacts cannot resist."""
 
     # --- trials
     trials: int = 1
@@ -150,6 +153,7 @@ class EvaluationParams:
             "drop_distance",
             "touch_distance",
             "max_speed",
+            "max_penetration",
         ]
         loose = [
             "settle_time",

@@ -315,6 +315,8 @@ class GraspSimulator:
             return True
         if not (np.isfinite(d.qpos).all() and np.isfinite(d.qvel).all()):
             return True
+        if d.ncon and d.contact.dist[: d.ncon].min() < -self.params.max_penetration:
+            return True  # soft contacts overpowered: a pad is sinking through the object
         speed = np.linalg.norm(d.qvel[self._object_dof : self._object_dof + 3])
         return bool(speed > self.params.max_speed)
 
