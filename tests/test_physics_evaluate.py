@@ -370,7 +370,7 @@ def test_scene_default_is_z_up_without_support():
 
 
 def test_gripper_from_the_planner_collision_model():
-    from usdgrip.collision import GripperCollisionModel, RobotShape, Shape
+    from usdgrip.grasping.collision import GripperCollisionModel, RobotShape, Shape
 
     proxy = GripperCollisionModel.proxy(0.085, 0.02)
     gripper = PhysicsGripper.from_collision_model(proxy, 0.085, 0.02, 50.0)

@@ -33,7 +33,7 @@ from usdgrip.batch.jobs import (
 )
 from usdgrip.batch.results import ResultsWriter, read_results, should_skip, summarize_rows
 from usdgrip.fileio import check_output_path
-from usdgrip.usd_io import USD_SUFFIXES
+from usdgrip.usd.names import USD_SUFFIXES
 
 DEFAULT_GLOB = "**/*.usd*"
 

@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _target_path(args: argparse.Namespace) -> Path:
     """Where the migrated layer goes; refuses a .usdz package and ``-o FILE``."""
     from usdgrip.fileio import check_output_path
-    from usdgrip.usd_io import USD_SUFFIXES
+    from usdgrip.usd.names import USD_SUFFIXES
 
     source = Path(args.file)
     if args.in_place:

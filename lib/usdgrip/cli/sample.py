@@ -167,7 +167,8 @@ def save_npz(samples: SlotSamples, file: IO[bytes]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import open_input, reading
-    from usdgrip.usd_io import get_prim, list_slot_names, read_gripper_slots
+    from usdgrip.usd.slots import list_slot_names, read_gripper_slots
+    from usdgrip.usd.stage import get_prim
 
     fmt = args.format or (
         "npz" if args.output and str(args.output).lower().endswith(".npz") else "json"

@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from usdgrip.errors import GripperError
-from usdgrip.views import overlays
+from usdgrip.views import actions, overlays
 from usdgrip.views.grasp_set import GraspSet
 from usdgrip.views.host import UsdviewHost
 from usdgrip.views.qt import QtCore, QtWidgets
@@ -30,6 +29,8 @@ class GrippersSession(QtCore.QObject):
         self.slot_prims: list[str] = []
         self.slot_problems: list[str] = []
         """Why prims of the last :meth:`show_slots` were skipped (one line each)."""
+        self.last_slots = actions.SlotOverlays(0, [], [])
+        """What the last :meth:`show_slots` drew (its status line included)."""
         self.grasps: GraspSet | None = None
         self.visible = True
         self._widgets: dict[str, QtWidgets.QWidget] = {}
@@ -99,22 +100,11 @@ class GrippersSession(QtCore.QObject):
         A prim whose slots cannot be read (a value of the wrong type, say) is
         skipped; why is kept in :attr:`slot_problems`, one line per prim.
         """
-        from usdgrip.usd_io import read_gripper_slots
-
-        stage = self.host.stage
-        slots = []
-        self.slot_problems = []
-        for path in prim_paths:
-            prim = stage.GetPrimAtPath(path)
-            if prim:
-                try:
-                    slots.extend(read_gripper_slots(prim))
-                except GripperError as exc:
-                    self.slot_problems.append(str(exc))
+        self.last_slots = actions.show_slot_overlays(self.host.stage, prim_paths)
+        self.slot_problems = self.last_slots.problems
         self.slot_prims = list(prim_paths)
-        overlays.author_slot_overlays(stage, slots)
         self._apply_visibility()
-        return len(slots)
+        return self.last_slots.slot_count
 
     def show_grasps(self, grasps: GraspSet) -> None:
         """Overlay ``grasps`` and list them in the candidates panel."""
@@ -126,17 +116,9 @@ class GrippersSession(QtCore.QObject):
         self.host.status(f"usdgrip: {len(grasps)} grasp candidates on {grasps.object_path}")
 
     def _author_grasps(self) -> None:
-        from usdgrip.usd_io import compute_world_transform
-
-        stage, grasps = self.host.stage, self.grasps
-        prim = stage.GetPrimAtPath(grasps.object_path) if grasps is not None else None
-        if not prim:
-            return
-        world = grasps.compute_world_poses(compute_world_transform(prim))
-        overlays.author_grasp_overlays(
-            stage, world, grasps.confidences, grasps.open_width, labels=grasps.labels
-        )
-        self._apply_visibility()
+        if self.host.stage is not None and self.grasps is not None:
+            actions.author_grasp_set_overlays(self.host.stage, self.grasps)
+            self._apply_visibility()
 
     def highlight(self, index: int) -> None:
         """Highlight candidate ``index`` (-1 for none)."""
@@ -195,13 +177,8 @@ class GrippersSession(QtCore.QObject):
         Returns:
             The written path, or ``None`` when nothing was written.
         """
-        from usdgrip.isaac_yaml import write_isaac_grasp
-
         if self.grasps is None or self.grasps.source != "plan":
-            self.host.status(
-                "usdgrip: nothing to export; run Grippers > Plan Grasps… first "
-                "(sampled slot targets are exported by `usdgrip sample --format json`)."
-            )
+            self.host.status(actions.NOTHING_TO_EXPORT)
             return None
         if path is None:
             path, _ = QtWidgets.QFileDialog.getSaveFileName(
@@ -209,9 +186,9 @@ class GrippersSession(QtCore.QObject):
             )
             if not path:
                 return None
-        written = write_isaac_grasp(self.grasps.result, path)
+        written = actions.export_grasp_set(self.grasps, path)
         self.host.status(f"usdgrip: wrote {len(self.grasps)} grasps to {written}")
-        return Path(written)
+        return written
 
 
 def get_session(host: UsdviewHost) -> GrippersSession:
