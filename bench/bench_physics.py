@@ -10,6 +10,9 @@ One run, two measurements:
   ``--trials`` each, with ``jobs=1`` and ``jobs=2`` (same seed, results checked
   identical). Timed from the call to the last result, pool start-up included;
   the decomposition is done (and cached) before timing;
+- **machine ceiling**: the same jobs=1 evaluation in one plain process, then in two
+  independent processes at once: their throughput ratio is what two processes can get
+  from this machine right now (a shared machine may give one session a fixed share);
 - **decomposition**: a non-convex torus of 20,000 triangles decomposed by CoACD
   with the default parameters into a fresh cache folder, then again (cache hit).
 
@@ -21,8 +24,11 @@ Targets (issue 15): ≥ 20 trials/s per core, ≥ 1.7× with two jobs. Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -96,12 +102,11 @@ def candidates(count: int) -> np.ndarray:
     return np.stack(poses)
 
 
-def bench_trials(trials: int, count: int) -> None:
+def bench_trials(trials: int, count: int, cache: str) -> None:
     vertices, faces = mug()
-    with tempfile.TemporaryDirectory(prefix="usdgrip-bench-coacd-") as cache:
-        start = time.perf_counter()
-        obj = make_physics_object(vertices, faces, mass=0.3, friction=0.8, cache_dir=cache)
-        decompose_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    obj = make_physics_object(vertices, faces, mass=0.3, friction=0.8, cache_dir=cache)
+    decompose_seconds = time.perf_counter() - start
     methods = [p.method for p in obj.decomposition.parts]
     print(
         f"mug: {len(faces)} triangles, parts {methods}, {len(obj.pieces)} convex pieces, "
@@ -150,6 +155,39 @@ def bench_trials(trials: int, count: int) -> None:
     )
 
 
+def plain_run(trials: int, count: int, cache: str) -> None:
+    """One jobs=1 evaluation; prints its start and end wall-clock times as JSON."""
+    vertices, faces = mug()
+    obj = make_physics_object(vertices, faces, mass=0.3, friction=0.8, cache_dir=cache)
+    gripper = PhysicsGripper.proxy(0.085, 0.02, 50.0)
+    scene = make_physics_scene(table=True)
+    poses = candidates(count)
+    start = time.time()
+    evaluate_candidates(obj, gripper, poses, scene=scene, params=EvaluationParams(trials=trials))
+    print(json.dumps({"start": start, "end": time.time()}))
+
+
+def bench_ceiling(trials: int, count: int, cache: str) -> None:
+    """Throughput of two independent plain processes relative to one (cache already filled)."""
+    command = [sys.executable, __file__, "--plain-run", "--trials", str(trials)]
+    command += ["--candidates", str(count), "--cache", cache]
+
+    def spans(processes: int) -> list[dict[str, float]]:
+        running = [
+            subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(processes)
+        ]
+        return [json.loads(p.communicate()[0]) for p in running]
+
+    (one,) = spans(1)
+    two = spans(2)
+    single = one["end"] - one["start"]
+    window = max(t["end"] for t in two) - min(t["start"] for t in two)
+    print(
+        f"machine ceiling: one plain process {single:.2f} s; two at once {window:.2f} s "
+        f"for twice the work: {2 * single / window:.2f}x the throughput of one"
+    )
+
+
 def bench_decomposition() -> None:
     torus = trimesh.creation.torus(0.05, 0.015, major_sections=200, minor_sections=50)
     with tempfile.TemporaryDirectory(prefix="usdgrip-bench-coacd-") as cache:
@@ -171,8 +209,15 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--candidates", type=int, default=50)
     parser.add_argument("--skip-decomposition", action="store_true")
+    parser.add_argument("--plain-run", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--cache", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    bench_trials(args.trials, args.candidates)
+    if args.plain_run:
+        plain_run(args.trials, args.candidates, args.cache)
+        return
+    with tempfile.TemporaryDirectory(prefix="usdgrip-bench-coacd-") as cache:
+        bench_trials(args.trials, args.candidates, cache)
+        bench_ceiling(args.trials, args.candidates, cache)
     if not args.skip_decomposition:
         bench_decomposition()
 
