@@ -99,6 +99,32 @@ def open_input(path: str | Path, output: str | Path | None = None) -> Any:
     return stage
 
 
+def take_snapshot(path: str | Path) -> Any:
+    """:class:`usdgrip.fileio.FileSnapshot` of an input the command will rewrite.
+
+    Taken before USD reads it; None for what is not a readable regular file
+    (:func:`open_input` then says why).
+    """
+    import stat
+
+    from usdgrip.fileio import FileSnapshot
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # never read a pipe here: it would block
+        return FileSnapshot.take(path)
+    except OSError:
+        return None
+
+
+def print_notes(path: str | Path, notes: Sequence[str]) -> None:
+    """``warning: FILE: NOTE`` on stderr, one line each (what a rewrite could not keep)."""
+    from usdgrip.fileio import display_path
+
+    for note in notes:
+        print(f"warning: {display_path(path)}: {note}", file=sys.stderr)
+
+
 #: USD's own diagnostic: ``Warning: in FUNC at line N of FILE -- MESSAGE (on stage ...)``.
 _USD_KINDS = r"(Warning|Error|Runtime Error|Coding Error): in \S+ at line \d+ of \S+ -- "
 _USD_DIAGNOSTIC = re.compile(

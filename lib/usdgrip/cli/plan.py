@@ -177,7 +177,7 @@ class _ProgressBar:
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, open_input
-    from usdgrip.fileio import check_output_path
+    from usdgrip.fileio import check_output, check_output_path, is_standard_output, is_streamed
     from usdgrip.grasping.isaac_yaml import write_isaac_grasp
     from usdgrip.grasping.planner import plan_grasps
     from usdgrip.grasping.proposals import parse_methods
@@ -191,8 +191,9 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(output, inputs)
     if output.is_dir():
         raise ValueError(f"-o {output}: is a directory; expected a YAML file path")
-    if not output.parent.is_dir():
+    if not is_streamed(output) and not output.parent.is_dir():
         raise ValueError(f"-o {output}: folder {output.parent} does not exist; create it first")
+    check_output(output)
     request = build_request(args.file, args.object, grippers, args.max_candidates, args.seed)
     # Each input opened once (its USD warnings restated once), refused as the output, nor any
     # layer it reads; the planner reads these stages instead of opening the files again.
@@ -212,8 +213,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     write_isaac_grasp(result, output)
-    if not args.quiet:
-        print_summary(result, output, len(grippers), args.show, sys.stdout)
+    if not args.quiet:  # the summary goes to stderr when the grasps go to stdout
+        summary_to = sys.stderr if is_standard_output(output) else sys.stdout
+        print_summary(result, output, len(grippers), args.show, summary_to)
         for warning in result.metadata.warnings:
             print(f"warning: {warning}", file=sys.stderr)
     return EXIT_OK if result.grasps else EXIT_FINDINGS

@@ -10,8 +10,9 @@ overlays (:mod:`usdgrip.views.shapes`), so the picture matches the viewer.
 (:mod:`.drawing`) and write the PNG (:mod:`.view`).
 
 Conventions: everything is drawn in world metres; a ``Y``-up stage is turned
-to show Y up (matplotlib's vertical axis is Z). The PNG is written atomically
-(temporary file in the same folder, then renamed).
+to show Y up (matplotlib's vertical axis is Z). The PNG is written by
+:func:`usdgrip.fileio.write_output`: atomically over a regular file (temporary file in
+the same folder, then renamed), streamed into a device or named pipe.
 """
 
 from usdgrip.render.view import (

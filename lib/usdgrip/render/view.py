@@ -79,7 +79,7 @@ def render_view(
 
     Args:
         stage: an open stage (the schema must be registered: import usdgrip first).
-        output: PNG path; its folder must exist. Written atomically.
+        output: PNG path; its folder must exist. Written atomically (a pipe or device: streamed).
         prim_path: the object prim; default the stage's default prim, else every
             top-level prim. Grasp poses are relative to it; without it, to the
             grasp file's ``metadata.pose_frame`` prim, which must be on the stage.
@@ -106,8 +106,10 @@ def render_view(
             to draw (saying what was skipped), or not enough memory for the picture.
         OSError: the output folder is missing or not writable.
     """
+    from usdgrip.fileio import is_streamed
+
     out = Path(output)
-    if out.suffix.lower() != ".png":
+    if out.suffix.lower() != ".png" and not is_streamed(out):  # a pipe or device takes any name
         raise ValueError(f"output {str(out)!r} must end in .png (the only format written)")
     if not out.parent.is_dir():
         raise FileNotFoundError(f"output folder {str(out.parent)!r} does not exist")
@@ -158,16 +160,16 @@ def _legend(summary: RenderSummary, sites: bool, slots: bool, grasps: bool) -> l
 
 
 def write_png(figure: Any, out: Path, size: tuple[float, float], dpi: int) -> None:
-    """Write step: the PNG, atomically (usdgrip's one writer: temporary sibling, then rename).
+    """Write step: the PNG by usdgrip's one writer (atomic; streamed into a pipe or device).
 
     Raises:
         GripperError: not enough memory for the picture.
         OSError: the folder is not writable.
     """
-    from usdgrip.fileio import write_bytes_atomically
+    from usdgrip.fileio import write_output
 
     try:
-        write_bytes_atomically(out, lambda handle: figure.savefig(handle, format="png"))
+        write_output(out, lambda handle: figure.savefig(handle, format="png"), binary=True)
     except MemoryError:
         raise GripperError(
             f"{out}: not enough memory for a {size[0]:g}x{size[1]:g} in picture at dpi {dpi}; "

@@ -32,9 +32,15 @@ def open_stage(path: str | Path) -> Usd.Stage:
     """Open a USD file, turning every failure into one clear :class:`StageOpenError`.
 
     Raises:
-        StageOpenError: the file is missing, a directory, not USD, or corrupt.
+        StageOpenError: the file is missing, unreadable (``permission denied``), a
+            directory, not USD, corrupt, or starts with a UTF-8 BOM.
     """
+    from usdgrip.fileio import describe_unreadable
+
     file = Path(path)
+    problem = describe_unreadable(file)  # permission denied, a UTF-8 BOM
+    if problem:
+        raise StageOpenError(problem)
     if not file.exists():
         raise StageOpenError(f"{file}: no such file")
     if file.is_dir():
