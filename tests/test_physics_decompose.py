@@ -118,6 +118,24 @@ def test_corrupt_cache_entry_is_recomputed_and_rewritten(coacd_calls, tmp_path, 
     assert [p.name for p in tmp_path.iterdir()] == [entry.name]  # no temp file left behind
 
 
+def test_fifo_squatting_on_a_cache_entry_is_replaced_not_read(coacd_calls, tmp_path):
+    import os
+
+    mesh = torus()
+    decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
+    (entry,) = tmp_path.glob("*.npz")
+    entry.unlink()
+    os.mkfifo(entry)  # reading it would block forever, writing into it too
+    again = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
+    assert again.parts[0].method == "coacd"
+    assert "not a regular file" in again.parts[0].cache_error
+    assert entry.is_file()
+    assert (
+        decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path).parts[0].method
+        == "cached"
+    )
+
+
 def test_unwritable_cache_folder_still_decomposes(coacd_calls, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache folder should be")

@@ -118,7 +118,7 @@ def _read_cache(path: Path) -> list[Points]:
 
 
 def _write_cache(path: Path, pieces: Sequence[Points]) -> None:
-    from usdgrip.fileio import write_bytes_atomically
+    from usdgrip.fileio import replace_atomically
 
     buffer = io.BytesIO()
     np.savez(
@@ -127,7 +127,9 @@ def _write_cache(path: Path, pieces: Sequence[Points]) -> None:
         counts=np.array([len(p) for p in pieces], dtype=np.int64),
     )
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomically(path, lambda handle: handle.write(buffer.getvalue()))
+    # Always a rename, never a streamed write: a FIFO or device squatting on the entry's
+    # name is replaced by the file, not written into.
+    replace_atomically(path, lambda temp: temp.write_bytes(buffer.getvalue()))
 
 
 def _decompose_part(
@@ -139,11 +141,13 @@ def _decompose_part(
     key = compute_cache_key(vertices, triangles, params)
     error = None
     path = cache_dir / f"{key}.npz" if cache_dir is not None else None
-    if path is not None and path.exists():
+    if path is not None and path.is_file():
         try:
             return _read_cache(path), "cached", None
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             error = f"{path}: unreadable cache entry, decomposed again ({exc})"
+    elif path is not None and os.path.lexists(path):
+        error = f"{path}: cache entry is not a regular file, decomposed again"
     pieces = [p for p in _run_coacd(vertices, triangles, params) if len(p) >= 4]
     if not pieces:
         hull = meshes.convex_hull(vertices)
