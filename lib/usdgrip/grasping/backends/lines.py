@@ -27,6 +27,7 @@ the grasp that held.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
@@ -175,6 +176,19 @@ def propose_lines(
 
 
 # --- FET005 on the CPU: per-line verdicts (hook for the physics evaluation) --------------------
+
+
+_LINE_ID = re.compile(r"^g_[^_]+_lines_(?P<line>.+)_\d{4}$")
+
+
+def parse_line_candidate_id(candidate_id: str) -> str | None:
+    """The line a ``lines`` candidate id names (``g_<h>_lines_<line>_<k>``), else ``None``.
+
+    Groups the candidates of a planned Isaac-Grasp file by line, e.g. to answer FET005's
+    question per line from their physics evaluations (:func:`summarize_line_evaluations`).
+    """
+    found = _LINE_ID.match(candidate_id)
+    return found.group("line") if found else None
 
 
 class _Evaluation(Protocol):
