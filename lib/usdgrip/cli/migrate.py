@@ -97,7 +97,9 @@ def run(args: argparse.Namespace) -> int:
     snapshot = take_snapshot(args.file) if args.in_place else None
     stage = open_input(args.file, None if args.in_place else target)
     comments = find_usda_comments(args.file)
-    report = migrate_stage(stage, lines_to_slots=args.lines_to_slots)
+    report = (
+        migrate_stage(stage, lines_to_slots=True) if args.lines_to_slots else migrate_stage(stage)
+    )
     moved: list[str] = []
     if report.changed:
         # A stream (-, a pipe, a device) keeps FILE's relative paths: it has no folder.
