@@ -90,8 +90,54 @@ def record(**overrides):
     return {k: v for k, v in base.items() if v is not None}
 
 
+def prop(
+    points: str = "[(-0.04, 0, 0), (0.04, 0, 0)]",
+    extra: str = 'token type = "linear"',
+    size: float = 0.04,
+    name: str = "grasp_identifier_01",
+    type_: str = "BasisCurves",
+) -> str:
+    """A rigid-body block prop (default prim) with one grasp vector line."""
+    return f"""#usda 1.0
+(
+    defaultPrim = "Block"
+    metersPerUnit = 1
+)
+
+def Xform "Block" (
+    prepend apiSchemas = ["PhysicsRigidBodyAPI"]
+)
+{{
+    def Cube "body"
+    {{
+        double size = {size}
+    }}
+    def {type_} "{name}"
+    {{
+        point3f[] points = {points}
+        {extra}
+    }}
+}}
+"""  # fmt: skip
+
+
 CASES = [
     # (code, expected to fire, snippet, message fragment)
+    ("GSP.001", True, prop(type_="Xform"), "no BasisCurves named grasp_identifier*"),
+    ("GSP.001", True, prop(points="[]"), "has 0 point(s)"),
+    ("GSP.001", False, prop(), None),
+    (
+        "GSP.001",
+        False,
+        prop(type_="Xform").replace('(\n    prepend apiSchemas = ["PhysicsRigidBodyAPI"]\n)', ""),
+        None,
+    ),
+    ("GP.001", True, prop(points="[(-0.04, 0.1, 0), (0.04, 0.1, 0)]"), "does not meet the surface"),
+    ("GP.001", False, prop(), None),
+    ("GP.002", True, prop(extra=""), "fallback is cubic"),
+    ("GP.002", False, prop(), None),
+    ("GP.003", True, prop(points="[(-0.2, 0, 0), (0.2, 0, 0)]", size=0.3), "0.3 m apart"),
+    ("GP.003", False, prop(), None),
     ("GR.001", True, site(type_="Scope"), "expected Xform"),
     ("GR.001", True, site(type_="Mesh"), "'Mesh'"),
     ("GR.001", False, site(), None),
@@ -301,6 +347,15 @@ CASES = [
         "for 0 gripper site(s) and 1 slotted object(s); read so: slot </Obj> 'slot_0' centre "
         "(0.000625, 0, 0.0005) m in the object's frame ((0.0625, 0, 0.05) m if the author meant "
         "metres), up range 0.04 m (metres as authored). Expected metersPerUnit (1 for",
+    ),
+    (
+        "GA.002",
+        True,
+        '#usda 1.0\n(\n    defaultPrim = "Prop"\n)\ndef Xform "Prop"\n{\n'
+        + curve("grasp_identifier_0", "[(0, -0.02, 0), (0, 0.02, 0)]")
+        + "}\n",
+        "for 0 gripper site(s), 0 slotted object(s) and 1 grasp vector line(s); read so: grasp "
+        "line </Prop/grasp_identifier_0> 0.0004 m (0.04 m if the author meant metres)",
     ),
     ("GA.002", False, site(), None),  # the fixture's header authors both
     ("GA.002", False, '#usda 1.0\ndef Xform "Plain"\n{\n}\n', None),  # no gripper data

@@ -13,6 +13,7 @@ from usdgrip.errors import GripperError
 from usdgrip.rules.contexts import StageContext
 from usdgrip.rules.records import Finding, rule
 from usdgrip.usd.discovery import compute_site_markers, iter_marked_prims
+from usdgrip.usd.grasp_lines import find_grasp_lines
 from usdgrip.usd.sites import read_gripper_site
 from usdgrip.usd.slots import read_gripper_slots
 from usdgrip.usd.stage import TRAVERSAL, get_meters_per_unit, get_meters_per_unit_problem
@@ -131,9 +132,15 @@ def check_stage_units(context: StageContext) -> Iterator[Finding]:
             sites.append((prim, markers))
         if has_slots:
             slotted.append(prim)
-    if not sites and not slotted:
-        return  # no gripper data: the units change nothing usdgrip reads
     mpu = get_meters_per_unit(stage)
+    lines = []
+    if get_meters_per_unit_problem(mpu) is None:  # GR.005/GS.001 report an unusable value
+        try:
+            lines = find_grasp_lines(stage)
+        except GripperError:
+            lines = []
+    if not sites and not slotted and not lines:
+        return  # no gripper data: the units change nothing usdgrip reads
     assumed = []
     if "metersPerUnit" in unauthored:
         unit = " (centimetres)" if mpu == 0.01 else ""
@@ -141,9 +148,19 @@ def check_stage_units(context: StageContext) -> Iterator[Finding]:
     if "upAxis" in unauthored:
         assumed.append(f'upAxis is not authored, so USD assumes "{UsdGeom.GetStageUpAxis(stage)}"')
     found = f"{len(sites)} gripper site(s) and {len(slotted)} slotted object(s)"
+    if lines:
+        found = f"{len(sites)} gripper site(s), {len(slotted)} slotted object(s) and " + (
+            f"{len(lines)} grasp vector line(s)"
+        )
     lengths = []
     if "metersPerUnit" in unauthored and get_meters_per_unit_problem(mpu) is None:
         lengths = _describe_lengths(sites, slotted, mpu)
+        lengths += [
+            f"grasp line <{line.path}> {line.length:.4g} m ({line.length / mpu:.4g} m if the "
+            "author meant metres)"
+            for line in lines[:_UNITS_EXAMPLES]
+            if math.isfinite(line.length)
+        ]
     read = f"; read so: {'; '.join(lengths)}" if lengths else ""
     expected = " and ".join(
         {"metersPerUnit": "metersPerUnit (1 for an asset authored in metres)", "upAxis": "upAxis"}[
