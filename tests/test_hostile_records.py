@@ -99,7 +99,11 @@ def test_readers_refuse_naming_the_record(write_usda, capsys, case):
     with pytest.raises(GripperError, match="</Mug>: customData lambdasim:") as raised:
         usd_io.read_gripper_slots(stage.GetPrimAtPath("/Mug"))
     assert message in str(raised.value)
-    for argv in (["info", str(path)], ["render", str(path), "--slots", "-o", "x.png"]):
+    for argv in (
+        ["info", str(path)],
+        ["sample", str(path), "--prim", "/Mug"],
+        ["render", str(path), "--slots", "-o", "x.png"],
+    ):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and str(path) in err and message in err, err
