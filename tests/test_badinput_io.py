@@ -116,6 +116,8 @@ def test_text_that_is_not_utf8_names_file_and_line(
         ["sample", "NAME", "--prim", "/Gripper"],
         ["migrate", "NAME"],
         ["render", "NAME", "-o", "x.png"],
+        ["plan", "NAME", "--object", "/Gripper", "--gripper", "NAME:/Gripper/tcp", "-o", "g.yaml"],
+        ["plan", "OK", "--object", "/Mug", "--gripper", "NAME:/Gripper/tcp", "-o", "g.yaml"],
     ],
 )
 def test_file_name_that_is_not_utf8_is_named_with_escapes(
@@ -124,8 +126,10 @@ def test_file_name_that_is_not_utf8_is_named_with_escapes(
     monkeypatch.chdir(tmp_path)
     name = os.fsdecode(b"n\xffb.usda")
     shutil.copy(EXAMPLES / "gripper.usda", name)
-    argv = [name if a == "NAME" else a for a in argv]
-    expect_usage_error(capsys, argv, "n\\xffb.usda: the file name is not valid UTF-8")
+    shutil.copy(EXAMPLES / "mug.usda", "ok.usda")
+    argv = [a.replace("NAME", name).replace("OK", "ok.usda") for a in argv]
+    err = expect_usage_error(capsys, argv, "n\\xffb.usda: the file name is not valid UTF-8")
+    assert "\\udc" not in err and "--object" not in err
 
 
 # --- 5. names near the folder's name limit ----------------------------------------------

@@ -339,14 +339,18 @@ def parse_gripper(text: str) -> GripperRef:
     The split is at the last ``:`` followed by ``/``, so Windows drive letters work.
 
     Raises:
-        ValueError: no ``:/`` separator, an empty file or a bad prim path.
+        ValueError: no ``:/`` separator, an empty file, a file name that is not UTF-8
+            or a bad prim path.
     """
+    from usdgrip.fileio import check_utf8_name
+
     cut = text.rfind(":/")
     if cut <= 0:
         raise ValueError(
             f"--gripper {text!r}: expected FILE:/Site/Path, e.g. examples/gripper.usda:/Gripper/tcp"
         )
     asset, prim = text[:cut], text[cut + 1 :]
+    check_utf8_name(asset)
     try:
         return GripperRef(asset_path=os.path.normpath(asset), prim_path=prim)
     except ValidationError as exc:

@@ -117,9 +117,12 @@ def build_request(
     Raises:
         ValueError: the request contract refuses an option (a bad prim path, a gripper
             listed twice, ``max_candidates`` outside 1..100000, a negative seed), naming
-            the option.
+            the option; ``object_file``'s name is not UTF-8.
     """
     from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest
+    from usdgrip.fileio import check_utf8_name
+
+    check_utf8_name(object_file)
 
     try:
         geometry = GeometryRef(asset_path=os.path.normpath(object_file), prim_path=object_prim)
