@@ -62,6 +62,17 @@ def test_no_usable_line_gives_no_proposal_and_says_why():
         propose_line_grasps([], vertices, faces, count=0, key="k")
 
 
+def test_a_line_too_long_to_resolve_the_surfaces_is_skipped_not_a_zero_width_grasp():
+    vertices, faces = _box()
+    lines = [("huge", (-1e30, 0, 0), (1e30, 0, 0)), ("good", (-0.05, 0, 0), (0.05, 0, 0))]
+    grasps = propose_line_grasps(lines, vertices, faces, count=4, key="k")
+    assert set(grasps.lines) == {"good"} and np.all(grasps.widths > 0)
+    assert grasps.notes == [
+        "grasp line 'huge' skipped: the surfaces it lands on are 0 m apart "
+        "(the line is 2e+30 m long); expected two sides of the part to grasp"
+    ]
+
+
 def test_per_line_verdicts_from_evaluations():
     from dataclasses import dataclass
 

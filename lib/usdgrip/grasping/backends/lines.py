@@ -129,6 +129,13 @@ def propose_line_grasps(
         if surface is None:
             notes.append(f"grasp line {name!r} skipped: it does not meet the object (GP.001)")
             continue
+        if not surface.width > 0:  # a graze, or a line so long its hits round together
+            notes.append(
+                f"grasp line {name!r} skipped: the surfaces it lands on are 0 m apart (the "
+                f"line is {np.linalg.norm(b - a):.3g} m long); expected two sides of the part "
+                "to grasp"
+            )
+            continue
         centre = 0.5 * (surface.first + surface.second)
         usable.append((name, centre, b - a, surface.width))
     empty = np.zeros(0)
