@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import EXAMPLES
-from pxr import Usd
+from pxr import Tf, Usd
 
 from usdgrip.cli import main
 from usdgrip.migrate import LINE_SLOT_INPUT_ANGLE, LINE_SLOT_UP_RANGE, migrate_stage
@@ -75,3 +75,51 @@ def test_second_run_leaves_the_slot_and_scaled_objects_get_a_metre_band(open_usd
     again = migrate_stage(stage, lines_to_slots=True)
     assert again.changes == []
     assert any("already has slot 'grasp_identifier_top'" in line for line in again.left)
+
+
+def test_many_lines_become_slots_in_one_change_and_a_repeated_name_is_left(open_usda):
+    lines = "\n".join(
+        f"""
+            def BasisCurves "grasp_identifier_{i}"
+            {{
+                point3f[] points = [(-0.05, 0, {0.0009 * i}), (0.05, 0, {0.0009 * i})]
+            }}"""
+        for i in range(1, 41)
+    )
+    stage = open_usda(
+        f"""
+        def Xform "Block" (
+            prepend apiSchemas = ["PhysicsRigidBodyAPI"]
+        )
+        {{
+            def Cube "body"
+            {{
+                double size = 0.08
+            }}
+            {lines}
+            def Xform "inner"
+            {{
+                def BasisCurves "grasp_identifier_1"
+                {{
+                    point3f[] points = [(-0.05, 0, 0.002), (0.05, 0, 0.002)]
+                }}
+            }}
+        }}
+        """
+    )
+    notices = []
+    listener = Tf.Notice.Register(
+        Usd.Notice.ObjectsChanged, lambda notice, sender: notices.append(notice), stage
+    )
+    report = migrate_stage(stage, lines_to_slots=True)
+    listener.Revoke()
+    assert len(notices) == 1  # one recomposition, not one per ApplyAPI / attribute
+    assert len(report.changes) == 40
+    assert report.left == [
+        "</Block/inner/grasp_identifier_1>: </Block> already has slot 'grasp_identifier_1'; "
+        "left as it is"
+    ]
+    slots = read_gripper_slots(stage.GetPrimAtPath("/Block"))
+    assert len(slots) == 40 and {s.lr_token for s in slots} == {"left"}
+    np.testing.assert_allclose(sorted(s.center[2] for s in slots), 0.0009 * np.arange(1, 41))
+    assert not [i for i in validate(stage).issues if i.code.startswith("GS.")]

@@ -51,7 +51,8 @@ from usdgrip.frames import compute_fallback_perpendicular
 from usdgrip.grasp_lines import compute_surface_points
 from usdgrip.lambdasim import CUSTOM_DATA_KEY, CUSTOM_DATA_PATH, RECORDS_KEY, SlotRecord
 from usdgrip.model import LR_TOKENS, GripperSite
-from usdgrip.usd.authoring import SLOT_TYPE_NAMES, apply_gripper_slot
+from usdgrip.slot_checks import get_up_range_problem
+from usdgrip.usd.authoring import SLOT_TYPE_NAMES
 from usdgrip.usd.discovery import iter_site_prims
 from usdgrip.usd.grasp_lines import find_grasp_lines, read_object_surface
 from usdgrip.usd.names import (
@@ -64,6 +65,7 @@ from usdgrip.usd.names import (
 from usdgrip.usd.sites import read_gripper_site
 from usdgrip.usd.slots import (
     check_slot_instance_name,
+    get_instance_name_problem,
     get_slot_attribute_name,
     iter_slot_prims,
     list_slot_instances,
@@ -461,8 +463,8 @@ def _vec(values: np.ndarray) -> str:
     return "(" + ", ".join(f"{v + 0.0:.4g}" for v in values) + ")"
 
 
-def _slots_from_lines(stage: Usd.Stage, report: MigrationReport) -> None:
-    """Author one GripperSlotAPI instance per usable grasp vector line (see module doc)."""
+def _slots_from_lines(stage: Usd.Stage, report: MigrationReport, edits: _SlotEdits) -> None:
+    """Plan one GripperSlotAPI instance per usable grasp vector line (see module doc)."""
     try:
         lines = find_grasp_lines(stage)
     except GripperError as exc:
@@ -477,7 +479,8 @@ def _slots_from_lines(stage: Usd.Stage, report: MigrationReport) -> None:
         if not line.is_usable:
             report.left.append(f"{where}: grasp line without two distinct finite points; no slot")
             continue
-        if line.name in list_slot_instances(obj):
+        planned = edits.values.get(obj.GetPath(), {})
+        if line.name in planned or line.name in list_slot_instances(obj):
             report.left.append(
                 f"{where}: <{line.object_path}> already has slot {line.name!r}; left as it is"
             )
@@ -513,11 +516,20 @@ def _slots_from_lines(stage: Usd.Stage, report: MigrationReport) -> None:
         up_local = np.cross(forward_local, span_local)
         mpu = float(UsdGeom.GetStageMetersPerUnit(stage))
         scale = float(np.linalg.norm(world[:3, :3] @ up_local)) / mpu
-        apply_gripper_slot(
-            obj, line.name, center=centre, forward=forward_local, span_axis=span_local,
-            up_range=LINE_SLOT_UP_RANGE / scale, slot_input_angle=LINE_SLOT_INPUT_ANGLE,
-            lr=0, group="",
-        )  # fmt: skip
+        up_range = LINE_SLOT_UP_RANGE / scale
+        problem = get_instance_name_problem(line.name) or get_up_range_problem(up_range)
+        if problem:
+            report.left.append(f"{where}: no slot: {problem}")
+            continue
+        edits.values.setdefault(obj.GetPath(), {})[line.name] = {
+            "center": tuple(map(float, centre)),
+            "forward": tuple(map(float, forward_local)),
+            "spanAxis": tuple(map(float, span_local)),
+            "upRange": up_range,
+            "slotInputAngle": LINE_SLOT_INPUT_ANGLE,
+            "lr": LR_TOKENS[0],
+            "groupName": "",
+        }
         report.changes.append(
             f"<{line.object_path}>: GripperSlotAPI:{line.name} from grasp line {where} "
             f"(center {_vec(centre)}, span_axis {_vec(span_local)}, forward "
@@ -545,7 +557,9 @@ def migrate_stage(stage: Usd.Stage, *, lines_to_slots: bool = False) -> Migratio
                 _migrate_slots(prim, layer, report, edits)
         edits.apply(layer)  # before the lines: they look for slots of their names
         if lines_to_slots:
-            _slots_from_lines(stage, report)
+            edits = _SlotEdits()
+            _slots_from_lines(stage, report, edits)
+            edits.apply(layer)
     return report
 
 
