@@ -24,6 +24,7 @@ from usdgrip.grasping.collision import (
     SceneExclusions,
     Shape,
 )
+from usdgrip.grasping.collision import queries as collision_queries
 
 
 def pose(x: float = 0.0, y: float = 0.0, z: float = 0.0, rotation=None) -> np.ndarray:
@@ -796,3 +797,19 @@ def test_retreat_finger_touch_skips_distance_queries_for_clear_fingers(gripper, 
         assert not result.collides.any()
         assert all(e == () for e in result.exclusions_used)
     assert calls == []
+
+
+def test_one_rigidity_check_for_every_pose_reader():
+    from usdgrip.frames import find_rigid_poses
+
+    good = np.eye(4)
+    scaled = np.diag([2.0, 1.0, 1.0, 1.0])
+    mirrored = np.diag([-1.0, 1.0, 1.0, 1.0])
+    projective = np.eye(4)
+    projective[3, 0] = 0.5
+    nan = np.full((4, 4), np.nan)
+    finite, rigid = find_rigid_poses([[good, scaled], [mirrored, projective], [nan, good]])
+    assert finite.tolist() == [[True, True], [True, True], [False, True]]
+    assert rigid.tolist() == [[True, False], [False, False], [False, True]]
+    with pytest.raises(ValueError, match=r"poses\[1\] is not rigid .*last row"):
+        collision_queries._as_poses([good, projective])

@@ -218,6 +218,26 @@ def compute_axis_angle_rotation(axes: ArrayLike, angles_rad: ArrayLike) -> NDArr
     return r
 
 
+def find_rigid_poses(
+    poses: ArrayLike, tolerance: float = 1e-6
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Which of ``(..., 4, 4)`` poses are finite, and which are rigid transforms.
+
+    Rigid: finite, the rotation orthonormal within ``tolerance`` with det +1, the last
+    row 0 0 0 1 (within 1e-9).
+
+    Returns:
+        ``(finite, rigid)``, boolean arrays over the leading axes.
+    """
+    p = np.asarray(poses, dtype=np.float64)
+    finite = np.isfinite(p).all(axis=(-2, -1))
+    p = np.where(finite[..., None, None], p, 0.0)
+    r = p[..., :3, :3]
+    orthonormal = np.abs(np.swapaxes(r, -1, -2) @ r - np.eye(3)).max(axis=(-2, -1)) <= tolerance
+    last_row = np.abs(p[..., 3, :] - (0.0, 0.0, 0.0, 1.0)).max(axis=-1) <= 1e-9
+    return finite, finite & orthonormal & (np.linalg.det(r) > 0) & last_row
+
+
 def compute_rigid_part(matrix: ArrayLike) -> Mat4:
     """Return the closest rigid transform (rotation + translation) of a (4, 4) affine matrix.
 

@@ -14,7 +14,7 @@ import fcl
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from usdgrip.frames import Mat4, Poses
+from usdgrip.frames import Mat4, Poses, find_rigid_poses
 from usdgrip.grasping.collision.exclusions import Exclusion, SceneExclusions
 from usdgrip.grasping.collision.shapes import ObjectId, Shape, _Geometry, _inverse
 
@@ -113,17 +113,15 @@ def _as_poses(poses: ArrayLike, what: str = "poses") -> Poses:
         p = p[None]
     if p.ndim != 3 or p.shape[1:] != (4, 4):
         raise ValueError(f"{what} have shape {p.shape}; expected (N, 4, 4) or (4, 4)")
-    if not np.all(np.isfinite(p)):
-        bad = int(np.flatnonzero(~np.all(np.isfinite(p), axis=(1, 2)))[0])
+    finite, rigid = find_rigid_poses(p)
+    if not finite.all():
+        bad = int(np.flatnonzero(~finite)[0])
         raise ValueError(f"{what}[{bad}] has non-finite values")
-    r = p[:, :3, :3]
-    error = np.abs(np.swapaxes(r, 1, 2) @ r - np.eye(3)).max(axis=(1, 2))
-    rigid = (error <= 1e-6) & (np.linalg.det(r) > 0)
     if not rigid.all():
         bad = int(np.flatnonzero(~rigid)[0])
         raise ValueError(
-            f"{what}[{bad}] is not rigid (rotation not orthonormal with det +1); expected "
-            "world_from_G rigid transforms"
+            f"{what}[{bad}] is not rigid (rotation not orthonormal with det +1, or last row "
+            "not 0 0 0 1); expected world_from_G rigid transforms"
         )
     return p
 

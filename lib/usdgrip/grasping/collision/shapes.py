@@ -14,7 +14,7 @@ import fcl
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from usdgrip.frames import Mat4
+from usdgrip.frames import Mat4, find_rigid_poses
 
 Points = NDArray[np.float64]  # (N, 3)
 Faces = NDArray[np.int64]  # (M, 3)
@@ -46,13 +46,14 @@ def _as_pose(pose: ArrayLike | None, what: str) -> Mat4:
     m = np.asarray(pose, dtype=np.float64)
     if m.shape != (4, 4):
         raise ValueError(f"{what} has shape {m.shape}; expected a (4, 4) pose")
-    if not np.all(np.isfinite(m)):
+    finite, rigid = find_rigid_poses(m)
+    if not finite:
         raise ValueError(f"{what} has non-finite values; expected a finite (4, 4) pose")
-    r = m[:3, :3]
-    if not np.allclose(r.T @ r, np.eye(3), atol=1e-6) or np.linalg.det(r) < 0:
+    if not rigid:
         raise ValueError(
-            f"{what} is not rigid (rotation not orthonormal with det +1); remove scale with "
-            "usdgrip.frames.compute_rigid_part and put the scale into the shape"
+            f"{what} is not rigid (rotation not orthonormal with det +1, or last row not "
+            "0 0 0 1); remove scale with usdgrip.frames.compute_rigid_part and put the scale "
+            "into the shape"
         )
     return m.copy()
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from usdgrip.frames import find_rigid_poses
 from usdgrip.grasping.physics.model import PhysicsGripper, PhysicsObject, PhysicsScene
 from usdgrip.grasping.physics.params import EvaluationParams
 from usdgrip.grasping.physics.simulate import OUTCOMES, GraspSimulator
@@ -133,14 +134,8 @@ def check_hand_poses(poses: ArrayLike) -> HandPoses:
         raise ValueError(f"poses has shape {np.shape(poses)}; expected (N, 4, 4) or (N, H, 4, 4)")
     if len(array) == 0:
         return array
-    rotation = array[..., :3, :3]
-    finite = np.isfinite(array).all(axis=(2, 3))
-    with np.errstate(invalid="ignore"):
-        gram = np.einsum("nhji,nhjk->nhik", rotation, rotation)
-        orthonormal = np.abs(gram - np.eye(3)).max(axis=(2, 3)) < 1e-6
-        proper = np.linalg.det(np.where(np.isfinite(rotation), rotation, 0)) > 0
-        last_row = np.abs(array[..., 3, :] - (0, 0, 0, 1)).max(axis=2) < 1e-9
-    bad = ~(finite & orthonormal & proper & last_row)
+    finite, rigid = find_rigid_poses(array)
+    bad = ~rigid
     if bad.any():
         i, h = (int(x) for x in np.argwhere(bad)[0])
         name = f"poses[{i}]" if single else f"poses[{i}][{h}]"

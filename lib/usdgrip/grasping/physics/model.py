@@ -17,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from usdgrip.frames import find_rigid_poses
 from usdgrip.grasping.physics import mesh as meshes
 from usdgrip.grasping.physics.decompose import Decomposition, decompose_mesh
 from usdgrip.grasping.physics.params import (
@@ -58,14 +59,10 @@ def check_rigid(pose: ArrayLike, name: str) -> Mat4:
         ) from None
     if m.shape != (4, 4):
         raise ValueError(f"{name} has shape {m.shape}; expected (4, 4)")
-    if not np.isfinite(m).all():
+    finite, rigid = find_rigid_poses(m)
+    if not finite:
         raise ValueError(f"{name} contains NaN or infinite values")
-    r = m[:3, :3]
-    if (
-        not np.allclose(r.T @ r, np.eye(3), atol=1e-6)
-        or np.linalg.det(r) < 0
-        or not np.allclose(m[3], (0, 0, 0, 1))
-    ):
+    if not rigid:
         raise ValueError(
             f"{name} is not a rigid transform (rotation must be orthonormal with det +1, "
             "last row 0 0 0 1)"
