@@ -101,13 +101,14 @@ def test_broken_and_looping_links_and_fifos_get_error_rows(tmp_path, capsys):
     (root / "broken.usda").symlink_to("nowhere.usda")
     (root / "loop.usda").symlink_to("loop.usda")
     os.mkfifo(root / "pipe.usda")  # opening it would block a worker forever
+    (root / "null.usda").symlink_to("/dev/null")  # a device streams (here: nothing) forever
     (root / "folder.usda").mkdir()  # a folder the glob matches is not a file: left out
     out = str(tmp_path / "r.jsonl")
 
     code, summary, _ = batch(capsys, "validate", str(root), "--out", out)
-    assert code == 1 and summary["files"] == 4 and summary["error"] == 3
+    assert code == 1 and summary["files"] == 5 and summary["error"] == 4
     rows = {row["path"]: row for row in read_lines(Path(out))}
-    assert sorted(rows) == ["broken.usda", "good.usda", "loop.usda", "pipe.usda"]
+    assert sorted(rows) == ["broken.usda", "good.usda", "loop.usda", "null.usda", "pipe.usda"]
     assert rows["good.usda"]["status"] == "ok"
     assert (
         "broken.usda: broken symbolic link (it points to 'nowhere.usda'"
@@ -115,11 +116,13 @@ def test_broken_and_looping_links_and_fifos_get_error_rows(tmp_path, capsys):
     )
     assert "loop.usda: symbolic link loop" in rows["loop.usda"]["error"]
     assert "pipe.usda: is a named pipe (FIFO), not a regular file" in rows["pipe.usda"]["error"]
+    assert "null.usda: is a character device, not a regular file" in rows["null.usda"]["error"]
     assert all(rows[key]["status"] == "error" for key in ("broken.usda", "loop.usda"))
 
     # Only unusable matches: still one row each, not "no file matches".
     (root / "good.usda").unlink()
     (root / "pipe.usda").unlink()
+    (root / "null.usda").unlink()
     code, summary, _ = batch(capsys, "validate", str(root), "--out", out, "--resume")
     assert code == 1 and summary["files"] == summary["error"] == 2
 

@@ -81,6 +81,26 @@ def is_streamed(path: str | os.PathLike[str]) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
+_FILE_KINDS = {
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def describe_file_kind(mode: int) -> str | None:
+    """What a file of ``st_mode`` ``mode`` is, when it is neither a regular file nor a folder.
+
+    ``"a named pipe (FIFO)"``, ``"a character device"``, ``"a block device"``,
+    ``"a socket"`` (``"not a regular file"`` for anything else); ``None`` for a regular
+    file or a folder.
+    """
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
 def is_standard_output(path: str | os.PathLike[str] | None) -> bool:
     """Whether writing ``path`` writes this process's standard output (``-``, ``/dev/stdout``).
 

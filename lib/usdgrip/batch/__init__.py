@@ -32,7 +32,13 @@ from usdgrip.batch.jobs import (
     run_job,
 )
 from usdgrip.batch.results import ResultsWriter, read_results, should_skip, summarize_rows
-from usdgrip.fileio import check_output_path, check_utf8_name, display_path, is_streamed
+from usdgrip.fileio import (
+    check_output_path,
+    check_utf8_name,
+    describe_file_kind,
+    display_path,
+    is_streamed,
+)
 from usdgrip.usd.names import USD_SUFFIXES
 
 DEFAULT_GLOB = "**/*.usd*"
@@ -160,14 +166,7 @@ def describe_unusable_file(path: str | Path) -> str | None:
         return f"{shown}: cannot be examined ({exc.strerror or exc})"
     if stat.S_ISREG(mode):
         return None
-    if stat.S_ISFIFO(mode):
-        kind = "a named pipe (FIFO)"
-    elif stat.S_ISSOCK(mode):
-        kind = "a socket"
-    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        kind = "a device"
-    else:
-        kind = "not a file"
+    kind = describe_file_kind(mode) or "not a file"
     return f"{shown}: is {kind}, not a regular file; narrow --glob or remove it"
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
 
 import numpy as np
 from pxr import Sdf, Usd
+
+from usdgrip.fileio import describe_file_kind
 
 # --- files a stage reads -------------------------------------------------------
 
@@ -65,12 +66,6 @@ _USDA_TOKENS = re.compile(
     rb"|'(?:[^'\\\n]|\\.)*'|@@@.*?@@@|@[^@\n]*@|#[^\n]*|//[^\n]*|/\*.*?\*/|[\[\](){}]",
     re.S,
 )
-_KINDS = {
-    stat.S_IFIFO: "a named pipe (FIFO)",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-}
 
 
 def get_file_kind_problem(path: str | os.PathLike[str]) -> str | None:
@@ -83,9 +78,9 @@ def get_file_kind_problem(path: str | os.PathLike[str]) -> str | None:
         mode = os.stat(path).st_mode
     except OSError:
         return None  # missing or unreadable: the open reports it
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+    kind = describe_file_kind(mode)
+    if kind is None:
         return None
-    kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
     return f"is {kind}, not a regular file; USD would wait on it forever"
 
 
