@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,7 +17,13 @@ from usdgrip.lambdasim import (
     format_lambdasim_records,
 )
 from usdgrip.model import LR_TOKENS, GripperSlot
-from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API, SLOT_API
+from usdgrip.usd.names import (
+    FORWARD_AXIS_NAMES,
+    GRIP_LINE_NAMES,
+    MAX_GRIP_FORCE_ATTRS,
+    SITE_API,
+    SLOT_API,
+)
 from usdgrip.usd.slots import check_slot_instance_name, get_slot_attribute_name
 
 
@@ -30,6 +37,16 @@ def _define_axis_curve(stage: Usd.Stage, path: Sdf.Path, p0: ArrayLike, p1: Arra
     curve.CreateExtentAttr(UsdGeom.PointBased.ComputeExtent(Vt.Vec3fArray(points)))
 
 
+def _check_site_limit(name: str, value: float | None, unit: str) -> None:
+    """Raise when an optional site limit (``max_payload``, ``max_grip_force``) is unusable."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} is {value!r}; expected a number of {unit}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} is {value} {unit}; expected a finite value > 0 {unit}")
+
+
 def define_gripper_site(
     stage: Usd.Stage,
     path: str,
@@ -40,12 +57,14 @@ def define_gripper_site(
     forward_length: float = 0.05,
     pad_width: float = 0.02,
     max_payload: float | None = None,
+    max_grip_force: float | None = None,
     translate: ArrayLike | None = None,
 ) -> Usd.Prim:
     """Define a complete, valid gripper site in one call.
 
     Creates (or reuses) an Xform at ``path``, applies ``GripperSiteAPI``,
-    authors ``gripper:maxOpening`` (and ``gripper:maxPayload``), and defines
+    authors ``gripper:maxOpening`` (and ``gripper:maxPayload``,
+    ``gripper:maxGripForce`` when given), and defines
     both axis curves as linear 2-point ``guide`` BasisCurves with extents: the
     forward axis from the origin along ``forward`` (``forward_length`` long)
     and the grip line centred on the origin along ``grip_line``
@@ -60,15 +79,17 @@ def define_gripper_site(
         forward_length: drawn length of the forward curve (stage units).
         pad_width: grip pad width, length of the grip line (stage units).
         max_payload: kilograms, optional.
+        max_grip_force: newtons (force of each pad on a held object), optional.
         translate: optional site position in its parent frame.
 
     Raises:
         ValueError: a value is out of range or the axes are degenerate.
+        TypeError: ``max_payload`` or ``max_grip_force`` is not a number.
     """
     if not (math.isfinite(max_opening) and max_opening > 0):
         raise ValueError(f"max_opening is {max_opening} m; expected a finite value > 0 m")
-    if max_payload is not None and not (math.isfinite(max_payload) and max_payload > 0):
-        raise ValueError(f"max_payload is {max_payload} kg; expected a finite value > 0 kg")
+    _check_site_limit("max_payload", max_payload, "kg")  # before anything is defined
+    _check_site_limit("max_grip_force", max_grip_force, "N")
     xform = UsdGeom.Xform.Define(stage, path)
     prim = xform.GetPrim()
     if translate is not None:
@@ -77,6 +98,7 @@ def define_gripper_site(
         prim,
         max_opening=max_opening,
         max_payload=max_payload,
+        max_grip_force=max_grip_force,
         forward=forward,
         grip_line=grip_line,
         forward_length=forward_length,
@@ -90,6 +112,7 @@ def set_gripper_site(
     *,
     max_opening: float | None = None,
     max_payload: float | None = None,
+    max_grip_force: float | None = None,
     forward: ArrayLike | None = None,
     grip_line: ArrayLike | None = None,
     forward_length: float = 0.05,
@@ -102,9 +125,23 @@ def set_gripper_site(
     legacy attributes and unprefixed curves are left alone (``usdgrip migrate``
     handles those).
 
+    Args:
+        prim: the site prim (an Xformable).
+        max_opening: metres, finite > 0.
+        max_payload: kilograms, finite > 0.
+        max_grip_force: newtons, finite > 0.
+        forward: approach direction in the site frame (any length).
+        grip_line: graspable tube axis in the site frame (any length).
+        forward_length: drawn length of the forward curve (stage units).
+        pad_width: grip pad width, length of the grip line (stage units).
+
     Raises:
-        ValueError: the prim is not Xformable, or an axis is zero or not finite.
+        ValueError: a value is out of range (nothing is authored then), the prim is not
+            Xformable, or an axis is zero or not finite.
+        TypeError: ``max_payload`` or ``max_grip_force`` is not a number.
     """
+    _check_site_limit("max_payload", max_payload, "kg")
+    _check_site_limit("max_grip_force", max_grip_force, "N")
     can_apply = prim.CanApplyAPI(SITE_API)
     if not can_apply:
         raise ValueError(f"<{prim.GetPath()}>: cannot apply {SITE_API}: {can_apply.whyNot}")
@@ -113,6 +150,10 @@ def set_gripper_site(
         prim.CreateAttribute("gripper:maxOpening", Sdf.ValueTypeNames.Float).Set(float(max_opening))
     if max_payload is not None:
         prim.CreateAttribute("gripper:maxPayload", Sdf.ValueTypeNames.Float).Set(float(max_payload))
+    if max_grip_force is not None:
+        prim.CreateAttribute(MAX_GRIP_FORCE_ATTRS[0], Sdf.ValueTypeNames.Float).Set(
+            float(max_grip_force)
+        )
     stage, base = prim.GetStage(), prim.GetPath()
     if forward is not None:
         unit = compute_unit(forward)
