@@ -16,13 +16,13 @@ from usdgrip.usd.names import MAX_GRIP_FORCE_ATTRS
 NAME = "info"
 ORDER = 10
 HELP = "list the gripper sites and grasp slots in a USD file"
-DESCRIPTION = """List every gripper site (with its max opening, axes, max payload, max grip force
-and grasp frame) and every
-grasp slot (in world space) that usdgrip finds in FILE. --json prints the same data
-for scripts as strict JSON: a number that is not finite (NaN, infinity) is null. A slot
-that cannot be sampled shows why ("unusable: ..."; `problems` in JSON). Exit 0
-when the file was read, 2 when it cannot be (missing, not USD, corrupt), a slot record is
-malformed, or a value usdgrip reads has the wrong type or only time samples."""
+DESCRIPTION = """List every gripper site (with its max opening, axes, max payload, max grip
+force and grasp frame) and every grasp slot (in world space) that usdgrip finds in FILE. --json
+prints the same data for scripts as strict JSON: a number that is not finite (NaN,
+infinity) is null. A slot that cannot be sampled shows why ("unusable: ..."; `problems`
+in JSON). Exit 0 when the file was read, 2 when it cannot be (missing, not USD,
+corrupt), a slot record is malformed, or a value usdgrip reads has the wrong type or
+only time samples."""
 
 
 def _vector(v) -> list[float] | None:
