@@ -15,6 +15,8 @@ from pxr import Sdf, Usd, UsdGeom
 
 import usdgrip
 from usdgrip.cli import main
+from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
+from usdgrip.grasping.planner import plan_grasps
 from usdgrip.usd.authoring import define_gripper_site, set_gripper_site
 from usdgrip.usd.sites import find_gripper_sites, read_gripper_site
 
@@ -165,3 +167,23 @@ def test_info_shows_the_grip_force(write_usda, capsys):
     assert main(["info", str(bad)]) == 0
     out = capsys.readouterr().out
     assert "    grip force not authored\n" in out and "warning: gripper:maxGripForce is nan" in out
+
+
+def test_the_planner_ignores_a_bad_payload_with_a_warning(write_usda):
+    text = (EXAMPLES / "gripper.usda").read_text()
+    assert "float gripper:maxPayload = 5" in text
+    gripper = write_usda(text.replace("gripper:maxPayload = 5", "gripper:maxPayload = 0"))
+    request = GraspPlanningRequest(
+        object=GraspObject(
+            geometry=GeometryRef(asset_path=str(EXAMPLES / "mug.usda"), prim_path="/Mug"),
+            mass_kg=0.3,
+        ),
+        grippers=(GripperRef(asset_path=str(gripper), prim_path="/Gripper/tcp"),),
+        max_candidates_per_gripper=2,
+    )
+    result = plan_grasps(request)
+    assert len(result.grasps) == 2  # before: "skipped: object mass 0.3 kg exceeds ... 0 kg"
+    assert any(
+        "gripper:maxPayload is 0 kg" in w and w.endswith("read as not authored")
+        for w in result.metadata.warnings
+    ), result.metadata.warnings
