@@ -447,7 +447,20 @@ def test_binary_layers_are_walked_and_wrong_types_are_named(write_usda, tmp_path
     assert any("points is double[]" in m for m in messages)
 
 
-def test_many_lines_on_one_object_are_read_and_checked_once_each(write_usda):
+def test_many_lines_on_one_object_are_read_and_checked_once_each(write_usda, monkeypatch):
+    import usdgrip.rules.contexts as contexts
+
+    calls = {"surface": 0, "casts": 0}
+
+    def counted(name, function):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        monkeypatch.setattr(contexts, function.__name__, wrapper)
+
+    counted("surface", contexts.read_object_surface)
+    counted("casts", contexts.compute_surface_points)
     lines = "\n".join(
         _line(f"[(-0.04, 0, {z:.4f}), (0.04, 0, {z:.4f})]", name=f"grasp_identifier_{i:04d}")
         for i, z in enumerate(np.linspace(-0.03, 0.03, 150))
@@ -462,3 +475,5 @@ def test_many_lines_on_one_object_are_read_and_checked_once_each(write_usda):
         if abs(z) > 0.02 + 1e-9
     }
     assert missing == expected and len(expected) > 40
+    # one surface read for the object, one pair of casts per line (GP.001 and GP.003 share them)
+    assert calls == {"surface": 1, "casts": 150}

@@ -10,16 +10,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 from pxr import Usd, UsdGeom
 
+from usdgrip.errors import GripperError
+from usdgrip.grasp_lines import GraspLine, SurfacePoints, compute_surface_points
 from usdgrip.lambdasim import RecordProblem, SlotRecord
 from usdgrip.model import DECLARING_MARKERS, GripperSite
 from usdgrip.usd.discovery import (
     PrimFacts,
+)
+from usdgrip.usd.grasp_lines import (
+    GraspLineScan,
+    ObjectSurface,
+    read_object_surface,
+    scan_grasp_lines,
 )
 from usdgrip.usd.names import SLOT_NAMESPACE, SLOT_PROPERTIES
 from usdgrip.usd.sites import read_gripper_site
@@ -302,7 +310,44 @@ def _to_floats(value: Any) -> tuple:
 
 @dataclass(eq=False)
 class StageContext:
-    """The stage handed to ``stage`` rules."""
+    """The stage handed to ``stage`` rules; what several of them read is read once."""
 
     stage: Usd.Stage
     params: Mapping[str, float]
+    _surfaces: dict[str, ObjectSurface | GripperError] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _surface_points: dict[str, SurfacePoints | None] = field(
+        default_factory=dict, init=False, repr=False
+    )
+
+    @cached_property
+    def grasp_lines(self) -> GraspLineScan:
+        """The stage's grasp vector lines (one walk for the GSP / GP rules)."""
+        return scan_grasp_lines(self.stage)
+
+    def get_object_surface(self, object_path: str) -> ObjectSurface | GripperError:
+        """The surface of a grasp line's object, or the error that says why it has none."""
+        if object_path not in self._surfaces:
+            try:
+                prim = self.stage.GetPrimAtPath(object_path)
+                self._surfaces[object_path] = read_object_surface(prim)
+            except GripperError as error:
+                self._surfaces[object_path] = error
+        return self._surfaces[object_path]
+
+    def get_surface_points(self, line: GraspLine) -> SurfacePoints | GripperError | None:
+        """Where ``line``'s two casts land on its object (``None``: it misses).
+
+        Returns:
+            The points, ``None`` for a miss, or the object's surface error.
+        """
+        surface = self.get_object_surface(line.object_path)
+        if isinstance(surface, GripperError):
+            return surface
+        if line.path not in self._surface_points:
+            p0, p1 = line.segment
+            self._surface_points[line.path] = compute_surface_points(
+                p0, p1, surface.vertices, surface.faces
+            )
+        return self._surface_points[line.path]

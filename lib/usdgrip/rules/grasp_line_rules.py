@@ -8,7 +8,6 @@ surface are shared by the four rules of a run. See ``docs/graspable-props.md``.
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Iterator
 
 import numpy as np
@@ -17,44 +16,14 @@ from usdgrip.errors import GripperError
 from usdgrip.grasp_lines import (
     GRASP_LINE_PREFIX,
     GraspLine,
-    check_segment_hits_mesh,
-    compute_surface_points,
 )
 from usdgrip.rules.contexts import StageContext
 from usdgrip.rules.records import Finding, rule
-from usdgrip.usd.grasp_lines import (
-    GraspLineScan,
-    ObjectSurface,
-    read_object_surface,
-    scan_grasp_lines,
-)
 
-_SCANS: weakref.WeakKeyDictionary[StageContext, GraspLineScan] = weakref.WeakKeyDictionary()
-_SURFACES: weakref.WeakKeyDictionary[StageContext, dict[str, ObjectSurface | GripperError]] = (
-    weakref.WeakKeyDictionary()
-)
 _LINE_EXAMPLE = (
     f'def BasisCurves "{GRASP_LINE_PREFIX}_01" {{ point3f[] points = [p0, p1]; '
     'int[] curveVertexCounts = [2]; token type = "linear" }'
 )
-
-
-def _scan(context: StageContext) -> GraspLineScan:
-    found = _SCANS.get(context)
-    if found is None:
-        found = _SCANS[context] = scan_grasp_lines(context.stage)
-    return found
-
-
-def _surface(context: StageContext, object_path: str) -> ObjectSurface | GripperError:
-    """The object's surface, or the error that says why it has none (read once per run)."""
-    surfaces = _SURFACES.setdefault(context, {})
-    if object_path not in surfaces:
-        try:
-            surfaces[object_path] = read_object_surface(context.stage.GetPrimAtPath(object_path))
-        except GripperError as error:
-            surfaces[object_path] = error
-    return surfaces[object_path]
 
 
 def _point(values: np.ndarray) -> str:
@@ -77,7 +46,7 @@ def _point(values: np.ndarray) -> str:
 )
 def check_graspable_vector_line(context: StageContext) -> Iterator[Finding]:
     """GSP.001: SimReady's check, on stages that declare themselves graspable props only."""
-    scan = _scan(context)
+    scan = context.grasp_lines
     if not scan.declares_graspable:
         return
     if scan.default_prim is None:
@@ -129,17 +98,18 @@ def check_graspable_vector_line(context: StageContext) -> Iterator[Finding]:
 )
 def check_grasp_line_misses_object(context: StageContext) -> Iterator[Finding]:
     """GP.001: segment p0-p1 against every triangle of the object's non-guide geometry."""
-    for line in _scan(context).lines:
+    for line in context.grasp_lines.lines:
         if not line.is_usable:
             continue  # GSP.001 / GP.002 say why
-        surface = _surface(context, line.object_path)
-        p0, p1 = line.segment
-        if isinstance(surface, GripperError):
+        hits = context.get_surface_points(line)
+        if isinstance(hits, GripperError):
             yield Finding(
-                f"grasp vector line cannot meet its object <{line.object_path}>: {surface}",
+                f"grasp vector line cannot meet its object <{line.object_path}>: {hits}",
                 prim=line.path,
             )
-        elif not check_segment_hits_mesh(p0, p1, surface.vertices, surface.faces):
+        elif hits is None:
+            p0, p1 = line.segment
+            surface = context.get_object_surface(line.object_path)
             yield Finding(
                 f"grasp vector line from {_point(p0)} to {_point(p1)} (world, m) does not meet "
                 f"the surface of its object <{line.object_path}> ({len(surface.faces)} "
@@ -164,7 +134,7 @@ def check_grasp_line_misses_object(context: StageContext) -> Iterator[Finding]:
 )
 def check_grasp_line_form(context: StageContext) -> Iterator[Finding]:
     """GP.002: read problems, < 2 or > 2 points, non-finite points, zero length, type."""
-    for line in _scan(context).lines:
+    for line in context.grasp_lines.lines:
         yield from _form_findings(line)
 
 
@@ -229,16 +199,12 @@ def check_grasp_line_width(context: StageContext) -> Iterator[Finding]:
     """GP.003: the width the jaws would close on, against the width parameters."""
     low = context.params["grasp_line_min_width_m"]
     high = context.params["grasp_line_max_width_m"]
-    for line in _scan(context).lines:
+    for line in context.grasp_lines.lines:
         if not line.is_usable:
             continue
-        surface = _surface(context, line.object_path)
-        if isinstance(surface, GripperError):
-            continue  # GP.001 reports it
-        p0, p1 = line.segment
-        hits = compute_surface_points(p0, p1, surface.vertices, surface.faces)
-        if hits is None:
-            continue  # GP.001 reports the miss
+        hits = context.get_surface_points(line)
+        if hits is None or isinstance(hits, GripperError):
+            continue  # GP.001 reports the miss or why the object has no surface
         width = hits.width
         if width > high:
             yield Finding(
