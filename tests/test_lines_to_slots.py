@@ -123,3 +123,17 @@ def test_many_lines_become_slots_in_one_change_and_a_repeated_name_is_left(open_
     assert len(slots) == 40 and {s.lr_token for s in slots} == {"left"}
     np.testing.assert_allclose(sorted(s.center[2] for s in slots), 0.0009 * np.arange(1, 41))
     assert not [i for i in validate(stage).issues if i.code.startswith("GS.")]
+
+
+def test_migrate_to_another_file_leaves_the_input_layer_as_the_file_says(tmp_path, capsys):
+    """A caller holding the input open (usdview, Kit, a test) still sees the file's content."""
+    held = Usd.Stage.Open(str(EXAMPLES / "graspable_prop.usda"))
+    argv = ["migrate", str(EXAMPLES / "graspable_prop.usda"), "--lines-to-slots"]
+    assert main([*argv, "-o", str(tmp_path / "out.usda")]) == 0
+    assert "GripperSlotAPI:grasp_identifier_01" in capsys.readouterr().out
+    assert not held.GetRootLayer().dirty
+    assert read_gripper_slots(held.GetPrimAtPath("/Block")) == []
+    assert (
+        len(read_gripper_slots(Usd.Stage.Open(str(tmp_path / "out.usda")).GetPrimAtPath("/Block")))
+        == 1
+    )

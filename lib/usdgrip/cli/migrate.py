@@ -97,16 +97,26 @@ def run(args: argparse.Namespace) -> int:
     snapshot = take_snapshot(args.file) if args.in_place else None
     stage = open_input(args.file, None if args.in_place else target)
     comments = find_usda_comments(args.file)
-    report = (
-        migrate_stage(stage, lines_to_slots=True) if args.lines_to_slots else migrate_stage(stage)
-    )
+    root = stage.GetRootLayer()
+    was_dirty = root.dirty
     moved: list[str] = []
-    if report.changed:
-        # A stream (-, a pipe, a device) keeps FILE's relative paths: it has no folder.
-        anchor = Path(args.file) if is_streamed(written) else target
-        layer, moved = compute_layer_for(stage.GetRootLayer(), anchor)
-        notes = export_layer(layer, written, unchanged=snapshot, comments=comments)
-        print_notes(args.file, notes)
+    try:
+        report = (
+            migrate_stage(stage, lines_to_slots=True)
+            if args.lines_to_slots
+            else migrate_stage(stage)
+        )
+        if report.changed:
+            # A stream (-, a pipe, a device) keeps FILE's relative paths: it has no folder.
+            anchor = Path(args.file) if is_streamed(written) else target
+            layer, moved = compute_layer_for(root, anchor)
+            notes = export_layer(layer, written, unchanged=snapshot, comments=comments)
+            print_notes(args.file, notes)
+    finally:
+        # USD shares a file's layer within a process: whoever else holds it open (usdview,
+        # Kit, a library caller) sees the file again, not the migration (or the new file).
+        if root.dirty and not was_dirty:
+            root.Reload(force=True)
     for line in report.changes:
         print(f"changed: {line}", file=report_to)
     for line in report.left:
