@@ -59,9 +59,10 @@ def show_slots(usdview_api: Any) -> None:
         ]
         count = session.show_slots(paths)
         skipped = session.slot_problems
-        shown = len(paths) - len(skipped)
         note = f"; {len(skipped)} skipped: {skipped[0]}" if skipped else ""
-        session.host.status(f"usdgrip: {count} slot(s) shown on {shown} prim(s){note}")
+        session.host.status(
+            f"usdgrip: {count} slot(s) shown on {session.slot_objects} prim(s){note}"
+        )
 
 
 def sample_slot_grasps(usdview_api: Any) -> None:

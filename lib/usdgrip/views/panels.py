@@ -150,6 +150,10 @@ class ResultsPanel(QtWidgets.QWidget):
         self._fill()
         self.validated.emit(len(self._issues))
 
+    def scope(self) -> list[str] | None:
+        """The prim paths the list is limited to, or ``None`` for the whole stage."""
+        return list(self._scope) if self._scope else None
+
     def issues(self) -> list[Any]:
         """Issues in scope, in report order."""
         return list(self._issues)
