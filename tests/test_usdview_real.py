@@ -71,8 +71,10 @@ def _run_usdview(
 def run(tmp_path_factory) -> dict:
     work = tmp_path_factory.mktemp("usdview")
     (work / "shots").mkdir()
+    fixable = work / "GR.003-gripper-grip-line.usda"
+    shutil.copyfile(EXAMPLES / "broken" / fixable.name, fixable)
     config = {
-        "examples": str(EXAMPLES),
+        "fixable": str(fixable),
         "broken": sorted(str(p) for p in (EXAMPLES / "broken").glob("*.usda")),
         "export": str(work / "exported.yaml"),
         "shots": str(work / "shots"),
@@ -152,6 +154,22 @@ def test_show_slots_on_every_broken_example_reports_what_it_skips(run):
     assert broken["GS.002-slot-up-range.usda"]["layers"]["slots"] == [
         "/__usdgrip_overlays/slots/Tote_left_edge"
     ]
+
+
+def test_fixes_into_the_root_layer_are_saved_to_its_file(run):
+    save = run["steps"]["save"]
+    fixable = Path(run["config"]["fixable"])
+    assert "GR.011 fixable" in save["issues_before"]
+    assert save["offered_before_fix"] is False, "nothing to save before a fix"
+    assert save["after_fix"] == {
+        "status": "usdgrip: 1 fix(es) written to the root layer; Save writes it to its file",
+        "dirty": True,
+    }
+    assert save["status"] == f"usdgrip: saved {fixable}"
+    assert save["dirty"] is False and "GR.011" not in save["issues_after"]
+    assert "GripperSiteAPI" in fixable.read_text()
+    assert "__usdgrip_overlays" not in fixable.read_text()
+    assert sorted(p.name for p in fixable.parent.glob("GR.003*")) == [fixable.name]
 
 
 def test_sample_and_plan_run_in_their_dialogs(run):

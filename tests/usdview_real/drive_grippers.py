@@ -7,9 +7,11 @@ user would; only what usdview's window shows (widgets, status bar, viewport
 pixels) and the stage's layers are read back. The findings are written as JSON
 to ``$USDGRIP_E2E_OUT`` for tests/test_usdview_real.py to assert on.
 
-Settings come from ``$USDGRIP_E2E`` (JSON): ``examples`` (folder), ``broken``
-(files), ``export`` (YAML path), ``shots`` (folder for viewport grabs) and,
-optionally, ``screenshots`` (folder for the README's pictures).
+Settings come from ``$USDGRIP_E2E`` (JSON): ``broken`` (files), ``fixable`` (a
+copy of a file with a fixable issue, fixed into its root layer and saved),
+``gripper``, ``count``, ``seed`` (planning), ``export`` (YAML path), ``shots``
+(folder for viewport grabs) and, optionally, ``screenshots`` (folder for the
+README's pictures).
 """
 
 import json
@@ -179,7 +181,6 @@ def _drive(app, config, out):
         settle(0.5)
         screenshot("usdview_grippers_menu.png")
         grippers.hide()
-        screenshot("usdview_results_panel.png")
 
     # --- slots on the tote ---------------------------------------------------------------
     select()
@@ -206,6 +207,30 @@ def _drive(app, config, out):
             "layers": layers(),
             "results_follow": results._stage is api.stage,
         }
+    # --- fix into the root layer and Save (a copy of a broken file with a fixable issue) ----------
+    app._parserData.usdFile = config["fixable"]
+    trigger("File", "Reopen Stage")
+    select()
+    trigger("Grippers", "Validate Stage")
+    before = [f"{i.code}{' fixable' if i.fixes else ''}" for i in results.issues()]
+    results.findChild(QtWidgets.QComboBox, "targetLayer").setCurrentText("Root layer")
+    save = results.findChild(QtWidgets.QPushButton, "save")
+    offered = save.isVisible() and save.isEnabled()
+    results.findChild(QtWidgets.QPushButton, "fixAll").click()
+    settle()
+    fixed = {"status": status(), "dirty": api.stage.GetRootLayer().dirty}
+    screenshot("usdview_results_panel.png")
+    save.click()
+    settle()
+    steps["save"] = {
+        "issues_before": before,
+        "offered_before_fix": offered,
+        "after_fix": fixed,
+        "status": status(),
+        "dirty": api.stage.GetRootLayer().dirty,
+        "issues_after": [str(i.code) for i in results.issues()],
+    }
+
     app._parserData.usdFile = tote
     trigger("File", "Reopen Stage")
     select()
