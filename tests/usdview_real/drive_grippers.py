@@ -50,8 +50,8 @@ def _drive(app, config, out):
     steps = out["steps"]
     shots = config["shots"]
     readme = config.get("screenshots")
-    app._stageView.setFixedSize(800, 560)
-    window.resize(1500, 960)
+    app._stageView.setFixedSize(760, 420)
+    window.setGeometry(0, 0, 1440, 980)
 
     def settle(seconds=0.0):
         end = time.monotonic() + seconds
@@ -153,9 +153,17 @@ def _drive(app, config, out):
             yield child
             yield from _iter(child)
 
-    # --- start: the tote, nothing overlaid ----------------------------------------------
+    def frame_tote():  # Camera > Frame Selected on the tote, then tumble (as an Alt+drag does)
+        select("/Tote")
+        app._ui.actionFrame_Selected.trigger()
+        api.dataModel.viewSettings.freeCamera.Tumble(30.0, 20.0)
+        select()
+
+    # --- start: the tote, nothing overlaid, framed -------------------------------------------
+    frame_tote()
     grippers = menu("Grippers")
     steps["menu"] = [a.text() for a in grippers.actions()]
+    steps["window"] = [window.width(), window.height()]
     steps["start"] = {"layers": layers(), "bbox": _range(app._stageView._bbox)}
     steps["start"]["display_guide"] = api.dataModel.viewSettings.displayGuide
 
@@ -235,6 +243,7 @@ def _drive(app, config, out):
     trigger("File", "Reopen Stage")
     select()
     trigger("Grippers", "Show Slots")
+    frame_tote()
 
     # --- sample ----------------------------------------------------------------------------
     select("/Tote")
@@ -288,7 +297,10 @@ def _drive(app, config, out):
         "row_after_pick": candidates.currentRow(),
     }
     select()
-    screenshot("usdview_planned_grasps.png")
+    if readme:
+        results.parentWidget().hide()  # the candidates dock gets the width
+        screenshot("usdview_planned_grasps.png")
+        results.parentWidget().show()
 
     # --- export through the file dialog -----------------------------------------------------------
     def fill_dialog():
