@@ -24,7 +24,8 @@ from test_usdview_discovery import EXPECTED_MENU
 
 from usdgrip.isaac_yaml import compute_candidate_poses, read_isaac_grasp
 
-pytestmark = requires_usdview
+# One usdview run serves every test here: keep them on one xdist worker (make test: --dist loadgroup).
+pytestmark = [requires_usdview, pytest.mark.xdist_group("real_usdview")]
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"

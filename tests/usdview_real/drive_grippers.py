@@ -93,13 +93,9 @@ def _drive(app, config, out):
             "session": "__usdgrip_overlays" in stage.GetSessionLayer().ExportToString(),
             "root": "__usdgrip_overlays" in root.ExportToString(),
             "root_dirty": root.dirty,
-            "slots": _children(stage, "/__usdgrip_overlays/slots"),
-            "grasps": _children(stage, "/__usdgrip_overlays/grasps"),
+            "slots": children(stage, "/__usdgrip_overlays/slots"),
+            "grasps": children(stage, "/__usdgrip_overlays/grasps"),
         }
-
-    def _children(stage, path):
-        prim = stage.GetPrimAtPath(path)
-        return [str(child.GetPath()) for child in prim.GetChildren()] if prim else []
 
     def select(*paths):
         api.ClearPrimSelection()
@@ -353,6 +349,11 @@ def _drive(app, config, out):
         "display_guide": api.dataModel.viewSettings.displayGuide,
         "bbox": _range(app._stageView._bbox),
     }
+
+
+def children(stage, path):
+    prim = stage.GetPrimAtPath(path)
+    return [str(child.GetPath()) for child in prim.GetChildren()] if prim else []
 
 
 def _dialog(QtWidgets, window, title):
