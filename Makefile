@@ -20,7 +20,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 test: lint
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
+	$(BIN)/python -m pytest -n 2 -q
 
 # The library on the oldest OpenUSD it supports (usd-core from PyPI, this python3), in a
 # second venv: schema registration, sites and slots, every rule on its cases and the

@@ -6,8 +6,11 @@ elsewhere the tests that need a real usdview skip, saying why.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,3 +40,20 @@ def usdview_python_path() -> str:
     """The usdview build's ``lib/python`` (its ``pxr`` must come first)."""
     assert USDVIEW is not None
     return str(USDVIEW / "lib" / "python")
+
+
+@contextlib.contextmanager
+def one_usdview_at_a_time(tmp_path_factory) -> Iterator[Path]:
+    """Hold a lock shared by every pytest-xdist worker; yields a folder they share.
+
+    One usdview (and one ``xvfb-run -a``, whose display choice races) runs at a
+    time, and a record written there by one worker is read by the others.
+    """
+    shared = tmp_path_factory.getbasetemp().parent / "real_usdview"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield shared
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

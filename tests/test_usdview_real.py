@@ -19,13 +19,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from real_usdview import USDVIEW, requires_usdview, usdview_python_path
+from real_usdview import (
+    USDVIEW,
+    one_usdview_at_a_time,
+    requires_usdview,
+    usdview_python_path,
+)
 from test_usdview_discovery import EXPECTED_MENU
 
 from usdgrip.isaac_yaml import compute_candidate_poses, read_isaac_grasp
 
-# One usdview run serves every test here: keep them on one xdist worker (make test: --dist loadgroup).
-pytestmark = [requires_usdview, pytest.mark.xdist_group("real_usdview")]
+pytestmark = requires_usdview
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -68,10 +72,20 @@ def _run_usdview(
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def run(tmp_path_factory) -> dict:
-    work = tmp_path_factory.mktemp("usdview")
-    (work / "shots").mkdir()
+    """The record of the one usdview run (shared by every xdist worker)."""
+    with one_usdview_at_a_time(tmp_path_factory) as shared:
+        work = shared / "drive"
+        record = work / "record.json"
+        if not record.is_file():
+            _drive(work, record)
+        return json.loads(record.read_text())
+
+
+def _drive(work: Path, record: Path) -> None:
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "shots").mkdir(parents=True)
     fixable = work / "GR.003-gripper-grip-line.usda"
     shutil.copyfile(EXAMPLES / "broken" / fixable.name, fixable)
     config = {
@@ -94,9 +108,9 @@ def run(tmp_path_factory) -> dict:
     assert out.is_file(), (
         f"usdview exited {proc.returncode} without a record:\n{proc.stderr[-4000:]}"
     )
-    record = json.loads(out.read_text())
-    record.update(returncode=proc.returncode, stderr=proc.stderr, work=work, config=config)
-    return record
+    result = json.loads(out.read_text())
+    result.update(returncode=proc.returncode, stderr=proc.stderr, config=config)
+    record.write_text(json.dumps(result))
 
 
 def test_usdview_ran_every_entry_without_a_python_exception(run):
@@ -244,7 +258,7 @@ def test_clear_removes_everything_and_gives_framing_back(run):
     np.testing.assert_allclose(clear["bbox"], start["bbox"], atol=1e-9)
 
 
-def test_usdgrip_env_beside_usd_core_keeps_usdviews_pxr(tmp_path):
+def test_usdgrip_env_beside_usd_core_keeps_usdviews_pxr(tmp_path, tmp_path_factory):
     """A normal install in a site-packages that also holds usd-core's pxr (the ``usd`` extra)."""
     import pxr
 
@@ -261,7 +275,8 @@ def test_usdgrip_env_beside_usd_core_keeps_usdviews_pxr(tmp_path):
     (site / "pxr").symlink_to(usd_core)
     lines = _usdgrip_env_lines(str(site))
     out = tmp_path / "out.json"
-    proc = _run_usdview(CHECK_ENV, lines, tmp_path / "home", {"USDGRIP_E2E_OUT": str(out)})
+    with one_usdview_at_a_time(tmp_path_factory):
+        proc = _run_usdview(CHECK_ENV, lines, tmp_path / "home", {"USDGRIP_E2E_OUT": str(out)})
     assert proc.returncode == 0 and out.is_file(), proc.stderr[-3000:]
     assert f"PYTHONPATH=${{PYTHONPATH:+$PYTHONPATH:}}{site}:" in lines, "after the host's paths"
     record = json.loads(out.read_text())
