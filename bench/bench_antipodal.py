@@ -11,7 +11,7 @@ Figures printed (best of ``--repeat`` runs, same seed every run):
 2. baseline in the same run: the same sampler with trimesh's pure-python
    rtree intersector (``ray_backend="triangle"``); the ratio is baseline /
    Embree, and both must return identical grasps;
-3. when ``usdgrip.collision`` is importable: sampling plus the grasp-pose
+3. when ``usdgrip.grasping.collision`` is importable: sampling plus the grasp-pose
    collision check of all candidates against the object (20k-triangle BVH)
    and the table, with the proxy gripper (palm + two finger boxes), scene
    construction included. Target (issue 5): under 3 s.
@@ -29,7 +29,7 @@ import time
 import numpy as np
 import trimesh
 
-from usdgrip.antipodal import sample_antipodal_grasps
+from usdgrip.grasping.backends.antipodal import sample_antipodal_grasps
 
 TARGET_SECONDS = 3.0
 MAX_OPENING = 0.085
@@ -64,7 +64,7 @@ def sample(mesh: trimesh.Trimesh, count: int, backend: str):
 
 
 def collision_run(mesh: trimesh.Trimesh, count: int):
-    from usdgrip.collision import CollisionScene, GripperCollisionModel, Shape
+    from usdgrip.grasping.collision import CollisionScene, GripperCollisionModel, Shape
 
     grasps = sample(mesh, count, "auto")
     scene = CollisionScene()
@@ -97,7 +97,7 @@ def main() -> int:
     print(f"ratio baseline / Embree: {base_s / embree_s:.1f}x")
 
     try:
-        import usdgrip.collision  # noqa: F401
+        import usdgrip.grasping.collision  # noqa: F401
     except ImportError as exc:
         print(f"collision check skipped: {exc}")
         return 0

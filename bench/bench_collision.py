@@ -30,9 +30,15 @@ import fcl
 import numpy as np
 import trimesh
 
-from usdgrip import collision
-from usdgrip.collision import CollisionScene, GripperCollisionModel, RobotShape, Shape
 from usdgrip.frames import compute_grasp_frame
+from usdgrip.grasping.collision import (
+    CollisionScene,
+    GripperCollisionModel,
+    RobotShape,
+    Shape,
+    queries,
+)
+from usdgrip.grasping.collision import scene as collision_scene
 
 TARGET_RATIO = 1.5
 
@@ -115,10 +121,10 @@ def example_gripper_model() -> GripperCollisionModel:
 
 def distance_only_touch(a, b, n, request, result):
     """Baseline finger-touch test (the first implementation): an fcl distance query for
-    every pose whose bounds come within the tolerance. Same answers as ``collision._touch``."""
-    hit, _ = collision._run([a, b], [(0, 1)], n, request, result)
-    (lo_a, hi_a), (lo_b, hi_b) = collision._world_aabb(a, n), collision._world_aabb(b, n)
-    tol = collision.TOUCH_TOLERANCE
+    every pose whose bounds come within the tolerance. Same answers as ``queries._touch``."""
+    hit, _ = queries._run([a, b], [(0, 1)], n, request, result)
+    (lo_a, hi_a), (lo_b, hi_b) = queries._world_aabb(a, n), queries._world_aabb(b, n)
+    tol = queries.TOUCH_TOLERANCE
     near = np.all((lo_a <= hi_b + tol) & (lo_b <= hi_a + tol), axis=1)
     dreq = fcl.DistanceRequest()
     for r in np.flatnonzero(~hit & near):
@@ -139,15 +145,15 @@ def time_retreat(model: GripperCollisionModel, mesh: trimesh.Trimesh, poses: np.
     free = ~scene.check_gripper(model, poses).collides
     poses = poses[free]
     out = []
-    for touch in (collision._touch, distance_only_touch):
-        current = collision._touch
-        collision._touch = touch
+    for touch in (queries._touch, distance_only_touch):
+        current = collision_scene._touch  # the name CollisionScene.check_retreat calls
+        collision_scene._touch = touch
         try:
             start = time.perf_counter()
             result = scene.check_retreat(model, poses, part, 0.1, steps=5)
             out.append((result, time.perf_counter() - start))
         finally:
-            collision._touch = current
+            collision_scene._touch = current
     return len(poses), out
 
 

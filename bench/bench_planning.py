@@ -30,10 +30,10 @@ import numpy as np
 import trimesh
 from bench_collision import distance_only_touch
 
-from usdgrip import collision
-from usdgrip.antipodal import sample_antipodal_grasps
 from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
-from usdgrip.planning import OVERSAMPLE, plan_grasps
+from usdgrip.grasping.backends.antipodal import sample_antipodal_grasps
+from usdgrip.grasping.collision import scene as collision_scene
+from usdgrip.grasping.planner import OVERSAMPLE, plan_grasps
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_SECONDS = 3.0
@@ -93,13 +93,13 @@ def main() -> int:
             last_meshes = plan_grasps(request, methods="antipodal", gripper_model="geometry")
             meshes.append(time.perf_counter() - start)
             # Before: the retreat check's finger-touch test by fcl distance for every pose.
-            current, collision._touch = collision._touch, distance_only_touch
+            current, collision_scene._touch = collision_scene._touch, distance_only_touch
             try:
                 start = time.perf_counter()
                 before = plan_grasps(request, methods="antipodal", gripper_model="geometry")
                 meshes_before.append(time.perf_counter() - start)
             finally:
-                collision._touch = current
+                collision_scene._touch = current
     sampler, plan, plan_meshes = min(baseline), min(full), min(meshes)
     plan_before = min(meshes_before)
     print(f"mesh: {triangles} triangles; best of {args.repeat}")

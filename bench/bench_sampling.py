@@ -28,7 +28,7 @@ import numpy as np
 
 from usdgrip import read_gripper_slots, sample_gripper_groups
 from usdgrip.frames import compute_axis_angle_rotation
-from usdgrip.usd_io import open_stage
+from usdgrip.usd.stage import open_stage
 
 TARGET_SECONDS = 1.0
 TARGET_RATIO = 50.0

@@ -173,15 +173,8 @@ def _floor_pass(stage) -> tuple[list, list]:
     from pxr import Usd, UsdGeom
 
     from usdgrip.lambdasim import CUSTOM_DATA_PATH
-    from usdgrip.usd_io import (
-        FORWARD_AXIS_NAMES,
-        GRIP_LINE_NAMES,
+    from usdgrip.usd.discovery import (
         MARKER_TOKENS,
-        MAX_OPENING_ATTRS,
-        SITE_API,
-        SLOT_API,
-        SLOT_NAMESPACE,
-        TRAVERSAL,
         _compute_hints,
         _compute_included_paths,
         _has_remapping_arcs,
@@ -189,6 +182,15 @@ def _floor_pass(stage) -> tuple[list, list]:
         _make_membership_queries,
         read_prim_facts,
     )
+    from usdgrip.usd.names import (
+        FORWARD_AXIS_NAMES,
+        GRIP_LINE_NAMES,
+        MAX_OPENING_ATTRS,
+        SITE_API,
+        SLOT_API,
+        SLOT_NAMESPACE,
+    )
+    from usdgrip.usd.stage import TRAVERSAL
 
     texts = _LayerTexts.read(stage)
     _compute_hints(texts)
@@ -254,15 +256,14 @@ def main(argv: list[str] | None = None) -> int:
 
     import usdgrip  # registers the schema before any stage is opened
     from usdgrip.adapters.nvidia import CAPABILITY_ID
-    from usdgrip.usd_io import (
+    from usdgrip.usd.discovery import (
         MARKER_TOKENS,
-        SITE_API,
-        SLOT_API,
         _compute_included_paths,
         _make_membership_queries,
         find_marked_prims,
-        open_stage,
     )
+    from usdgrip.usd.names import SITE_API, SLOT_API
+    from usdgrip.usd.stage import open_stage
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.usda"

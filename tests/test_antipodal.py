@@ -8,14 +8,13 @@ import numpy as np
 import pytest
 import trimesh
 
-from usdgrip.antipodal import (
-    AntipodalGrasps,
+from usdgrip.grasping.backends.antipodal import AntipodalGrasps, sample_antipodal_grasps
+from usdgrip.grasping.backends.antipodal_approach import (
     compute_approach_frames,
     compute_approach_mask,
-    find_contact_pairs,
-    sample_antipodal_grasps,
 )
-from usdgrip.usd_geometry import read_object_mesh
+from usdgrip.grasping.backends.antipodal_contacts import find_contact_pairs
+from usdgrip.usd.geometry import read_object_mesh
 
 CONE = math.atan(0.5)
 #: Score = the contact pair's score only (no approach term, no soft-NMS over pairs).
@@ -276,7 +275,7 @@ def test_approach_mask_rejects_approaches_from_below_the_table():
 def test_planning_on_the_example_mug_from_usd(tmp_path):
     from pathlib import Path
 
-    from usdgrip.usd_io import open_stage
+    from usdgrip.usd.stage import open_stage
 
     stage = open_stage(Path(__file__).resolve().parent.parent / "examples" / "mug.usda")
     mesh = read_object_mesh(stage.GetPrimAtPath("/Mug"))
@@ -384,7 +383,10 @@ def test_best_first_list_spreads_over_contact_pairs():
 
 
 def test_pair_decay_and_approach_quality_formulas():
-    from usdgrip.antipodal import compute_approach_quality, compute_pair_decay
+    from usdgrip.grasping.backends.antipodal_approach import (
+        compute_approach_quality,
+        compute_pair_decay,
+    )
 
     decayed = compute_pair_decay([0.9, 0.5, 0.8, 0.9, 0.7], [0, 1, 0, 0, 1], 0.5)
     # Pair 0: 0.9 (first), 0.9 (second, tie by position), 0.8 (third); pair 1: 0.7, 0.5.
@@ -408,7 +410,11 @@ def test_pair_decay_and_approach_quality_formulas():
 
 
 def test_palm_side_clutter_is_measured_behind_the_object():
-    from usdgrip.antipodal import _compute_palm_free, compute_face_normals, get_ray_backend
+    from usdgrip.grasping.backends.antipodal_contacts import (
+        _compute_palm_free,
+        compute_face_normals,
+        get_ray_backend,
+    )
 
     # A 0.01 m plate at y in [0, 0.06] and a block 0.03 m behind it (y in [-0.05, -0.03]).
     plate = trimesh.creation.box(bounds=[[-0.005, 0.0, 0.0], [0.005, 0.06, 0.1]])
@@ -417,7 +423,7 @@ def test_palm_side_clutter_is_measured_behind_the_object():
     f = np.vstack([plate.faces, block.faces + len(plate.vertices)]).astype(np.int64)
     backend = get_ray_backend("auto")
     normals, _ = compute_face_normals(v, f)
-    from usdgrip.antipodal import _make_intersector
+    from usdgrip.grasping.backends.antipodal_contacts import _make_intersector
 
     cache = {
         "intersector": _make_intersector(v, f, backend),

@@ -8,7 +8,7 @@ import pytest
 from pxr import Sdf, UsdUtils
 
 from usdgrip.cli import main
-from usdgrip.usd_io import open_stage
+from usdgrip.usd.stage import open_stage
 
 LEGACY_SITE = """
 def Xform "site"

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from usdgrip import usd_io
 from usdgrip.cli import main
 from usdgrip.errors import GripperError
 from usdgrip.rules import resolve_params, validate
+from usdgrip.usd.sites import find_gripper_sites
+from usdgrip.usd.slots import read_gripper_slots
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -219,7 +220,7 @@ def test_a_default_value_beside_time_samples_is_read(open_usda):
             "double gripperSlot:s:upRange.timeSamples = {0: 0.1}"
         )
     )
-    (slot,) = usd_io.read_gripper_slots(stage.GetPrimAtPath("/Tote"))
+    (slot,) = read_gripper_slots(stage.GetPrimAtPath("/Tote"))
     assert slot.up_range_local == pytest.approx(0.3)
     assert validate(stage).ok
 
@@ -386,6 +387,6 @@ def Xform "Tote" (
 def test_find_gripper_sites_lists_unusable_sites_when_not_strict(open_usda):
     stage = open_usda(_site('string gripper:maxOpening = "0.085"'))
     with pytest.raises(GripperError, match="gripper:maxOpening is string"):
-        usd_io.find_gripper_sites(stage)
-    (site,) = usd_io.find_gripper_sites(stage, strict=False)
+        find_gripper_sites(stage)
+    (site,) = find_gripper_sites(stage, strict=False)
     assert site.max_opening is None and "gripper:maxOpening" in site.problems

@@ -14,7 +14,7 @@ from pxr import Usd
 import usdgrip
 from usdgrip.cli import main
 from usdgrip.sampling import check_slot, sample_gripper_groups
-from usdgrip.usd_io import read_gripper_slots
+from usdgrip.usd.slots import read_gripper_slots
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

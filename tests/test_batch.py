@@ -304,7 +304,7 @@ def test_cli_argument_errors_exit_two(tmp_path, capsys):
 
 
 def test_cli_plan_writes_one_isaac_grasp_file_per_object(tmp_path):
-    from usdgrip.isaac_yaml import read_isaac_grasp
+    from usdgrip.grasping.isaac_yaml import read_isaac_grasp
 
     root = tmp_path / "objects"
     (root / "kitchen").mkdir(parents=True)

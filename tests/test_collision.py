@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 import trimesh
 
-from usdgrip.collision import (
+from usdgrip.errors import GripperError
+from usdgrip.frames import compute_axis_angle_rotation
+from usdgrip.grasping.collision import (
     CollisionScene,
     Exclusion,
     ExclusionError,
@@ -22,8 +24,6 @@ from usdgrip.collision import (
     SceneExclusions,
     Shape,
 )
-from usdgrip.errors import GripperError
-from usdgrip.frames import compute_axis_angle_rotation
 
 
 def pose(x: float = 0.0, y: float = 0.0, z: float = 0.0, rotation=None) -> np.ndarray:
@@ -59,7 +59,7 @@ def test_proxy_dimensions_are_as_documented(gripper):
 
 
 def test_proxy_from_example_site_uses_max_opening_and_pad_width(open_usda):
-    from usdgrip.usd_io import find_gripper_sites
+    from usdgrip.usd.sites import find_gripper_sites
 
     stage = open_usda(
         """
@@ -93,7 +93,7 @@ def test_proxy_from_example_site_uses_max_opening_and_pad_width(open_usda):
 
 
 def test_from_site_without_max_opening_is_a_clear_error(open_usda):
-    from usdgrip.usd_io import find_gripper_sites
+    from usdgrip.usd.sites import find_gripper_sites
 
     stage = open_usda(
         """
@@ -111,7 +111,7 @@ def test_from_site_without_max_opening_is_a_clear_error(open_usda):
 
 
 def test_from_site_with_meshes_reexpresses_them_in_grasp_frame(open_usda):
-    from usdgrip.usd_io import find_gripper_sites
+    from usdgrip.usd.sites import find_gripper_sites
 
     stage = open_usda(
         """
@@ -740,7 +740,7 @@ def near_touch_poses(count: int, seed: int = 3) -> np.ndarray:
 def test_retreat_finger_touch_matches_exact_distance(gripper, model):
     import fcl
 
-    from usdgrip.collision import TOUCH_TOLERANCE
+    from usdgrip.grasping.collision import TOUCH_TOLERANCE
 
     models = {"proxy": gripper, "meshes": mesh_finger_gripper(), "tilted meshes": None}
     model = models[model] or mesh_finger_gripper(tilt_deg=35.0)

@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from usdgrip.collision import CollisionScene, GripperCollisionModel, SceneExclusions, Shape
-from usdgrip.usd_geometry import read_collision_shapes
-from usdgrip.usd_io import find_gripper_sites, open_stage
+from usdgrip.grasping.collision import CollisionScene, GripperCollisionModel, SceneExclusions, Shape
+from usdgrip.usd.geometry import read_collision_shapes
+from usdgrip.usd.sites import find_gripper_sites
+from usdgrip.usd.stage import open_stage
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -9,8 +9,8 @@ import pytest
 from usdgrip.fileio import (
     check_output_path,
     replace_atomically,
-    write_bytes_atomically,
-    write_text_atomically,
+    write_output,
+    write_text_output,
 )
 
 
@@ -18,7 +18,7 @@ def test_write_replaces_and_keeps_mode(tmp_path):
     target = tmp_path / "out.yaml"
     target.write_text("old")
     os.chmod(target, 0o640)
-    write_text_atomically(target, "new")
+    write_text_output(target, "new")
     assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["out.yaml"]
 
@@ -32,7 +32,7 @@ def test_failure_keeps_the_old_file_and_no_temp(tmp_path):
         raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError, match="disk full"):
-        write_bytes_atomically(target, broken)
+        write_output(target, broken)
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
 
@@ -44,7 +44,7 @@ def test_temp_keeps_suffix_and_missing_folder_is_clear(tmp_path):
     )
     assert seen == [".usda"]
     with pytest.raises(FileNotFoundError, match=r"folder .*missing does not exist"):
-        write_text_atomically(tmp_path / "missing" / "f.txt", "x")
+        write_text_output(tmp_path / "missing" / "f.txt", "x")
 
 
 def test_output_over_an_input_is_refused_through_links_and_dot_dots(tmp_path):
@@ -64,7 +64,7 @@ def test_a_link_is_written_through_and_stays_a_link(tmp_path):
     target.write_text("old")
     link = tmp_path / "link.usda"
     link.symlink_to(target)
-    write_text_atomically(link, "new")
+    write_text_output(link, "new")
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert target.read_text() == "new"
 
@@ -73,7 +73,7 @@ def test_errors_name_the_output_never_the_temp_file(tmp_path):
     folder = tmp_path / "report.json"
     folder.mkdir()
     with pytest.raises(IsADirectoryError, match=r"report\.json: is a directory; expected a file"):
-        write_text_atomically(folder, "x")
+        write_text_output(folder, "x")
 
     def denied(temp):
         raise PermissionError(13, "Permission denied", str(temp))

@@ -33,7 +33,7 @@ from usdgrip.contracts import (
 )
 from usdgrip.errors import GripperError
 from usdgrip.frames import compute_quaternion_wxyz
-from usdgrip.isaac_yaml import (
+from usdgrip.grasping.isaac_yaml import (
     compute_candidate_poses,
     format_isaac_grasp,
     parse_isaac_grasp,

@@ -13,7 +13,9 @@ import pytest
 from pxr import Usd
 
 from usdgrip.cli import main
-from usdgrip.usd_io import find_gripper_sites, open_stage, read_gripper_slots
+from usdgrip.usd.sites import find_gripper_sites
+from usdgrip.usd.slots import read_gripper_slots
+from usdgrip.usd.stage import open_stage
 
 LEGACY = """
 def Xform "Robot"

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from usdgrip.cli import main
-from usdgrip.usd_io import open_stage, read_gripper_slots
+from usdgrip.usd.slots import read_gripper_slots
+from usdgrip.usd.stage import open_stage
 
 RECORD = {
     "name": "h",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import sysconfig
@@ -36,6 +37,10 @@ def test_wheel_contains_schema_and_plugins(wheel):
     ):
         assert required in names, required
     assert any(n.startswith("usdgrip/share/plugins/usdview/") for n in names)
+    for ext in (REPO / "exts").iterdir():  # the Kit extensions, file for file
+        for path in ext.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                assert f"usdgrip/share/exts/{path.relative_to(REPO / 'exts')}" in names, path
 
 
 def test_installed_wheel_registers_schema_and_prints_env(wheel, tmp_path):
@@ -74,3 +79,37 @@ def test_installed_wheel_registers_schema_and_prints_env(wheel, tmp_path):
         f"PXR_PLUGINPATH_NAME=${{PXR_PLUGINPATH_NAME:+$PXR_PLUGINPATH_NAME:}}{site}/usdgrip/share"
         in env_out
     )
+    kit_out = subprocess.run(
+        [str(venv / "bin" / "usdgrip"), "env", "--kit"],
+        capture_output=True, text=True, env=env, check=True,
+    ).stdout  # fmt: skip
+    assert kit_out.split() == [
+        "--ext-folder",
+        f"{site}/usdgrip/share/exts",
+        "--enable",
+        "usdgrip.kit",
+    ]
+
+
+def test_kit_extensions_from_a_pip_target_folder(wheel, tmp_path):
+    """`pip install --target DIR` then `--ext-folder DIR/usdgrip/share/exts`: usdgrip from DIR."""
+    target = tmp_path / "target"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "PYTHONPATH": sysconfig.get_paths()["purelib"],
+    }
+    proc = subprocess.run(
+        [sys.executable, "-S", str(REPO / "tests" / "kit_standin" / "scenario.py"), "bare",
+         "--tmp", str(tmp_path), "--exts", str(target / "usdgrip" / "share" / "exts")],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["enabled"], result["errors"]
+    assert result["usdgrip_file"] == str(target / "usdgrip" / "__init__.py")
+    assert result["tote_has_slot_api"] is True

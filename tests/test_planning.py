@@ -17,8 +17,10 @@ from usdgrip.contracts import (
     GripperRef,
 )
 from usdgrip.errors import GripperError, PrimNotFoundError, StageOpenError
-from usdgrip.isaac_yaml import compute_candidate_poses, read_isaac_grasp, write_isaac_grasp
-from usdgrip.planning import compute_gripper_key, compute_slot_scores, parse_methods, plan_grasps
+from usdgrip.grasping.backends.slots import compute_slot_scores
+from usdgrip.grasping.isaac_yaml import compute_candidate_poses, read_isaac_grasp, write_isaac_grasp
+from usdgrip.grasping.planner import plan_grasps
+from usdgrip.grasping.proposals import compute_gripper_key, parse_methods
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GRIPPER = GripperRef(asset_path=str(EXAMPLES / "gripper.usda"), prim_path="/Gripper/tcp")
@@ -423,7 +425,7 @@ def test_results_do_not_depend_on_where_the_files_live(tmp_path):
 
 
 def test_stage_up_axis_is_read_only_when_authored(write_usda):
-    from usdgrip.planning import read_object
+    from usdgrip.grasping.reading import read_object
 
     plain = write_usda("#usda 1.0\n" + BLOCK, "plain.usda")
     assert read_object(plain, "/Block", need_mesh=True, check_closed=True).up is None
@@ -460,3 +462,29 @@ def test_slow_ray_fallback_is_a_warning(write_usda, monkeypatch):
         plan_grasps(request, ray_backend="gpu")
     with pytest.raises(ValueError, match=r"pair decay is 1.5; expected a value in \(0, 1\]"):
         plan_grasps(request, pair_decay=1.5)
+
+
+def test_each_file_is_opened_once_and_given_stages_not_at_all(monkeypatch):
+    # The object, the gripper site and the gripper's collision model (auto) all read from
+    # one stage per file; stages the caller passes are not opened again.
+    from usdgrip.usd import stage as usd_stage
+
+    opened = []
+    real_open = usd_stage.open_stage
+
+    def spy(path):
+        opened.append(str(path))
+        return real_open(path)
+
+    monkeypatch.setattr(usd_stage, "open_stage", spy)
+    request = make_request(str(EXAMPLES / "mug.usda"), "/Mug", count=2)
+    first = plan_grasps(request, methods="slots", gripper_model="auto")
+    assert sorted(opened) == sorted([str(EXAMPLES / "mug.usda"), GRIPPER.asset_path])
+    stages = {path: real_open(path) for path in opened}
+    opened.clear()
+    again = plan_grasps(request, methods="slots", gripper_model="auto", stages=stages)
+    assert opened == []
+    assert list(again.grasps) == list(first.grasps)
+    assert [g.position for g in again.grasps.values()] == [
+        g.position for g in first.grasps.values()
+    ]

@@ -10,7 +10,7 @@ import yaml
 
 from usdgrip.cli import main
 from usdgrip.cli.plan import parse_gripper
-from usdgrip.isaac_yaml import read_isaac_grasp
+from usdgrip.grasping.isaac_yaml import read_isaac_grasp
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MUG = str(EXAMPLES / "mug.usda")
@@ -215,3 +215,20 @@ def test_progress_bar_overwrites_one_line_and_clears_it():
     quiet("x", 0.5)
     quiet.close()
     assert silent.getvalue() == ""
+
+
+def test_plan_restates_an_open_time_usd_warning_once(tmp_path, monkeypatch, capfd):
+    # The object file references a missing asset: USD warns while the stage opens. The CLI
+    # opens each input once and the planner reads that stage, so the warning appears once.
+    monkeypatch.chdir(tmp_path)
+    Path("a.usda").write_text(
+        "#usda 1.0\n"
+        f'def Xform "Mug" (prepend references = @{MUG}@</Mug>) {{}}\n'
+        'def Xform "Lost" (prepend references = @./nowhere.usda@) {}\n'
+    )
+    code = main(["plan", "a.usda", "--object", "/Mug", "--gripper", GRIPPER, "--method", "slots",
+                 "--max-candidates", "2", "-q", "-o", "a.yaml"])  # fmt: skip
+    err = capfd.readouterr().err
+    assert code == 0, err
+    assert err.count("nowhere.usda") == 1, err
+    assert err.startswith("usdgrip: a.usda: USD warning: In </Lost>: Could not open asset @"), err

@@ -17,8 +17,9 @@ from usdgrip.contracts import (
     GraspPlanningResult,
     GripperRef,
 )
-from usdgrip.isaac_yaml import write_isaac_grasp
-from usdgrip.render import _to_plot, compute_feature_edges
+from usdgrip.grasping.isaac_yaml import write_isaac_grasp
+from usdgrip.render.drawing import _to_plot
+from usdgrip.render.lines import compute_feature_edges
 
 TOTE = str(EXAMPLES / "tote.usda")
 

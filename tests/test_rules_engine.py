@@ -9,7 +9,6 @@ import pytest
 from pxr import Sdf, Usd
 
 import usdgrip
-from usdgrip import usd_io
 from usdgrip.rules import (
     DEFAULT_PARAMS,
     RULES,
@@ -20,6 +19,11 @@ from usdgrip.rules import (
     iter_candidates,
     validate,
 )
+from usdgrip.usd.authoring import define_gripper_site
+from usdgrip.usd.discovery import compute_site_markers, iter_site_prims
+from usdgrip.usd.sites import find_gripper_sites
+from usdgrip.usd.slots import iter_slot_prims, list_slot_instances
+from usdgrip.usd.stage import TRAVERSAL, open_stage
 
 # The issue's table: code -> (name, severity). Codes are permanent.
 ISSUE_TABLE = {
@@ -121,7 +125,7 @@ def test_seed_valid_example_has_no_failure(open_usda):
 
 def test_examples_are_clean():
     for name in ("gripper.usda", "tote.usda", "mug.usda"):
-        report = validate(usd_io.open_stage(f"examples/{name}"))
+        report = validate(open_stage(f"examples/{name}"))
         assert report.issues == [], name
 
 
@@ -137,7 +141,7 @@ def test_simready_2f85_example():
     )
     assert by_code["GR.009"].prim == "/Robotiq_2F_85/base_link/gripper_01"
     # Readable: the site is found and read despite the missing payload.
-    (site,) = usd_io.find_gripper_sites(report.stage)
+    (site,) = find_gripper_sites(report.stage)
     assert site.max_opening == pytest.approx(0.085) and not site.defined
 
 
@@ -295,11 +299,11 @@ def test_candidates_match_site_discovery(open_usda):
         """
     )
     found = {str(p.GetPath()): (m, s) for p, m, s in iter_candidates(stage)}
-    expected_sites = {str(p.GetPath()): m for p, m in usd_io.iter_site_prims(stage)}
+    expected_sites = {str(p.GetPath()): m for p, m in iter_site_prims(stage)}
     assert {k: m for k, (m, _) in found.items() if m} == expected_sites
     assert set(expected_sites) == {"/a", "/b", "/c", "/e", "/f"}
     assert {k for k, (_, s) in found.items() if s} == {"/h", "/i"}
-    assert {str(p.GetPath()) for p in usd_io.iter_slot_prims(stage)} == {"/h", "/i"}
+    assert {str(p.GetPath()) for p in iter_slot_prims(stage)} == {"/h", "/i"}
     assert compute_marker_hints(stage) == {"api", "props", "children", "custom"}
 
 
@@ -358,11 +362,11 @@ over "Over"
 def _reference_discovery(stage):
     # The definition: every traversed prim, in order, through compute_site_markers.
     sites, slots = [], []
-    for prim in stage.Traverse(usd_io.TRAVERSAL):
-        markers = usd_io.compute_site_markers(prim)
+    for prim in stage.Traverse(TRAVERSAL):
+        markers = compute_site_markers(prim)
         if markers:
             sites.append((str(prim.GetPath()), markers))
-        if usd_io.list_slot_instances(prim) or prim.GetCustomDataByKey("lambdasim:gripper_slots"):
+        if list_slot_instances(prim) or prim.GetCustomDataByKey("lambdasim:gripper_slots"):
             slots.append(str(prim.GetPath()))
     return sites, slots
 
@@ -371,8 +375,8 @@ def test_fast_discovery_equals_the_definition_in_order(open_usda):
     stage = open_usda(TRICKY)
     sites, slots = _reference_discovery(stage)
     assert [p for p, _ in sites] == ["/A", "/A/x", "/A/B", "/A/y", "/I1/tcp", "/Over/s"]
-    assert [(str(p.GetPath()), m) for p, m in usd_io.iter_site_prims(stage)] == sites
-    assert [str(p.GetPath()) for p in usd_io.iter_slot_prims(stage)] == slots == ["/A/x", "/Over/m"]
+    assert [(str(p.GetPath()), m) for p, m in iter_site_prims(stage)] == sites
+    assert [str(p.GetPath()) for p in iter_slot_prims(stage)] == slots == ["/A/x", "/Over/m"]
     marked = [(str(p.GetPath()), m, s) for p, m, s in iter_candidates(stage)]
     assert [(p, m) for p, m, _ in marked if m] == sites
     assert [p for p, _, s in marked if s] == slots
@@ -384,7 +388,7 @@ def test_hints_skip_absent_markers_and_binary_layers_enable_all(open_usda, tmp_p
     assert list(iter_candidates(stage)) == []
     crate = tmp_path / "site.usdc"
     source = Usd.Stage.CreateInMemory()
-    usd_io.define_gripper_site(source, "/G/tcp", 0.085)
+    define_gripper_site(source, "/G/tcp", 0.085)
     source.GetRootLayer().Export(str(crate))
     binary = Usd.Stage.Open(str(crate))
     assert compute_marker_hints(binary) == {"api", "props", "children", "custom"}
@@ -393,7 +397,7 @@ def test_hints_skip_absent_markers_and_binary_layers_enable_all(open_usda, tmp_p
 
 def test_hints_see_unsaved_edits(open_usda):
     stage = open_usda('def Xform "plain" {}')
-    usd_io.define_gripper_site(stage, "/plain/tcp", 0.085)
+    define_gripper_site(stage, "/plain/tcp", 0.085)
     stage.GetPrimAtPath("/plain/tcp").GetAttribute("gripper:maxOpening").Set(-1.0)
     assert codes(validate(stage)) == {"GR.004"}
 

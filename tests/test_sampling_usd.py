@@ -16,7 +16,9 @@ from pxr import Gf, Usd, UsdGeom
 import usdgrip
 from usdgrip.cli import main
 from usdgrip.lambdasim import CUSTOM_DATA_PATH
-from usdgrip.usd_io import apply_gripper_slot, gf_to_numpy, open_stage, read_gripper_slots
+from usdgrip.usd.authoring import apply_gripper_slot
+from usdgrip.usd.slots import read_gripper_slots
+from usdgrip.usd.stage import gf_to_numpy, open_stage
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -7,12 +7,8 @@ import pytest
 from pxr import Gf, Usd, UsdGeom
 
 from usdgrip.frames import compute_grasp_frame
-from usdgrip.usd_io import (
-    define_gripper_site,
-    find_gripper_sites,
-    read_gripper_site,
-    set_gripper_site,
-)
+from usdgrip.usd.authoring import define_gripper_site, set_gripper_site
+from usdgrip.usd.sites import find_gripper_sites, read_gripper_site
 
 CURVES = """
         def BasisCurves "gripper_forward_axis" {

@@ -9,7 +9,8 @@ import pytest
 
 from usdgrip.errors import GripperError
 from usdgrip.lambdasim import format_lambdasim_records, parse_lambdasim_records
-from usdgrip.usd_io import apply_gripper_slot, read_gripper_slots, write_slot_records
+from usdgrip.usd.authoring import apply_gripper_slot, write_slot_records
+from usdgrip.usd.slots import read_gripper_slots
 
 V2 = {
     "center": [0.1, 0, 0.2], "forward": [0, 0, -1], "span_axis": [1, 0, 0], "up_range": 0.3,

@@ -1,4 +1,4 @@
-"""usd_geometry: meshes and primitives read from real stages in tmp_path."""
+"""usd.geometry: meshes and primitives read from real stages in tmp_path."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import trimesh
 
 from usdgrip.errors import GripperError
-from usdgrip.usd_geometry import (
+from usdgrip.usd.geometry import (
     TriangleMesh,
     check_manifold,
     compute_fan_triangles,
@@ -18,7 +18,7 @@ from usdgrip.usd_geometry import (
     read_collision_shapes,
     read_object_mesh,
 )
-from usdgrip.usd_io import open_stage
+from usdgrip.usd.stage import open_stage
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -27,7 +27,7 @@ from real_usdview import (
 )
 from test_usdview_discovery import EXPECTED_MENU
 
-from usdgrip.isaac_yaml import compute_candidate_poses, read_isaac_grasp
+from usdgrip.grasping.isaac_yaml import compute_candidate_poses, read_isaac_grasp
 
 pytestmark = requires_usdview
 
@@ -180,7 +180,11 @@ def test_fixes_into_the_root_layer_are_saved_to_its_file(run):
         "status": "usdgrip: 1 fix(es) written to the root layer; Save writes it to its file",
         "dirty": True,
     }
-    assert save["status"] == f"usdgrip: saved {fixable}"
+    # The file's leading comment block is kept; USD keeps no other comment, and Save says so.
+    assert save["status"] == (
+        f"usdgrip: saved {fixable} (1 comment(s) after the leading comment block were not "
+        "kept: USD does not store comments (the leading block is kept))"
+    )
     assert save["dirty"] is False and "GR.011" not in save["issues_after"]
     assert "GripperSiteAPI" in fixable.read_text()
     assert "__usdgrip_overlays" not in fixable.read_text()

@@ -12,8 +12,9 @@ import random
 import numpy as np
 import pytest
 
-from usdgrip import usd_io
 from usdgrip.rules import validate
+from usdgrip.usd.discovery import iter_site_prims
+from usdgrip.usd.stage import open_stage
 
 CURVE_NAMES = ["gripper_forward_axis", "forward_axis", "gripper_grip_line", "grip_line", "other"]
 
@@ -138,11 +139,11 @@ def random_stage_text(seed: int) -> str:
 
 @pytest.mark.parametrize("seed", range(60))
 def test_both_scans_give_the_same_report(write_usda, seed):
-    stage = usd_io.open_stage(write_usda(random_stage_text(seed), f"random_{seed}.usda"))
+    stage = open_stage(write_usda(random_stage_text(seed), f"random_{seed}.usda"))
     with np.errstate(all="ignore"):
         fast = [i.to_dict() for i in validate(stage, scan="collection").issues]
         slow = [i.to_dict() for i in validate(stage, scan="traverse").issues]
-        sites = {p for p, _ in usd_io.iter_site_prims(stage)}
+        sites = {p for p, _ in iter_site_prims(stage)}
     assert fast == slow
     assert {i["prim"] for i in fast if i["code"].startswith("GR.00")} <= {
         str(p.GetPath()) for p in sites

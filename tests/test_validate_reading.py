@@ -8,10 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from usdgrip import usd_io
 from usdgrip.errors import GripperError
 from usdgrip.rules import validate
-from usdgrip.rules.engine import SiteContext, resolve_params
+from usdgrip.rules.contexts import SiteContext
+from usdgrip.rules.engine import resolve_params
+from usdgrip.usd.discovery import compute_site_markers, iter_site_prims
+from usdgrip.usd.sites import read_gripper_site
+from usdgrip.usd.stage import open_stage
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -89,15 +92,15 @@ def _fields(site) -> dict:
 def _stages(open_usda):
     yield open_usda(ODD_SITES)
     for path in sorted([*EXAMPLES.glob("*.usda"), *EXAMPLES.glob("broken/*.usda")]):
-        yield usd_io.open_stage(path)
+        yield open_stage(path)
 
 
 def test_site_read_without_frame_is_the_full_read_minus_the_frame(open_usda):
     checked = 0
     for stage in _stages(open_usda):
-        for prim, markers in usd_io.iter_site_prims(stage):
+        for prim, markers in iter_site_prims(stage):
             with np.errstate(invalid="ignore", over="ignore"):  # the inf point of "broken"
-                full = usd_io.read_gripper_site(prim, markers)
+                full = read_gripper_site(prim, markers)
             lean = SiteContext(prim, markers, resolve_params()).site
             assert lean.grasp_frame is None
             a, b = _fields(full), _fields(lean)
@@ -117,8 +120,8 @@ def test_site_read_without_frame_is_the_full_read_minus_the_frame(open_usda):
 def test_frame_warnings_are_the_only_ones_left_out(open_usda):
     stage = open_usda(ODD_SITES)
     prim = stage.GetPrimAtPath("/World/parallel")
-    full = usd_io.read_gripper_site(prim)
-    lean = usd_io.read_gripper_site(prim, frame=False)
+    full = read_gripper_site(prim)
+    lean = read_gripper_site(prim, frame=False)
     assert full.grasp_frame is not None and lean.grasp_frame is None
     assert any("parallel" in w for w in full.warnings)
     assert not any("parallel" in w for w in lean.warnings)
@@ -129,7 +132,7 @@ def test_frame_warnings_are_the_only_ones_left_out(open_usda):
 def test_curve_values_read_as_before(open_usda, path):
     stage = open_usda(ODD_SITES)
     with np.errstate(invalid="ignore", over="ignore"):  # the inf point of "broken"
-        site = usd_io.read_gripper_site(stage.GetPrimAtPath(path), frame=False)
+        site = read_gripper_site(stage.GetPrimAtPath(path), frame=False)
     if path == "/World/turned":
         np.testing.assert_allclose(site.forward_axis.points, [[0, 0, 0], [0, 0, 0.1]], atol=1e-7)
         assert site.grip_line.curve_type == "cubic"
@@ -170,12 +173,12 @@ def Xform "blocked" (prepend apiSchemas = ["GripperSiteAPI"])
 
 def test_authored_values_without_a_default_read_as_authored(open_usda):
     stage = open_usda(EDGE_VALUES)
-    sampled = usd_io.read_gripper_site(stage.GetPrimAtPath("/sampled"), frame=False, strict=False)
+    sampled = read_gripper_site(stage.GetPrimAtPath("/sampled"), frame=False, strict=False)
     # Only time samples: authored, but no value at the default time (the readers refuse it).
     assert sampled.max_opening is None and sampled.max_opening_source == "gripper:maxOpening"
     assert "time-sampled with no default value" in sampled.problems["gripper:maxOpening"]
     with pytest.raises(GripperError, match="gripper:maxOpening is time-sampled"):
-        usd_io.read_gripper_site(stage.GetPrimAtPath("/sampled"))
+        read_gripper_site(stage.GetPrimAtPath("/sampled"))
     # The fallback `cubic` authored explicitly is authored; a declaration without a value is not.
     assert sampled.forward_axis.curve_type == "cubic"
     assert sampled.grip_line.curve_type is None
@@ -184,7 +187,7 @@ def test_authored_values_without_a_default_read_as_authored(open_usda):
     assert sampled.forward_axis.points.tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
     assert all(math.copysign(1, c) == 1 for c in sampled.forward_axis.points[0])
     assert sampled.forward_axis.direction.tolist() == [0.0, 0.0, 1.0]
-    blocked = usd_io.read_gripper_site(stage.GetPrimAtPath("/blocked"), frame=False)
+    blocked = read_gripper_site(stage.GetPrimAtPath("/blocked"), frame=False)
     assert blocked.max_opening is None and blocked.max_opening_source is None
     assert blocked.max_payload == 2.0
     issues: dict[tuple[str, str], str] = {}
@@ -199,7 +202,7 @@ def test_authored_values_without_a_default_read_as_authored(open_usda):
 
 def test_directions_are_unit_vectors_in_world_metres(open_usda):
     stage = open_usda(ODD_SITES)
-    site = usd_io.read_gripper_site(stage.GetPrimAtPath("/World/turned"), frame=False)
+    site = read_gripper_site(stage.GetPrimAtPath("/World/turned"), frame=False)
     # The site turns 90 degrees about Z; the forward curve is scaled 2x (its own transform).
     np.testing.assert_allclose(site.forward_axis.direction, [0, 0, 1], atol=1e-12)
     np.testing.assert_allclose(site.grip_line.direction, [-1, 0, 0], atol=1e-12)  # +Y turned
@@ -240,9 +243,9 @@ def test_an_instanced_site_has_its_prototypes_curves(open_usda):
     stage = open_usda(INSTANCED_SITE)
     prim = stage.GetPrimAtPath("/World/site")
     assert prim.IsInstance() and prim.GetAllChildrenNames() == []
-    markers = usd_io.compute_site_markers(prim)
+    markers = compute_site_markers(prim)
     assert "child:gripper_forward_axis" in markers and "child:gripper_grip_line" in markers
-    site = usd_io.read_gripper_site(prim)
+    site = read_gripper_site(prim)
     assert site.forward_axis is not None and site.grip_line is not None
     np.testing.assert_allclose(site.grip_line.direction, [0, 1, 0])
     assert validate(stage).issues == []
@@ -265,7 +268,7 @@ def test_points_of_a_curve_without_a_transform_of_its_own_are_read_as_authored(o
     }
     """
     stage = open_usda(body)
-    site = usd_io.read_gripper_site(stage.GetPrimAtPath("/site"), frame=False)
+    site = read_gripper_site(stage.GetPrimAtPath("/site"), frame=False)
     raw, transformed = site.forward_axis.points, site.grip_line.points
     assert math.copysign(1, raw[0][1]) == -1 and raw[1][1:].tolist() == [0.0, 0.5]
     assert math.isnan(raw[1][0]) and site.forward_axis.direction is None

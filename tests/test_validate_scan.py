@@ -6,8 +6,8 @@ import pytest
 from pxr import Sdf, Tf, Usd
 from test_rules_engine import TRICKY, _reference_discovery
 
-from usdgrip import usd_io
 from usdgrip.rules import validate
+from usdgrip.usd import discovery
 
 # No composition arcs: the marker-property proof by counting applies.
 FLAT = """
@@ -70,7 +70,7 @@ over "Undefined" (prepend apiSchemas = ["GripperSiteAPI"])
 
 
 def _found(stage, scan):
-    return [(str(p.GetPath()), s, m) for p, s, m in usd_io.find_marked_prims(stage, scan=scan)]
+    return [(str(p.GetPath()), s, m) for p, s, m in discovery.find_marked_prims(stage, scan=scan)]
 
 
 def _definition(stage):
@@ -87,7 +87,7 @@ def test_collection_scan_finds_what_the_definition_finds(open_usda, body):
     sites = {p for p, maybe_site, _ in found if maybe_site}
     slots = {p for p, _, maybe_slot in found if maybe_slot}
     prims = {p: stage.GetPrimAtPath(p) for p, _, _ in found}
-    assert {p for p in sites if usd_io.compute_site_markers(prims[p])} == _definition(stage)[0]
+    assert {p for p in sites if discovery.compute_site_markers(prims[p])} == _definition(stage)[0]
     assert slots == _definition(stage)[1]
 
 
@@ -147,7 +147,7 @@ def test_unknown_scan_is_a_clear_error(open_usda):
     with pytest.raises(ValueError, match=r"scan is 'fast'; expected 'collection' or 'traverse'"):
         validate(stage, scan="fast")
     with pytest.raises(ValueError, match=r"scan is 'x'; expected 'collection' or 'traverse'"):
-        usd_io.find_marked_prims(stage, scan="x")
+        discovery.find_marked_prims(stage, scan="x")
 
 
 @pytest.mark.parametrize(("body", "per_prim"), [(FLAT_COVERED, set()), (FLAT, {"props"})])
@@ -155,14 +155,14 @@ def test_marker_properties_are_queried_per_prim_only_when_not_proven(
     open_usda, monkeypatch, body, per_prim
 ):
     calls: list[set[str]] = []
-    scan = usd_io._scan_marked_prims
+    scan = discovery._scan_marked_prims
 
     def spy(stage, kinds):
         calls.append(set(kinds))
         return scan(stage, kinds)
 
-    monkeypatch.setattr(usd_io, "_scan_marked_prims", spy)
-    usd_io.find_marked_prims(open_usda(body))
+    monkeypatch.setattr(discovery, "_scan_marked_prims", spy)
+    discovery.find_marked_prims(open_usda(body))
     assert calls == ([per_prim] if per_prim else [])
 
 
@@ -199,24 +199,24 @@ def test_marker_children_are_matched_by_name_only_when_not_proven(
 ):
     """FLAT's marker child is under a prim with the API: counting proves there is no other."""
     evaluated: list[list[str]] = []
-    compute = usd_io._compute_included_paths
+    compute = discovery._compute_included_paths
 
     def spy(stage, query):
         evaluated.append([str(p) for p in compute(stage, query)])
         return compute(stage, query)
 
-    monkeypatch.setattr(usd_io, "_compute_included_paths", spy)
+    monkeypatch.setattr(discovery, "_compute_included_paths", spy)
     stage = open_usda(body)
-    found = usd_io.find_marked_prims(stage)
+    found = discovery.find_marked_prims(stage)
     # The API expression, then the name glob only when needed: it matches marker children.
     assert len(evaluated) == (2 if glob else 1)
     if glob:
         assert evaluated[1] and all(
             p.rsplit("/", 1)[1].startswith("gripper_") for p in evaluated[1]
         )
-    monkeypatch.setattr(usd_io, "_compute_included_paths", compute)
+    monkeypatch.setattr(discovery, "_compute_included_paths", compute)
     assert sorted(found, key=lambda e: e[0].GetPath()) == sorted(
-        usd_io.find_marked_prims(stage, scan="traverse"), key=lambda e: e[0].GetPath()
+        discovery.find_marked_prims(stage, scan="traverse"), key=lambda e: e[0].GetPath()
     )
 
 
@@ -228,10 +228,10 @@ def test_a_marker_child_elsewhere_defeats_the_count(open_usda):
     )
     assert body != FLAT
     stage = open_usda(body)
-    found = {str(p.GetPath()): site for p, site, _ in usd_io.find_marked_prims(stage)}
+    found = {str(p.GetPath()): site for p, site, _ in discovery.find_marked_prims(stage)}
     assert found["/W/plain"] is True
-    assert {str(p.GetPath()) for p, _, _ in usd_io.find_marked_prims(stage)} == {
-        str(p.GetPath()) for p, _, _ in usd_io.find_marked_prims(stage, scan="traverse")
+    assert {str(p.GetPath()) for p, _, _ in discovery.find_marked_prims(stage)} == {
+        str(p.GetPath()) for p, _, _ in discovery.find_marked_prims(stage, scan="traverse")
     }
 
 
@@ -244,9 +244,9 @@ def test_an_inactive_marker_child_marks_nothing_with_either_scan(open_usda):
     )
     assert body != FLAT
     stage = open_usda(body)
-    found = {str(p.GetPath()): (site, slot) for p, site, slot in usd_io.find_marked_prims(stage)}
+    found = {str(p.GetPath()): (site, slot) for p, site, slot in discovery.find_marked_prims(stage)}
     assert found["/W/plain"] == (False, True)
     assert sorted(found.items()) == sorted(
         (str(p.GetPath()), (site, slot))
-        for p, site, slot in usd_io.find_marked_prims(stage, scan="traverse")
+        for p, site, slot in discovery.find_marked_prims(stage, scan="traverse")
     )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -36,6 +37,7 @@ from pydantic import (
     Field,
     Strict,
     StrictInt,
+    ValidationError,
     field_validator,
     model_validator,
 )
@@ -329,3 +331,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def parse_gripper(text: str) -> GripperRef:
+    """Parse ``FILE:/Site/Path`` (the CLI's ``--gripper``) into a :class:`GripperRef`.
+
+    The split is at the last ``:`` followed by ``/``, so Windows drive letters work.
+
+    Raises:
+        ValueError: no ``:/`` separator, an empty file or a bad prim path.
+    """
+    cut = text.rfind(":/")
+    if cut <= 0:
+        raise ValueError(
+            f"--gripper {text!r}: expected FILE:/Site/Path, e.g. examples/gripper.usda:/Gripper/tcp"
+        )
+    asset, prim = text[:cut], text[cut + 1 :]
+    try:
+        return GripperRef(asset_path=os.path.normpath(asset), prim_path=prim)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        message = err["msg"].removeprefix("Value error, ").replace("Input should be", "expected", 1)
+        raise ValueError(f"--gripper {text!r}: {where + ': ' if where else ''}{message}") from None

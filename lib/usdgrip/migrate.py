@@ -33,17 +33,26 @@ from pathlib import Path
 
 from pxr import Sdf, Usd
 
-from usdgrip import usd_io
-from usdgrip.lambdasim import CUSTOM_DATA_KEY, SlotRecord
+from usdgrip.lambdasim import CUSTOM_DATA_KEY, CUSTOM_DATA_PATH, SlotRecord
 from usdgrip.model import LR_TOKENS, GripperSite
+from usdgrip.usd.authoring import apply_gripper_slot
+from usdgrip.usd.discovery import iter_site_prims
+from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API, SLOT_PROPERTIES
+from usdgrip.usd.sites import read_gripper_site
+from usdgrip.usd.slots import (
+    check_slot_instance_name,
+    get_slot_attribute_name,
+    iter_slot_prims,
+    read_slot_records,
+)
 
 _VALUE_MOVES = (
     (("gripper_maxOpening", "custom:maxOpening"), "gripper:maxOpening"),
     (("gripper_maxPayload",), "gripper:maxPayload"),
 )
 _CURVE_RENAMES = (
-    (usd_io.FORWARD_AXIS_NAMES[1], usd_io.FORWARD_AXIS_NAMES[0]),
-    (usd_io.GRIP_LINE_NAMES[1], usd_io.GRIP_LINE_NAMES[0]),
+    (FORWARD_AXIS_NAMES[1], FORWARD_AXIS_NAMES[0]),
+    (GRIP_LINE_NAMES[1], GRIP_LINE_NAMES[0]),
 )
 
 
@@ -73,14 +82,14 @@ def _migrate_site(
     prim: Usd.Prim, site: GripperSite, layer: Sdf.Layer, report: MigrationReport
 ) -> None:
     path = site.path
-    if usd_io.SITE_API not in prim.GetAppliedSchemas():
-        if prim.CanApplyAPI(usd_io.SITE_API):
-            prim.ApplyAPI(usd_io.SITE_API)
-            report.changes.append(f"<{path}>: applied {usd_io.SITE_API}")
+    if SITE_API not in prim.GetAppliedSchemas():
+        if prim.CanApplyAPI(SITE_API):
+            prim.ApplyAPI(SITE_API)
+            report.changes.append(f"<{path}>: applied {SITE_API}")
         else:
             report.left.append(
                 f"<{path}>: {prim.GetTypeName() or 'typeless'} prim cannot take "
-                f"{usd_io.SITE_API} (not Xformable); left as is"
+                f"{SITE_API} (not Xformable); left as is"
             )
             return
     for legacy_names, schema_name in _VALUE_MOVES:
@@ -148,8 +157,8 @@ def _record_values(record: SlotRecord) -> dict[str, object]:
 def _authored_slot_values(prim: Usd.Prim, name: str) -> dict[str, object]:
     """The properties ``GripperSlotAPI:<name>`` authors on ``prim`` (vectors as float tuples)."""
     values: dict[str, object] = {}
-    for prop in usd_io.SLOT_PROPERTIES:
-        attr = prim.GetAttribute(usd_io.get_slot_attribute_name(name, prop))
+    for prop in SLOT_PROPERTIES:
+        attr = prim.GetAttribute(get_slot_attribute_name(name, prop))
         if attr and attr.HasAuthoredValue():
             value = attr.Get()
             is_vector = hasattr(value, "__len__") and not isinstance(value, str)
@@ -201,7 +210,7 @@ def _convert_records(
         report.left.append(f"<{path}>: record [{record.index}] {name!r} left: {why}")
 
     try:
-        usd_io.check_slot_instance_name(name)
+        check_slot_instance_name(name)
         values = [_record_values(record) for record in records]
     except ValueError as exc:
         for record in records:
@@ -226,7 +235,7 @@ def _convert_records(
         return False
     missing = {prop: value for prop, value in values[0].items() if prop not in authored}
     if missing:
-        usd_io.apply_gripper_slot(
+        apply_gripper_slot(
             prim,
             name,
             center=missing.get("center"),
@@ -263,7 +272,7 @@ def _convert_records(
 
 def _migrate_slots(prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport) -> None:
     path = prim.GetPath()
-    records, problems = usd_io.read_slot_records(prim)
+    records, problems = read_slot_records(prim)
     if problems:
         report.left.extend(f"<{path}>: {p.describe()}; records left unconverted" for p in problems)
         return
@@ -275,7 +284,7 @@ def _migrate_slots(prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport) ->
     spec = layer.GetPrimAtPath(path)
     in_root = spec is not None and CUSTOM_DATA_KEY in spec.customData
     if lossless and records and in_root and _authored_only_in(prim, layer):
-        prim.ClearCustomDataByKey(usd_io.CUSTOM_DATA_PATH)
+        prim.ClearCustomDataByKey(CUSTOM_DATA_PATH)
         if not prim.GetCustomDataByKey(CUSTOM_DATA_KEY):
             prim.ClearCustomDataByKey(CUSTOM_DATA_KEY)
         report.changes.append(
@@ -295,10 +304,10 @@ def migrate_stage(stage: Usd.Stage) -> MigrationReport:
     layer = stage.GetRootLayer()
     report = MigrationReport()
     with Usd.EditContext(stage, layer):
-        for prim, markers in list(usd_io.iter_site_prims(stage)):
-            _migrate_site(prim, usd_io.read_gripper_site(prim, markers), layer, report)
-        for prim in list(usd_io.iter_slot_prims(stage)):
-            if prim.GetCustomDataByKey(usd_io.CUSTOM_DATA_PATH) is not None:
+        for prim, markers in list(iter_site_prims(stage)):
+            _migrate_site(prim, read_gripper_site(prim, markers), layer, report)
+        for prim in list(iter_slot_prims(stage)):
+            if prim.GetCustomDataByKey(CUSTOM_DATA_PATH) is not None:
                 _migrate_slots(prim, layer, report)
     return report
 

@@ -1,6 +1,6 @@
 """Immutable records of what a stage says about gripper sites and grasp slots.
 
-Pure (no ``pxr``): :mod:`usdgrip.usd_io` builds these from a stage; rules,
+Pure (no ``pxr``): :mod:`usdgrip.usd` builds these from a stage; rules,
 samplers, planners, views and the CLI read them. World quantities are in
 metres (stage units times ``metersPerUnit``); poses are ``(4, 4)`` with the
 translation in the last column.

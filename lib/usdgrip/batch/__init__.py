@@ -32,8 +32,8 @@ from usdgrip.batch.jobs import (
     run_job,
 )
 from usdgrip.batch.results import ResultsWriter, read_results, should_skip, summarize_rows
-from usdgrip.fileio import check_output_path
-from usdgrip.usd_io import USD_SUFFIXES
+from usdgrip.fileio import check_output_path, check_utf8_name, display_path, is_streamed
+from usdgrip.usd.names import USD_SUFFIXES
 
 DEFAULT_GLOB = "**/*.usd*"
 
@@ -81,10 +81,11 @@ class BatchResult:
 def find_batch_files(
     root: str | Path, pattern: str = DEFAULT_GLOB, exclude: Iterable[str | Path] = ()
 ) -> list[tuple[str, Path]]:
-    """Files under ``root`` matching ``pattern``, sorted, as ``(key, absolute path)``.
+    r"""Files under ``root`` matching ``pattern``, sorted, as ``(key, absolute path)``.
 
     ``key`` is the path relative to ``root`` with ``/`` separators (the
-    ``path`` of each result row), so results files move with the library.
+    ``path`` of each result row), so results files move with the library; a
+    name byte that is not UTF-8 is shown as a ``\xff`` escape in it.
     A ``root`` that is a file is its own single match. Files in ``exclude``
     (such as the gripper assets of a planning run) are left out, and so are
     matching folders. A match that is not a readable file (a broken symbolic
@@ -121,7 +122,7 @@ def find_batch_files(
         raise ValueError(f"--glob {pattern!r}: {exc}") from exc
     if not matches:
         raise ValueError(f"{root}: no file matches --glob {pattern!r}")
-    return [(path.relative_to(root).as_posix(), _absolute(path)) for path in matches]
+    return [(display_path(path.relative_to(root).as_posix()), _absolute(path)) for path in matches]
 
 
 def _absolute(path: Path) -> Path:
@@ -130,27 +131,33 @@ def _absolute(path: Path) -> Path:
 
 
 def describe_unusable_file(path: str | Path) -> str | None:
-    """Why a matched ``path`` cannot be run (None for a file or a link to one).
+    r"""Why a matched ``path`` cannot be run (None for a file or a link to one).
 
-    A broken symbolic link, a symbolic link loop, a path that cannot be
-    examined, or something other than a regular file (a named pipe, which
-    would block the worker that opens it; a socket; a device).
+    A name that is not UTF-8 (USD opens only UTF-8 paths), a broken symbolic
+    link, a symbolic link loop, a path that cannot be examined, or something
+    other than a regular file (a named pipe, which would block the worker that
+    opens it; a socket; a device). Names are shown with ``\xff`` escapes.
     """
     path = Path(path)
+    try:
+        check_utf8_name(path)
+    except ValueError as exc:
+        return str(exc)
+    shown = display_path(path)
     try:
         mode = path.stat().st_mode
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return (
-                f"{path}: symbolic link loop (it points to {os.readlink(path)!r}, and following "
+                f"{shown}: symbolic link loop (it points to {_link(path)!r}, and following "
                 "the links never reaches a file); fix or remove the link"
             )
         if path.is_symlink() and exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return (
-                f"{path}: broken symbolic link (it points to {os.readlink(path)!r}, which does "
+                f"{shown}: broken symbolic link (it points to {_link(path)!r}, which does "
                 "not exist); fix or remove the link"
             )
-        return f"{path}: cannot be examined ({exc.strerror or exc})"
+        return f"{shown}: cannot be examined ({exc.strerror or exc})"
     if stat.S_ISREG(mode):
         return None
     if stat.S_ISFIFO(mode):
@@ -161,7 +168,11 @@ def describe_unusable_file(path: str | Path) -> str | None:
         kind = "a device"
     else:
         kind = "not a file"
-    return f"{path}: is {kind}, not a regular file; narrow --glob or remove it"
+    return f"{shown}: is {kind}, not a regular file; narrow --glob or remove it"
+
+
+def _link(path: Path) -> str:
+    return display_path(os.readlink(path))
 
 
 def check_batch_outputs(
@@ -266,6 +277,11 @@ def run_batch(
         raise ValueError("--resume and --retry-failed need --out FILE (the results to resume)")
     if retry_failed and not resume:
         raise ValueError("--retry-failed only makes sense with --resume")
+    if resume and is_streamed(out):
+        raise ValueError(
+            f"--out {display_path(out)}: --resume reads the results file back, and this is "
+            "a stream (standard output, a pipe or a device); give a regular file"
+        )
     exclude = list(exclude)
     files = find_batch_files(root, glob, exclude)
     unusable = {key: problem for key, path in files if (problem := describe_unusable_file(path))}
@@ -311,7 +327,6 @@ def run_batch(
         warnings.append(f"{out}: {output_gone} row(s) whose output file is gone re-run")
     if owned:  # no more workers than files
         runner.jobs = min(runner.jobs, max(1, len(tasks)))
-    rerun = {task.key for task in tasks} | set(unusable)
     rows: list[dict[str, Any]] = []
     writer = None
     try:
@@ -320,9 +335,8 @@ def run_batch(
         if on_start is not None:
             on_start(len(tasks) + len(unusable))
         start = time.perf_counter()
-        if out is not None:
-            keep = [row for key, row in previous.items() if key not in rerun]
-            writer = ResultsWriter(out, keep=keep)
+        if out is not None:  # every row read stays until a new row of its file replaces it
+            writer = ResultsWriter(out, keep=previous.values())
         unusable_rows = (
             make_row(key, None, {"status": "error", "error": problem}, 0.0)
             for key, problem in unusable.items()

@@ -40,7 +40,7 @@ Job = Callable[..., Mapping[str, Any]]
 #: Modules the shipped jobs import on first call; workers load them at start-up.
 JOB_IMPORTS = {
     VALIDATE_JOB: ("usdgrip.rules",),
-    PLAN_JOB: ("usdgrip.planning", "usdgrip.isaac_yaml", "usdgrip.contracts"),
+    PLAN_JOB: ("usdgrip.grasping.planner", "usdgrip.grasping.isaac_yaml", "usdgrip.contracts"),
 }
 
 _JOB_CACHE: dict[str, Job] = {}
@@ -279,7 +279,7 @@ def plan_file(
 
     The object is the file's default prim (or, without a ``defaultPrim``, its
     only root prim; a ``defaultPrim`` naming no prim is an error). The file
-    is written atomically by :func:`usdgrip.isaac_yaml.write_isaac_grasp` to
+    is written atomically by :func:`usdgrip.grasping.isaac_yaml.write_isaac_grasp` to
     :func:`compute_output_path`.
 
     Args:
@@ -306,13 +306,13 @@ def plan_file(
     from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
     from usdgrip.errors import GripperError
     from usdgrip.fileio import check_output_path
-    from usdgrip.isaac_yaml import write_isaac_grasp
-    from usdgrip.planning import plan_grasps
-    from usdgrip.usd_io import open_stage
+    from usdgrip.grasping.isaac_yaml import write_isaac_grasp
+    from usdgrip.grasping.planner import plan_grasps
+    from usdgrip.usd.stage import open_stage
 
     target = compute_output_path(path, root or str(Path(path).parent), out_dir)
     check_output_path(target, [path, *(file for file, _ in grippers)])
-    stage = open_stage(path)  # kept open: plan_grasps reuses the loaded layer
+    stage = open_stage(path)  # read once: plan_grasps reads this stage, not the file again
     prim = stage.GetDefaultPrim()
     if not prim and stage.HasDefaultPrim():
         roots = ", ".join(f"<{p.GetPath()}>" for p in stage.GetPseudoRoot().GetChildren())
@@ -336,7 +336,7 @@ def plan_file(
         max_candidates_per_gripper=max_candidates,
         seed=seed,
     )
-    result = plan_grasps(request, methods=methods)
+    result = plan_grasps(request, methods=methods, stages={str(path): stage})
     target.parent.mkdir(parents=True, exist_ok=True)
     write_isaac_grasp(result, target)
     warnings = list(result.metadata.warnings)

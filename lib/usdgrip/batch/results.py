@@ -1,12 +1,14 @@
 """The results file (one JSON line per file) and the run summary.
 
 Rows are appended and flushed as each file completes, so an interrupted run
-(Ctrl-C, a killed process, a lost worker) keeps every finished row. Flushed,
-not fsynced: the rows survive the process, not a power cut.
+(Ctrl-C, a killed process, a lost worker) keeps every finished row, and a row is
+replaced only by a newer row of the same file. Flushed, not fsynced: the rows
+survive the process, not a power cut.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from usdgrip.batch.jobs import STATUSES
-from usdgrip.fileio import write_text_atomically
+from usdgrip.fileio import is_streamed, name_write_error, open_streamed, write_text_output
 
 FAILED_STATUSES = ("error", "timeout", "crashed")
 
@@ -72,31 +74,72 @@ def should_skip(row: Mapping[str, Any] | None, sha256: str | None, retry_failed:
 
 
 class ResultsWriter:
-    """Append rows to a JSON-lines file, one flushed line per row.
+    """Append rows to a JSON-lines file, one flushed line per row; no row is ever lost.
+
+    The file starts with every row of ``keep`` (atomically rewritten), including the
+    rows of files this run does again: a new row is appended after the old one (the
+    last row of a path wins), and :meth:`close` compacts the file to one row per path
+    (atomically; if that fails, the appended file is left as it is). An interrupted
+    run therefore keeps both every earlier row and every finished one.
+
+    A results file that is not a regular file (``-`` for standard output, a named
+    pipe, a device) is streamed: rows are written as they come, nothing is rewritten.
 
     Args:
         path: the results file (its folder is created).
-        keep: rows to start the file with (the rows ``--resume`` reuses); the
-            file is rewritten with exactly these (atomically) before any
-            append, so every file keeps exactly one row.
+        keep: rows to start the file with (every row ``--resume`` read).
     """
 
     def __init__(
         self, path: str | os.PathLike[str], keep: Iterable[Mapping[str, Any]] = ()
     ) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomically(self.path, "".join(format_row(row) for row in keep))
-        self._stream: IO[str] = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+        self.path = path
+        self._rows = {row["path"]: dict(row) for row in keep}
+        self._streamed = is_streamed(path)
+        self._failed = False
+        self._closing = contextlib.ExitStack()
+        try:
+            if self._streamed:
+                self._stream: IO[bytes] = self._closing.enter_context(open_streamed(path))
+            else:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                self._write_all()
+                self._stream = self._closing.enter_context(open(path, "ab"))  # noqa: SIM115
+        except OSError as exc:
+            raise name_write_error(exc, path) from None
+        for row in self._rows.values() if self._streamed else ():
+            self._write(row)
+
+    def _write_all(self) -> None:
+        text = "".join(format_row(row) for row in self._rows.values())
+        write_text_output(self.path, text)
+
+    def _write(self, row: Mapping[str, Any]) -> None:
+        try:
+            self._stream.write(format_row(row).encode("utf-8"))
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            self._failed = True
+            raise name_write_error(exc, self.path) from None
 
     def append(self, row: Mapping[str, Any]) -> None:
         """Write one row and flush it to the operating system."""
-        self._stream.write(format_row(row))
-        self._stream.flush()
+        self._write(row)
+        self._rows.pop(row["path"], None)  # a row run again moves to the end
+        self._rows[row["path"]] = dict(row)
 
     def close(self) -> None:
-        """Close the file."""
-        self._stream.close()
+        """Close the file, compacted to one row per path (a regular file)."""
+        try:
+            self._closing.close()
+        except OSError as exc:  # a row that could not be written was already reported
+            if not self._failed:
+                raise name_write_error(exc, self.path) from None
+        if not self._streamed:
+            with contextlib.suppress(OSError):  # the appended rows are all there already
+                self._write_all()
 
     def __enter__(self) -> ResultsWriter:
         return self
@@ -106,8 +149,13 @@ class ResultsWriter:
 
 
 def format_row(row: Mapping[str, Any]) -> str:
-    """One row as a JSON line (compact, non-ASCII kept, newline-terminated)."""
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+    r"""One row as a JSON line (compact, non-ASCII kept, newline-terminated).
+
+    A lone surrogate (a file name byte that is not UTF-8, kept by Python as ``\udcff``)
+    becomes a ``\udcff`` JSON escape, so the line is UTF-8 and reads back the same.
+    """
+    text = json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 # --- summary -------------------------------------------------------------------

@@ -290,7 +290,7 @@ def main(argv: list[str]) -> int:
     # usdgrip (and pxr, the schema) is loaded: ``-m usdgrip.batch.worker`` imported it.
     threads = int(argv[2])
     if threads and "PXR_WORK_THREAD_LIMIT" not in os.environ:
-        from usdgrip.usd_io import set_work_thread_limit
+        from usdgrip.usd.stage import set_work_thread_limit
 
         set_work_thread_limit(threads)
     if len(argv) > 3:

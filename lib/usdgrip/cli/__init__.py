@@ -73,12 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def open_input(path: str | Path, output: str | Path | None = None) -> Any:
-    """Open a command's input stage (:func:`usdgrip.usd_io.open_stage`), every failure named.
+    """Open a command's input stage (:func:`usdgrip.usd.stage.open_stage`), every failure named.
 
     A file name that is not UTF-8 and text that is not UTF-8 (in the file or a
     layer it reads) get a message naming the file, line and the text found there.
     ``output``, the file the command will write, may be none of the files the stage
-    reads (:func:`usdgrip.usd_io.list_stage_files`): ``path`` itself is refused before
+    reads (:func:`usdgrip.usd.dependencies.list_stage_files`): ``path`` itself is refused before
     it is opened, its sublayers, references and payloads once it is.
 
     Raises:
@@ -86,7 +86,8 @@ def open_input(path: str | Path, output: str | Path | None = None) -> Any:
         StageOpenError: as ``open_stage``.
     """
     from usdgrip.fileio import check_output_path, check_utf8_name
-    from usdgrip.usd_io import list_stage_files, open_stage
+    from usdgrip.usd.dependencies import list_stage_files
+    from usdgrip.usd.stage import open_stage
 
     check_utf8_name(path)
     if output is not None:
@@ -96,6 +97,32 @@ def open_input(path: str | Path, output: str | Path | None = None) -> Any:
     if output is not None:
         check_output_path(output, list_stage_files(stage))
     return stage
+
+
+def take_snapshot(path: str | Path) -> Any:
+    """:class:`usdgrip.fileio.FileSnapshot` of an input the command will rewrite.
+
+    Taken before USD reads it; None for what is not a readable regular file
+    (:func:`open_input` then says why).
+    """
+    import stat
+
+    from usdgrip.fileio import FileSnapshot
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # never read a pipe here: it would block
+        return FileSnapshot.take(path)
+    except OSError:
+        return None
+
+
+def print_notes(path: str | Path, notes: Sequence[str]) -> None:
+    """``warning: FILE: NOTE`` on stderr, one line each (what a rewrite could not keep)."""
+    from usdgrip.fileio import display_path
+
+    for note in notes:
+        print(f"warning: {display_path(path)}: {note}", file=sys.stderr)
 
 
 #: USD's own diagnostic: ``Warning: in FUNC at line N of FILE -- MESSAGE (on stage ...)``.
@@ -155,7 +182,7 @@ def _describe_non_utf8(path: str | Path, exc: UnicodeDecodeError) -> str:
     from pxr import Sdf, Tf
 
     from usdgrip.fileio import display_path, find_non_utf8_line
-    from usdgrip.usd_io import list_layer_dependencies
+    from usdgrip.usd.dependencies import list_layer_dependencies
 
     todo, seen = [str(path)], set()
     while todo:  # the root file, then the layers it names, breadth first

@@ -15,6 +15,7 @@ from usdgrip.batch.jobs import compute_output_path
 from usdgrip.batch.progress import Progress
 from usdgrip.batch.results import format_summary
 from usdgrip.errors import GripperError
+from usdgrip.fileio import is_standard_output
 
 NAME = "batch"
 ORDER = 70
@@ -85,7 +86,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
         metavar="FILE",
-        help="results file, one JSON line per file, appended as files complete",
+        help="results file, one JSON line per file, appended as files complete (- or a "
+        "named pipe: streamed, no --resume)",
     )
     parser.add_argument(
         "--resume",
@@ -177,7 +179,7 @@ def parse_grippers(texts: list[str], max_candidates: int, seed: int) -> list[lis
     """
     from usdgrip.cli.plan import check_request_options, parse_gripper
     from usdgrip.contracts import GripperRef
-    from usdgrip.planning import read_gripper
+    from usdgrip.grasping.reading import read_gripper
 
     refs = []
     for text in texts:
@@ -222,6 +224,11 @@ def run(args: argparse.Namespace) -> int:
     out_dir: Path | None = None
     if args.out is not None and Path(args.out).is_dir():
         raise ValueError(f"--out {args.out}: is a directory; expected a results file path")
+    if args.format == "json" and is_standard_output(args.out):
+        raise ValueError(
+            f"--out {args.out} is standard output, where --format json prints the summary: "
+            "use --format text (the summary then goes to stderr) or a results file"
+        )
     if args.batch_action == "validate":
         job = VALIDATE_JOB
         # The same rule selection as `usdgrip validate`: an unknown code is exit 2 here.

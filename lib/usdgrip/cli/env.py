@@ -40,10 +40,34 @@ def compute_env_lines() -> list[str]:
     return lines
 
 
+#: Enabling usdgrip.kit enables usdgrip.schema first (its dependency, [core] order -100).
+KIT_EXTENSIONS = ("usdgrip.kit",)
+
+
+def compute_kit_arguments() -> list[str]:
+    """Kit command-line arguments that load the usdgrip extensions at startup.
+
+    The same for ``kit``, Isaac Sim's ``isaac-sim.sh`` and USD Composer's launcher:
+    ``--ext-folder <share>/exts --enable usdgrip.kit``.
+    """
+    arguments = ["--ext-folder", str(share_dir() / "exts")]
+    for name in KIT_EXTENSIONS:
+        arguments += ["--enable", name]
+    return arguments
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    del parser
+    parser.add_argument(
+        "--kit",
+        action="store_true",
+        help="print the Kit arguments instead (--ext-folder, --enable) for kit, Isaac Sim's "
+        'isaac-sim.sh or USD Composer, e.g.  eval ./isaac-sim.sh "$(usdgrip env --kit)"',
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.kit:
+        print(shlex.join(compute_kit_arguments()))
+        return 0
     print("\n".join(compute_env_lines()))
     return 0

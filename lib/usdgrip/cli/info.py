@@ -136,7 +136,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import open_input, reading
-    from usdgrip.usd_io import find_gripper_sites, iter_slot_prims, read_gripper_slots
+    from usdgrip.usd.sites import find_gripper_sites
+    from usdgrip.usd.slots import iter_slot_prims, read_gripper_slots
 
     stage = open_input(args.file)
     with reading(args.file):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 NAME = "migrate"
@@ -17,13 +18,18 @@ converted losslessly is kept and listed.
 By default the result goes to a new file (FILE.migrated.usda beside it, or -o PATH,
 which may not be FILE itself nor a layer file it reads; in another folder, relative
 asset paths are re-anchored so they still resolve, listed as moved:); --in-place
-rewrites FILE (atomically; a symbolic link stays a link and its target is rewritten).
+rewrites FILE (atomically; a symbolic link stays a link and its target is rewritten;
+the mode, owner and group are kept; a read-only file is refused, and so is a FILE that
+changed while it was migrated). -o - writes the layer (usda) to standard output and
+the report to standard error; -o may also be a named pipe or a device, written in place.
+USD keeps no comments: the comment block right after `#usda 1.0` (a licence header)
+is carried into the result, other comments are dropped with a warning.
 A .usdz package cannot be written: migrate the package's source layer, or write the
 result with -o OUT.usda. The changed:, left: and moved: lines are printed after the
 write, so a failed write reports no change.
 
 Exit 0 when written or nothing to convert (left: lines do not change it), 2 on unusable
-input or output (nothing is written)."""
+input or output (nothing is written: read-only, changed underneath, disk full)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,8 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _target_path(args: argparse.Namespace) -> Path:
     """Where the migrated layer goes; refuses a .usdz package and ``-o FILE``."""
-    from usdgrip.fileio import check_output_path
-    from usdgrip.usd_io import USD_SUFFIXES
+    from usdgrip.fileio import check_output, check_output_path, is_streamed
+    from usdgrip.usd.names import USD_SUFFIXES
 
     source = Path(args.file)
     if args.in_place:
@@ -50,44 +56,64 @@ def _target_path(args: argparse.Namespace) -> Path:
             f"{target}: usdz packages cannot be written; migrate the package's source layer, "
             f"or write the result with -o {source.stem}.migrated.usda"
         )
-    if target.suffix.lower() not in USD_SUFFIXES:
+    streamed = not args.in_place and is_streamed(target)
+    if target.suffix.lower() not in USD_SUFFIXES and not streamed:
         raise ValueError(
             f"{target}: not a USD file name (suffix {target.suffix or 'none'!r}); the migrated "
-            f"layer is written as USD: name it .usda or .usdc"
+            f"layer is written as USD: name it .usda or .usdc (or -o - for standard output)"
         )
     if not args.in_place:
         try:
             check_output_path(target, [source])
         except ValueError as exc:
             raise ValueError(f"{exc}; --in-place rewrites FILE itself") from None
+        check_output(args.output or target)
     return target
 
 
 def run(args: argparse.Namespace) -> int:
-    from usdgrip.cli import open_input
-    from usdgrip.fileio import display_path, export_layer_atomically
+    from usdgrip.cli import open_input, print_notes, take_snapshot
+    from usdgrip.fileio import (
+        display_path,
+        find_usda_comments,
+        is_standard_output,
+        is_streamed,
+    )
     from usdgrip.migrate import compute_layer_for, migrate_stage
+    from usdgrip.usd.layer_files import export_layer
 
     target = _target_path(args)
-    # --in-place rewrites the root layer on purpose.
+    written = str(args.output) if args.output else target
+    report_to = sys.stderr if is_standard_output(written) else sys.stdout
+    # --in-place rewrites the root layer on purpose, only if it is still what was read.
+    snapshot = take_snapshot(args.file) if args.in_place else None
     stage = open_input(args.file, None if args.in_place else target)
+    comments = find_usda_comments(args.file)
     report = migrate_stage(stage)
     moved: list[str] = []
     if report.changed:
-        layer, moved = compute_layer_for(stage.GetRootLayer(), target)
-        export_layer_atomically(layer, target)
+        # A stream (-, a pipe, a device) keeps FILE's relative paths: it has no folder.
+        anchor = Path(args.file) if is_streamed(written) else target
+        layer, moved = compute_layer_for(stage.GetRootLayer(), anchor)
+        notes = export_layer(layer, written, unchanged=snapshot, comments=comments)
+        print_notes(args.file, notes)
     for line in report.changes:
-        print(f"changed: {line}")
+        print(f"changed: {line}", file=report_to)
     for line in report.left:
-        print(f"left:    {line}")
+        print(f"left:    {line}", file=report_to)
     for line in moved:
-        print(f"moved:   {line} (relative asset path re-anchored to the output's folder)")
+        print(
+            f"moved:   {line} (relative asset path re-anchored to the output's folder)",
+            file=report_to,
+        )
     if report.changed:
-        print(f"wrote {display_path(target)}")
+        print(f"wrote {display_path(written)}", file=report_to)
     elif report.left:
         print(
-            f"{args.file}: nothing converted; the items above are left as they are, no file written"
+            f"{args.file}: nothing converted; the items above are left as they are, "
+            "no file written",
+            file=report_to,
         )
     else:
-        print(f"{args.file}: nothing to migrate")
+        print(f"{args.file}: nothing to migrate", file=report_to)
     return 0

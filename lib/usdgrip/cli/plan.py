@@ -11,6 +11,8 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from usdgrip.contracts import parse_gripper
+
 NAME = "plan"
 ORDER = 40
 HELP = "plan collision-checked grasps for grippers on an object (Isaac-Grasp YAML)"
@@ -95,28 +97,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def parse_gripper(text: str):
-    """Parse ``FILE:/Site/Path`` into a :class:`~usdgrip.contracts.GripperRef`.
-
-    The split is at the last ``:`` followed by ``/``, so Windows drive letters work.
-
-    Raises:
-        ValueError: no ``:/`` separator, an empty file or a bad prim path.
-    """
-    from usdgrip.contracts import GripperRef
-
-    cut = text.rfind(":/")
-    if cut <= 0:
-        raise ValueError(
-            f"--gripper {text!r}: expected FILE:/Site/Path, e.g. examples/gripper.usda:/Gripper/tcp"
-        )
-    asset, prim = text[:cut], text[cut + 1 :]
-    try:
-        return GripperRef(asset_path=os.path.normpath(asset), prim_path=prim)
-    except ValidationError as exc:
-        raise ValueError(f"--gripper {text!r}: {_first_error(exc)}") from None
-
-
 #: The command-line option of each request field (for messages).
 _OPTIONS = {
     "grippers": "--gripper",
@@ -197,9 +177,10 @@ class _ProgressBar:
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, open_input
-    from usdgrip.fileio import check_output_path
-    from usdgrip.isaac_yaml import write_isaac_grasp
-    from usdgrip.planning import parse_methods, plan_grasps
+    from usdgrip.fileio import check_output, check_output_path, is_standard_output, is_streamed
+    from usdgrip.grasping.isaac_yaml import write_isaac_grasp
+    from usdgrip.grasping.planner import plan_grasps
+    from usdgrip.grasping.proposals import parse_methods
 
     if args.show < 0:
         raise ValueError(f"--show {args.show}: expected a number of candidates >= 0")
@@ -210,11 +191,13 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(output, inputs)
     if output.is_dir():
         raise ValueError(f"-o {output}: is a directory; expected a YAML file path")
-    if not output.parent.is_dir():
+    if not is_streamed(output) and not output.parent.is_dir():
         raise ValueError(f"-o {output}: folder {output.parent} does not exist; create it first")
+    check_output(output)
     request = build_request(args.file, args.object, grippers, args.max_candidates, args.seed)
-    for file in dict.fromkeys(inputs):  # nor any layer they read
-        open_input(file, output)
+    # Each input opened once (its USD warnings restated once), refused as the output, nor any
+    # layer it reads; the planner reads these stages instead of opening the files again.
+    stages = {file: open_input(file, output) for file in dict.fromkeys(inputs)}
     bar = _ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
     try:
         result = plan_grasps(
@@ -225,12 +208,14 @@ def run(args: argparse.Namespace) -> int:
             retreat_distance=args.retreat,
             gripper_model=args.gripper_model,
             progress=bar,
+            stages=stages,
         )
     finally:
         bar.close()
     write_isaac_grasp(result, output)
-    if not args.quiet:
-        print_summary(result, output, len(grippers), args.show, sys.stdout)
+    if not args.quiet:  # the summary goes to stderr when the grasps go to stdout
+        summary_to = sys.stderr if is_standard_output(output) else sys.stdout
+        print_summary(result, output, len(grippers), args.show, summary_to)
         for warning in result.metadata.warnings:
             print(f"warning: {warning}", file=sys.stderr)
     return EXIT_OK if result.grasps else EXIT_FINDINGS

@@ -15,7 +15,8 @@ Y green, Z blue = approach), with --slots the object's grasp slots (offset range
 tilt fan, closing axis; colour = group), and with --grasps an Isaac-Grasp YAML drawn as
 gripper wireframes at the open width, coloured red (low) to green (high) confidence.
 Grasp poses are relative to the object prim (the file's metadata.pose_frame when --prim
-is not given). The PNG is written atomically.
+is not given). The PNG is written atomically (a device or named pipe, /dev/stdout too,
+is written in place; `-` is refused: a PNG is binary).
 Exit 0 ok, 2 bad input (file, prim, grasps file, output path)."""
 
 
@@ -53,7 +54,7 @@ def _pair(text: str, sep: str, option: str) -> tuple[float, float]:
 def run(args: argparse.Namespace) -> int:
     import usdgrip  # noqa: F401  (registers the schema before the stage opens)
     from usdgrip.cli import open_input
-    from usdgrip.fileio import check_output_path, display_path
+    from usdgrip.fileio import check_output, check_output_path, display_path
     from usdgrip.render import check_view_options, render_view
 
     elevation, azimuth = _pair(args.view, ",", "--view")
@@ -66,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(args.output, [args.grasps])
     if Path(args.output).is_dir():
         raise ValueError(f"-o {args.output}: is a directory; expected a PNG file path")
+    try:
+        check_output(args.output, binary=True)
+    except ValueError as exc:
+        raise ValueError(f"-o {exc}") from None
     stage = open_input(args.file, args.output)
     summary = render_view(
         stage,

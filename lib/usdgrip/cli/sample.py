@@ -6,12 +6,11 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import IO
 
 import numpy as np
 
-from usdgrip.fileio import display_path, write_bytes_atomically
+from usdgrip.fileio import check_output, display_path, is_standard_output, write_output
 from usdgrip.model import GripperSlot
 from usdgrip.sampling import SlotSamples, sample_gripper_groups
 
@@ -61,7 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=FORMATS,
         help="output format (default: npz when --output ends in .npz, else json)",
     )
-    parser.add_argument("-o", "--output", help="write here (atomically) instead of stdout")
+    parser.add_argument(
+        "-o",
+        "--output",
+        help="write here instead of stdout (atomically; a device or named pipe is written in "
+        "place; - is stdout)",
+    )
 
 
 def parse_ee_ids(text: str) -> list[int]:
@@ -167,7 +171,8 @@ def save_npz(samples: SlotSamples, file: IO[bytes]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import open_input, reading
-    from usdgrip.usd_io import get_prim, list_slot_names, read_gripper_slots
+    from usdgrip.usd.slots import list_slot_names, read_gripper_slots
+    from usdgrip.usd.stage import get_prim
 
     fmt = args.format or (
         "npz" if args.output and str(args.output).lower().endswith(".npz") else "json"
@@ -181,8 +186,11 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.seed > MAX_ID:  # the sampler itself refuses a negative seed
         raise ValueError(f"--seed {args.seed}: expected an integer from 0 to {MAX_ID}")
-    if args.output and Path(args.output).is_dir():
-        raise ValueError(f"-o {args.output}: is a directory; expected a file path")
+    if args.output:
+        try:
+            check_output(args.output, binary=fmt == "npz")
+        except ValueError as exc:
+            raise ValueError(f"-o {exc}") from None
     stage = open_input(args.file, args.output)
     prim = get_prim(stage, args.prim)
     where = f"{args.file}: <{args.prim}>"
@@ -198,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         samples = sample_gripper_groups(slots, ee_ids=ee_ids, count=args.count, seed=args.seed)
         if fmt == "npz":
-            write_bytes_atomically(args.output, lambda f: save_npz(samples, f))
+            write_output(args.output, lambda f: save_npz(samples, f), binary=True)
         else:
             text = (
                 json.dumps(samples.to_dict()) + "\n"
@@ -216,9 +224,10 @@ def run(args: argparse.Namespace) -> int:
         if not args.output:
             sys.stdout.write(text)
             return 0
-        write_bytes_atomically(args.output, lambda f: f.write(text.encode("utf-8")))
+        write_output(args.output, lambda f: f.write(text.encode("utf-8")))
     print(
         f"wrote {samples.count} candidates x {len(samples.ee_ids)} targets ({fmt}) to "
-        f"{display_path(args.output)}"
+        f"{display_path(args.output)}",
+        file=sys.stderr if is_standard_output(args.output) else sys.stdout,
     )
     return 0

@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from usdgrip.fileio import check_output_path, export_layer_atomically, write_text_atomically
+from usdgrip.fileio import (
+    check_output,
+    check_output_path,
+    find_usda_comments,
+    write_text_output,
+)
 
 NAME = "validate"
 ORDER = 20
@@ -24,7 +29,12 @@ one failure or error, 2 usage error or unreadable input.
   usdgrip validate asset.usda --rule GR.003 --rule GR.004
   usdgrip validate asset.usda --param orthogonality_tolerance_deg=5
   usdgrip validate assets/*.usda --format sarif --output validation.sarif
-  usdgrip validate asset.usda --fix        # additive fixes into the file, then re-check"""
+  usdgrip validate asset.usda --fix        # additive fixes into the file, then re-check
+
+--fix rewrites each file atomically, keeping its mode, owner and group; it refuses
+(exit 2, nothing written) a read-only file and a file that changed while it was
+checked. USD keeps no comments: the comment block right after `#usda 1.0` (a licence
+header) is carried over, other comments are dropped with a warning."""
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVELS = {"failure": "error", "error": "error", "warning": "warning", "info": "note"}
@@ -55,7 +65,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="apply the additive fixes into each file's root layer, save it, then re-validate",
     )
     parser.add_argument(
-        "--output", metavar="PATH", help="write the report to PATH (atomically) instead of stdout"
+        "--output",
+        metavar="PATH",
+        help="write the report to PATH instead of stdout (atomically; a device or named pipe "
+        "is written in place)",
     )
 
 
@@ -235,25 +248,38 @@ def _artifact_uri(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from usdgrip.cli import open_input, reading
+    from usdgrip.cli import open_input, print_notes, reading, take_snapshot
     from usdgrip.rules import select_rules, validate
 
     codes = [r.code for r in select_rules(split_rules(args.rule))]
     params = parse_params(args.param)
     if args.output:  # every input before any is opened (each stage's layers as it opens)
         check_output_path(args.output, args.files)
+        check_output(args.output)
     # Open everything first: an unreadable input is a usage error (exit 2) before any output.
     # These stages are private to this command, so the C++ candidate scan may use them.
-    stages = [(path, open_input(path, args.output)) for path in args.files]
+    # --fix rewrites a file only if it is still what was read (the snapshot comes first).
+    stages = []
+    for path in args.files:
+        snapshot = take_snapshot(path) if args.fix else None
+        stages.append((path, snapshot, open_input(path, args.output)))
     entries = []
-    for path, stage in stages:
+    for path, snapshot, stage in stages:
         with reading(path):
             report = validate(stage, rules=codes, params=params, scan="collection")
             fixed = None
             if args.fix:
                 fixed = report.apply_fixes()
                 if fixed:
-                    export_layer_atomically(stage.GetRootLayer(), path)
+                    from usdgrip.usd.layer_files import export_layer
+
+                    notes = export_layer(
+                        stage.GetRootLayer(),
+                        path,
+                        unchanged=snapshot,
+                        comments=find_usda_comments(path),
+                    )
+                    print_notes(path, notes)
                     report = validate(stage, rules=codes, params=params, scan="collection")
         entries.append(_file_entry(path, report, fixed))
     if args.format == "json":
@@ -263,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = format_text(entries)
     if args.output:
-        write_text_atomically(Path(args.output), text)
+        write_text_output(args.output, text)
     else:
         sys.stdout.write(text)
     return 0 if all(e["ok"] for e in entries) else 1

@@ -13,7 +13,18 @@ Importing this package registers every rule in :data:`RULES` (keyed by code).
 from __future__ import annotations
 
 from usdgrip.rules import asset_rules, site_rules, slot_rules  # noqa: F401  (register rules)
+from usdgrip.rules.contexts import SiteContext, SlotContext, StageContext
 from usdgrip.rules.engine import (
+    Report,
+    check_prim,
+    check_stage_level,
+    compute_marker_hints,
+    iter_candidates,
+    resolve_params,
+    select_rules,
+    validate,
+)
+from usdgrip.rules.records import (
     BLOCKING,
     DEFAULT_PARAMS,
     PARAM_DOCS,
@@ -22,20 +33,9 @@ from usdgrip.rules.engine import (
     Finding,
     Fix,
     Issue,
-    Report,
     Rule,
-    SiteContext,
-    SlotContext,
-    StageContext,
-    check_prim,
-    check_stage_level,
-    compute_marker_hints,
     get_docs_dir,
-    iter_candidates,
-    resolve_params,
     rule,
-    select_rules,
-    validate,
 )
 
 __all__ = [

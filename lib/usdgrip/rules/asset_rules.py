@@ -7,8 +7,10 @@ from collections.abc import Iterator
 
 from pxr import Pcp, Usd
 
-from usdgrip import usd_io
-from usdgrip.rules.engine import Finding, StageContext, rule
+from usdgrip.rules.contexts import StageContext
+from usdgrip.rules.records import Finding, rule
+from usdgrip.usd.discovery import compute_site_markers
+from usdgrip.usd.stage import TRAVERSAL
 
 _UNRESOLVED = {
     Pcp.ErrorType_InvalidAssetPath: "reference or payload",
@@ -91,8 +93,4 @@ def _authored_asset_path(prim: Usd.Prim, absolute: str) -> str | None:
 
 def _sites_under(prim: Usd.Prim) -> list[str]:
     """Paths of gripper sites at or under ``prim`` (what this file still authors there)."""
-    return [
-        str(p.GetPath())
-        for p in Usd.PrimRange(prim, usd_io.TRAVERSAL)
-        if usd_io.compute_site_markers(p)
-    ]
+    return [str(p.GetPath()) for p in Usd.PrimRange(prim, TRAVERSAL) if compute_site_markers(p)]

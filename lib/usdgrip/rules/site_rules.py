@@ -3,7 +3,7 @@
 GR.001–GR.004 carry the codes of NVIDIA SimReady's PhysicsGrippers
 capability, extended to the seed's naming (prefixed child names win over
 unprefixed ones); GR.005–GR.011 are usdgrip's. Every rule reads the site
-once through :func:`usdgrip.usd_io.read_gripper_site` (shared by the rules
+once through :func:`usdgrip.usd.sites.read_gripper_site` (shared by the rules
 of one site) and checks what is authored, never a fallback.
 """
 
@@ -15,14 +15,15 @@ from collections.abc import Iterator
 import numpy as np
 from pxr import Sdf, Usd, UsdGeom, Vt
 
-from usdgrip import usd_io
 from usdgrip.model import CurveInfo
-from usdgrip.rules.engine import Finding, Fix, SiteContext, rule
+from usdgrip.rules.contexts import SiteContext
+from usdgrip.rules.records import Finding, Fix, rule
 from usdgrip.slot_checks import get_max_opening_problem
+from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API
 
 _CURVE_ROLES = {
-    "forward": (usd_io.FORWARD_AXIS_NAMES, "approach direction"),
-    "grip": (usd_io.GRIP_LINE_NAMES, "axis of the graspable tube; length = pad width"),
+    "forward": (FORWARD_AXIS_NAMES, "approach direction"),
+    "grip": (GRIP_LINE_NAMES, "axis of the graspable tube; length = pad width"),
 }
 _CURVE_HOWTO = (
     'a linear BasisCurves with points = [p0, p1], curveVertexCounts = [2], type = "linear"'
@@ -410,7 +411,7 @@ def check_max_payload(context: SiteContext) -> Iterator[Finding]:
 
 def _apply_site_api(path: Sdf.Path) -> callable:
     def author(stage: Usd.Stage) -> None:
-        stage.GetPrimAtPath(path).ApplyAPI(usd_io.SITE_API)
+        stage.GetPrimAtPath(path).ApplyAPI(SITE_API)
 
     return author
 
@@ -434,7 +435,7 @@ def check_site_declared(context: SiteContext) -> Iterator[Finding]:
         return
     prim = context.prim
     fixes: tuple[Fix, ...] = ()
-    if context.editable and prim.CanApplyAPI(usd_io.SITE_API):
+    if context.editable and prim.CanApplyAPI(SITE_API):
         fixes = (
             Fix(
                 f"apply GripperSiteAPI to <{prim.GetPath()}>",

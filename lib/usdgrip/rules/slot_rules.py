@@ -13,13 +13,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from usdgrip.model import LR_TOKENS
-from usdgrip.rules.engine import (
-    Finding,
-    SlotContext,
-    SlotEntry,
-    get_instance_name_problem,
-    rule,
-)
+from usdgrip.rules.contexts import SlotContext, SlotEntry
+from usdgrip.rules.records import Finding, rule
 from usdgrip.slot_checks import (
     compute_axes_problems,
     get_center_problem,
@@ -27,7 +22,8 @@ from usdgrip.slot_checks import (
     get_up_range_problem,
     get_world_axes_problem,
 )
-from usdgrip.usd_io import get_meters_per_unit, get_meters_per_unit_problem
+from usdgrip.usd.slots import get_instance_name_problem
+from usdgrip.usd.stage import get_meters_per_unit, get_meters_per_unit_problem
 
 
 def _field(slot: SlotEntry, schema: str, record: str) -> str:
@@ -161,7 +157,7 @@ def check_slot_lr(context: SlotContext) -> Iterator[Finding]:
     tags=("slots",),
 )
 def check_slot_instance_name(context: SlotContext) -> Iterator[Finding]:
-    """GS.005: each instance name passes :func:`usdgrip.usd_io.check_slot_instance_name`."""
+    """GS.005: each instance name passes :func:`usdgrip.usd.slots.check_slot_instance_name`."""
     for name in context.instance_names:
         problem = get_instance_name_problem(name)
         if problem is not None:

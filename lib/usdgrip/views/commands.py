@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from usdgrip.views import actions
 from usdgrip.views.host import UsdviewHost
 from usdgrip.views.qt import QAction
 from usdgrip.views.session import GrippersSession, get_session
@@ -46,23 +47,10 @@ def validate_selection(usdview_api: Any) -> None:
 
 def show_slots(usdview_api: Any) -> None:
     """Overlay the slots of the selected prims and the prims under them (all when none is)."""
-    from pxr import Sdf
-
-    from usdgrip.usd_io import iter_slot_prims
-
     if (session := _session(usdview_api)) is not None:
-        roots = [Sdf.Path(p) for p in session.host.selected_paths] or [Sdf.Path.absoluteRootPath]
-        paths = [
-            str(prim.GetPath())
-            for prim in iter_slot_prims(session.host.stage)
-            if any(prim.GetPath().HasPrefix(root) for root in roots)
-        ]
-        count = session.show_slots(paths)
-        skipped = session.slot_problems
-        note = f"; {len(skipped)} skipped: {skipped[0]}" if skipped else ""
-        session.host.status(
-            f"usdgrip: {count} slot(s) shown on {session.slot_objects} prim(s){note}"
-        )
+        paths = actions.find_slot_prims(session.host.stage, session.host.selected_paths)
+        session.show_slots(paths)
+        session.host.status(session.last_slots.status)
 
 
 def sample_slot_grasps(usdview_api: Any) -> None:

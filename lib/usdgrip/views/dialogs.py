@@ -9,18 +9,14 @@ button, and emits :attr:`resultReady` with a
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from pxr import Usd, UsdGeom
 
 from usdgrip.errors import GripperError
-from usdgrip.views.grasp_set import (
-    GraspSet,
-    compute_grasp_set_from_plan,
-    compute_grasp_set_from_samples,
-)
+from usdgrip.views import actions
+from usdgrip.views.grasp_set import GraspSet
 from usdgrip.views.qt import QtWidgets, Signal
 from usdgrip.views.shapes import DEFAULT_OPEN_WIDTH
 from usdgrip.views.worker import TaskCancelled, TaskContext, TaskRunner
@@ -162,12 +158,6 @@ class _TaskDialog(QtWidgets.QDialog):
         self._message.setText("Cancelled; nothing was changed.")
 
 
-def _object_to_world(stage: Usd.Stage, path: str) -> Any:
-    from usdgrip.usd_io import compute_world_transform, get_prim
-
-    return compute_world_transform(get_prim(stage, path))
-
-
 class SampleDialog(_TaskDialog):
     """Sample end-effector targets from the slots of one object (``sample_gripper_groups``)."""
 
@@ -199,44 +189,32 @@ class SampleDialog(_TaskDialog):
 
     def setStage(self, stage: Usd.Stage, selected_paths: list[str] | tuple = ()) -> None:
         """List the objects with slots; preselect the first selected one."""
-        from usdgrip.usd_io import find_gripper_sites, iter_slot_prims
-
         self._stage = stage
-        paths = [str(p.GetPath()) for p in iter_slot_prims(stage)]
+        paths = actions.find_slot_prims(stage)
         self.objectCombo.clear()
         self.objectCombo.addItems(paths)
         for path in selected_paths:
             if path in paths:
                 self.objectCombo.setCurrentText(path)
                 break
-        openings = [s.max_opening for s in find_gripper_sites(stage, strict=False)]
-        usable = [o for o in openings if o is not None and math.isfinite(o) and o > 0]
-        if usable:
-            self.widthSpin.setValue(float(usable[0]))
+        width = actions.find_default_open_width(stage)
+        if width is not None:
+            self.widthSpin.setValue(width)
         self._message.setText("" if paths else "No prim on this stage has grasp slots.")
 
     def _prepare(self):
-        from usdgrip.sampling import sample_gripper_groups
-        from usdgrip.usd_io import get_prim, read_gripper_slots
-
-        path = self.objectCombo.currentText()
-        if self._stage is None or not path:
+        if self._stage is None:
             raise ValueError("Choose an object with grasp slots first.")
-        slots = read_gripper_slots(get_prim(self._stage, path))
-        if not slots:
-            raise ValueError(f"<{path}> has no grasp slots.")
-        world = _object_to_world(self._stage, path)
+        sampling = actions.read_sampling_input(self._stage, self.objectCombo.currentText())
         count, seed, width = self.countSpin.value(), self.seedSpin.value(), self.widthSpin.value()
-        ee_ids = tuple(range(len(slots)))
 
-        def task(context: TaskContext):
-            context.report(0, 0, f"Sampling {count} candidate(s) from {len(slots)} slot(s)…")
-            return sample_gripper_groups(slots, ee_ids=ee_ids, count=count, seed=seed)
+        def task(context: TaskContext) -> GraspSet:
+            context.report(
+                0, 0, f"Sampling {count} candidate(s) from {len(sampling.slots)} slot(s)…"
+            )
+            return actions.sample_grasp_set(sampling, count, seed, width)
 
-        def finish(samples) -> GraspSet:
-            return compute_grasp_set_from_samples(samples, path, world, width)
-
-        return task, finish
+        return task, lambda grasps: grasps
 
 
 class PlanDialog(_TaskDialog):
@@ -286,6 +264,10 @@ class PlanDialog(_TaskDialog):
         self.form.addRow("Methods", methods)
         browse.clicked.connect(self._browse)
         self.gripperEdit.editingFinished.connect(self._load_sites)
+        # The gripper asset's stage as _load_sites opened it, so planning reads it again
+        # instead of opening the file a second time. The viewer's own stage is not handed
+        # to the planner's worker thread: the viewer may author overlays on it meanwhile.
+        self._gripper_stages: dict[str, Usd.Stage] = {}
 
     def setStage(self, stage: Usd.Stage, selected_paths: list[str] | tuple = ()) -> None:
         """List candidate objects (top-level prims and the selection) and this stage's sites."""
@@ -319,17 +301,21 @@ class PlanDialog(_TaskDialog):
         return self._stage.GetRootLayer().realPath
 
     def _load_sites(self) -> None:
-        from usdgrip.usd_io import find_gripper_sites, open_stage
+        from usdgrip.usd.sites import find_gripper_sites
+        from usdgrip.usd.stage import open_stage
 
         self.siteCombo.clear()
         asset = self._gripper_asset()
         if not asset:
             return
+        self._gripper_stages = {}
         try:
             stage = self._stage if not self.gripperEdit.text().strip() else open_stage(asset)
         except Exception as exc:  # show why instead of failing the dialog
             self._message.setText(str(exc))
             return
+        if stage is not self._stage:
+            self._gripper_stages = {asset: stage}
         sites = [s.path for s in find_gripper_sites(stage, strict=False)]
         self.siteCombo.addItems(sites)
         if not sites:
@@ -338,49 +324,38 @@ class PlanDialog(_TaskDialog):
             self._message.setText("")
 
     def _prepare(self):
-        import usdgrip
-        from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
-
-        path, site = self.objectCombo.currentText(), self.siteCombo.currentText()
-        if self._stage is None or not path:
+        if self._stage is None:
             raise ValueError("Choose the object to grasp first.")
-        if not site:
-            raise ValueError("Choose a gripper asset with a gripper site first.")
-        asset = self._stage.GetRootLayer().realPath
-        if not asset:
-            raise ValueError(
-                "The stage is not saved to a file; the planner reads assets from disk."
-            )
         methods = tuple(name for name, check in self.methodChecks.items() if check.isChecked())
+        request = actions.build_plan_request(
+            self._stage,
+            self.objectCombo.currentText(),
+            self._gripper_asset(),
+            self.siteCombo.currentText(),
+            self.countSpin.value(),
+            self.seedSpin.value(),
+        )
         if self.methodChecks and not methods:
             raise ValueError("Tick at least one method.")
-        request = GraspPlanningRequest(
-            object=GraspObject(geometry=GeometryRef(asset_path=asset, prim_path=path)),
-            grippers=(GripperRef(asset_path=self._gripper_asset(), prim_path=site),),
-            max_candidates_per_gripper=self.countSpin.value(),
-            seed=self.seedSpin.value(),
-        )
         # All ticked: let the planner run every backend that applies to this object.
         chosen = None if len(methods) == len(self.methodChecks) else methods
+        stages = dict(self._gripper_stages)
 
-        def task(context: TaskContext):
+        def task(context: TaskContext) -> GraspSet:
             def progress(message: str, fraction: float) -> None:
                 if context.cancelled:
                     raise TaskCancelled("planning cancelled")
                 context.report(round(1000 * fraction), 1000, message)
 
             context.report(0, 0, f"Planning up to {request.max_candidates_per_gripper} grasp(s)…")
-            return usdgrip.plan_grasps(request, methods=chosen, progress=progress)
+            return actions.plan_grasp_set(request, methods=chosen, progress=progress, stages=stages)
 
-        def finish(result) -> GraspSet:
-            return compute_grasp_set_from_plan(result, path)
-
-        return task, finish
+        return task, lambda grasps: grasps
 
 
 def _planning_methods() -> tuple[str, ...]:
     try:
-        from usdgrip.planning import METHODS
+        from usdgrip.grasping.proposals import METHODS
     except ImportError:
         return ()
     return tuple(METHODS)

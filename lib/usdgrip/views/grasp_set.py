@@ -50,7 +50,7 @@ def compute_grasp_set_from_plan(
     result: Any, object_path: str, open_width: float = DEFAULT_OPEN_WIDTH
 ) -> GraspSet:
     """Build a :class:`GraspSet` from a ``GraspPlanningResult`` (file order, best first)."""
-    from usdgrip.isaac_yaml import compute_candidate_poses
+    from usdgrip.grasping.isaac_yaml import compute_candidate_poses
 
     candidates = list(result.grasps.values())
     widths = [c.width for c in candidates if getattr(c, "width", None)]

@@ -44,16 +44,6 @@ def _default_validator(stage: Usd.Stage) -> Any:
     return validate(stage)
 
 
-def _read_state(stage: Usd.Stage | None) -> Any:
-    from usdgrip.views.saving import FileState
-
-    path = stage.GetRootLayer().realPath if stage is not None else ""
-    try:
-        return FileState.read(path) if path else None
-    except OSError:
-        return None
-
-
 def _in_scope(prim: str, scope: Sequence[str] | None) -> bool:
     if not scope:
         return True
@@ -90,7 +80,7 @@ class ResultsPanel(QtWidgets.QWidget):
         self._scope: list[str] | None = None
         self._report: Any = None
         self._issues: list[Any] = []
-        self._opened: Any = None  # FileState of the root layer's file when the stage came
+        self._opened: Any = None  # FileSnapshot of the root layer's file when the stage came
 
         self._severity = QtWidgets.QComboBox()
         self._severity.setObjectName("severityFilter")
@@ -162,7 +152,9 @@ class ResultsPanel(QtWidgets.QWidget):
     def setStage(self, stage: Usd.Stage | None, prim_paths: Sequence[str] | None = None) -> None:
         """Validate ``stage``; with ``prim_paths`` only issues on or under them are listed."""
         if stage is not self._stage:
-            self._opened = _read_state(stage)
+            from usdgrip.views.saving import take_layer_snapshot
+
+            self._opened = take_layer_snapshot(stage.GetRootLayer() if stage else None)
         self._stage = stage
         self._scope = list(prim_paths) if prim_paths else None
         self.validate()
@@ -226,7 +218,7 @@ class ResultsPanel(QtWidgets.QWidget):
             return False
         layer = self._stage.GetRootLayer()
         try:
-            self._opened = save_layer(layer, self._opened)
+            self._opened, notes = save_layer(layer, self._opened)
         except (ValueError, OSError) as exc:
             self._summary.setText(f"Not saved: {exc}")
             if self._host is not None:
@@ -234,7 +226,8 @@ class ResultsPanel(QtWidgets.QWidget):
             self._update_buttons()
             return False
         if self._host is not None:
-            self._host.status(f"usdgrip: saved {layer.realPath}")
+            note = f" ({'; '.join(notes)})" if notes else ""
+            self._host.status(f"usdgrip: saved {layer.realPath}{note}")
         self.validate()
         return True
 

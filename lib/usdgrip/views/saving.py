@@ -2,47 +2,30 @@
 
 usdview has no File > Save (only *Save Overrides As*, which writes the session
 layer, and *Save Flattened As*), so fixes written into the root layer would be
-lost on exit. :func:`save_layer` writes the layer over its own file the way
-``usdgrip validate --fix`` and ``usdgrip migrate --in-place`` do: a temp file
-renamed into place (:func:`usdgrip.fileio.export_layer_atomically`). It
-refuses a file without write permission and a file that changed on disk since
-the viewer read it (:class:`FileState`), so nothing someone else wrote is lost.
+lost on exit. :func:`save_layer` writes the layer over its own file exactly as
+``usdgrip validate --fix`` does (:func:`usdgrip.usd.layer_files.export_layer`):
+a temp file renamed into place, never over a read-only file
+(:func:`usdgrip.fileio.check_writable`) nor over a file that changed on disk
+since the viewer read it (:class:`usdgrip.fileio.FileSnapshot`), and the
+file's leading comment block kept.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from usdgrip.fileio import display_path, export_layer_atomically
+from usdgrip.fileio import FileSnapshot, check_writable, display_path, find_usda_comments
 
 
-@dataclass(frozen=True)
-class FileState:
-    """Size, modification time and content hash of a file, to tell whether it changed."""
-
-    path: str
-    size: int
-    mtime_ns: int
-    sha256: str
-
-    @classmethod
-    def read(cls, path: str | os.PathLike[str]) -> FileState:
-        """The file's state now.
-
-        Raises:
-            OSError: the file cannot be read.
-        """
-        with open(path, "rb") as stream:
-            info = os.fstat(stream.fileno())
-            digest = hashlib.sha256()
-            while chunk := stream.read(1 << 20):
-                digest.update(chunk)
-        return cls(os.fspath(path), info.st_size, info.st_mtime_ns, digest.hexdigest())
+def take_layer_snapshot(layer: Any) -> FileSnapshot | None:
+    """The state of ``layer``'s file now (``None`` for an in-memory or unreadable layer)."""
+    path = layer.realPath if layer is not None else ""
+    try:
+        return FileSnapshot.take(path) if path and os.path.isfile(path) else None
+    except OSError:
+        return None
 
 
 def compute_unsavable_reason(layer: Any) -> str | None:
@@ -53,43 +36,34 @@ def compute_unsavable_reason(layer: Any) -> str | None:
     if Path(path).suffix.lower() == ".usdz":
         return f"{display_path(path)}: USD cannot write into a .usdz package"
     try:
-        info = os.stat(path)
+        check_writable(path)
     except OSError as exc:
-        return f"{display_path(path)}: cannot be read ({exc.strerror or exc})"
-    if not (info.st_mode & 0o222 and os.access(path, os.W_OK)):
-        return (
-            f"{display_path(path)}: read-only (mode {stat.S_IMODE(info.st_mode):04o}); "
-            "make it writable (chmod u+w) to save the fixes into it"
-        )
+        return str(exc)
     return None
 
 
-def save_layer(layer: Any, opened: FileState | None) -> FileState:
+def save_layer(layer: Any, opened: FileSnapshot | None) -> tuple[FileSnapshot | None, list[str]]:
     """Write ``layer`` over its own file, atomically, unless that file changed since ``opened``.
 
     Args:
         layer: the ``Sdf.Layer`` to save (a root layer opened from a file).
-        opened: the file's state when it was read; ``None`` skips the check.
+        opened: the file's snapshot when it was read; ``None`` skips that check.
 
     Returns:
-        The file's state after saving (the ``opened`` of the next save).
+        The file's snapshot after saving (the ``opened`` of the next save), and notes
+        for the user (comments that could not be kept).
 
     Raises:
         ValueError: the layer cannot be saved (in memory, ``.usdz``, read-only file).
         OSError: the file changed on disk since ``opened`` (nothing is written), or
             the write failed (the file is left as it was).
     """
+    from usdgrip.usd.layer_files import export_layer
+
     reason = compute_unsavable_reason(layer)
     if reason is not None:
         raise ValueError(reason)
     path = layer.realPath
-    if opened is not None:
-        now = FileState.read(path)
-        if (now.size, now.mtime_ns, now.sha256) != (opened.size, opened.mtime_ns, opened.sha256):
-            raise OSError(
-                f"{display_path(path)}: changed on disk since usdview read it; not saved, so "
-                "what was written there is kept: File > Reopen Stage, then fix again"
-            )
-    export_layer_atomically(layer, path)
+    notes = export_layer(layer, path, unchanged=opened, comments=find_usda_comments(path))
     layer.Reload()  # the file now holds the layer: clears its dirty flag
-    return FileState.read(path)
+    return take_layer_snapshot(layer), notes

@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from usdgrip.errors import GripperError
-from usdgrip.views import overlays
+from usdgrip.views import actions, overlays
 from usdgrip.views.grasp_set import GraspSet
 from usdgrip.views.host import UsdviewHost
 from usdgrip.views.qt import QtCore, QtWidgets
@@ -29,9 +28,9 @@ class GrippersSession(QtCore.QObject):
         self.host = host
         self.slot_prims: list[str] = []
         self.slot_problems: list[str] = []
-        self.slot_objects = 0
-        """Number of prims whose slots the last :meth:`show_slots` drew."""
         """Why prims or slots of the last :meth:`show_slots` were skipped (one line each)."""
+        self.last_slots = actions.SlotOverlays(0, [], [])
+        """What the last :meth:`show_slots` drew (its status line included)."""
         self.grasps: GraspSet | None = None
         self.visible = True
         self._guides_before: bool | None = None
@@ -101,38 +100,15 @@ class GrippersSession(QtCore.QObject):
         """Overlay the slots of ``prim_paths``; returns the number of slots drawn.
 
         A prim whose slots cannot be read (a value of the wrong type, say) and a
-        slot whose frame is degenerate (forward parallel to spanAxis) are
-        skipped; why is kept in :attr:`slot_problems`, one line each. The other
-        slots are drawn.
+        slot whose frame is degenerate are skipped; why is kept in
+        :attr:`slot_problems`, one line each. The other slots are drawn.
         """
-        from usdgrip.usd_io import read_gripper_slots
-        from usdgrip.views.shapes import compute_slot_shape
-
-        stage = self.host.stage
-        slots = []
-        self.slot_problems = []
         self.slot_prims = list(prim_paths)
-        for path in prim_paths:
-            prim = stage.GetPrimAtPath(path)
-            if not prim:
-                continue
-            try:
-                read = read_gripper_slots(prim)
-            except GripperError as exc:
-                self.slot_problems.append(str(exc))
-                continue
-            for slot in read:
-                try:  # a degenerate frame (GS.001) cannot be drawn; the others still are
-                    compute_slot_shape(slot)
-                except ValueError as exc:
-                    self.slot_problems.append(str(exc))
-                else:
-                    slots.append(slot)
-        self.slot_objects = len({slot.prim for slot in slots})
-        overlays.author_slot_overlays(stage, slots)
+        self.last_slots = actions.show_slot_overlays(self.host.stage, prim_paths)
+        self.slot_problems = self.last_slots.problems
         self._show_guides()
         self._apply_visibility()
-        return len(slots)
+        return self.last_slots.slot_count
 
     def show_grasps(self, grasps: GraspSet) -> None:
         """Overlay ``grasps`` and list them in the candidates panel."""
@@ -144,18 +120,10 @@ class GrippersSession(QtCore.QObject):
         self.host.status(f"usdgrip: {len(grasps)} grasp candidates on {grasps.object_path}")
 
     def _author_grasps(self) -> None:
-        from usdgrip.usd_io import compute_world_transform
-
-        stage, grasps = self.host.stage, self.grasps
-        prim = stage.GetPrimAtPath(grasps.object_path) if grasps is not None else None
-        if not prim:
-            return
-        world = grasps.compute_world_poses(compute_world_transform(prim))
-        overlays.author_grasp_overlays(
-            stage, world, grasps.confidences, grasps.open_width, labels=grasps.labels
-        )
-        self._show_guides()
-        self._apply_visibility()
+        if self.host.stage is not None and self.grasps is not None:
+            actions.author_grasp_set_overlays(self.host.stage, self.grasps)
+            self._show_guides()
+            self._apply_visibility()
 
     def highlight(self, index: int) -> None:
         """Highlight candidate ``index`` (-1 for none)."""
@@ -248,13 +216,8 @@ class GrippersSession(QtCore.QObject):
         Returns:
             The written path, or ``None`` when nothing was written.
         """
-        from usdgrip.isaac_yaml import write_isaac_grasp
-
         if self.grasps is None or self.grasps.source != "plan":
-            self.host.status(
-                "usdgrip: nothing to export; run Grippers > Plan Grasps… first "
-                "(sampled slot targets are exported by `usdgrip sample --format json`)."
-            )
+            self.host.status(actions.NOTHING_TO_EXPORT)
             return None
         if path is None:
             path, _ = QtWidgets.QFileDialog.getSaveFileName(
@@ -262,9 +225,9 @@ class GrippersSession(QtCore.QObject):
             )
             if not path:
                 return None
-        written = write_isaac_grasp(self.grasps.result, path)
+        written = actions.export_grasp_set(self.grasps, path)
         self.host.status(f"usdgrip: wrote {len(self.grasps)} grasps to {written}")
-        return Path(written)
+        return written
 
 
 def get_session(host: UsdviewHost) -> GrippersSession:

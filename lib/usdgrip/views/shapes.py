@@ -1,7 +1,7 @@
 """Pure line geometry for slot and grasp pictures (numpy only, no ``pxr``, no Qt).
 
 The usdview overlays (:mod:`usdgrip.views.overlays`) and ``usdgrip render``
-(:mod:`usdgrip.render`) draw the same segments from these functions, so the
+(:mod:`usdgrip.render.lines`) draw the same segments from these functions, so the
 viewer and the PNG agree. Every function returns segments as
 ``(S, 2, 3) float64`` arrays in world metres: ``segments[i] = (start, end)``.
 """

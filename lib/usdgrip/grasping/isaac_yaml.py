@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from usdgrip.contracts import GraspCandidate, GraspPlanningResult
 from usdgrip.errors import GripperError
-from usdgrip.fileio import write_text_atomically
+from usdgrip.fileio import write_text_output
 from usdgrip.frames import Mat4, Poses, compute_pose
 
 #: Keys of an entry that the standard loaders read, written first.
@@ -90,19 +90,21 @@ def format_isaac_grasp(result: GraspPlanningResult) -> str:
 
 
 def write_isaac_grasp(result: GraspPlanningResult, path: str | Path) -> Path:
-    """Write ``result`` to ``path`` atomically (temporary file in the same folder, then rename).
+    """Write ``result`` to ``path`` by :func:`usdgrip.fileio.write_output`.
 
-    Either the complete file appears or the previous content stays: a failure
-    never leaves a half-written file.
+    A regular file is replaced atomically (temporary file in the same folder, then
+    rename): either the complete file appears or the previous content stays. A
+    device or named pipe is written in place, streamed.
 
     Returns:
         The path written.
 
     Raises:
         FileNotFoundError: the folder of ``path`` does not exist.
-        OSError: the folder is not writable.
+        PermissionError: ``path`` is a read-only file.
+        OSError: the folder is not writable or the disk is full (one line naming ``path``).
     """
-    return write_text_atomically(path, format_isaac_grasp(result))
+    return write_text_output(path, format_isaac_grasp(result))
 
 
 def parse_isaac_grasp(text: str, source: str = "<string>") -> GraspPlanningResult:

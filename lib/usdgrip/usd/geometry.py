@@ -5,7 +5,7 @@ prims into one triangle soup (:class:`TriangleMesh`) for the antipodal
 planner, and ``UsdGeom`` meshes and Cube/Sphere/Cylinder/Capsule prims into
 :class:`SceneShape` records for the collision scene. Everything returned is
 in metres (``metersPerUnit`` applied through
-:func:`usdgrip.usd_io.compute_world_transform`).
+:func:`usdgrip.usd.stage.compute_world_transform`).
 
 Choices (also in ``docs/antipodal.md``):
 
@@ -34,7 +34,7 @@ from pxr import Usd, UsdGeom, UsdPhysics
 
 from usdgrip.errors import GripperError
 from usdgrip.frames import Mat4, compute_rigid_part
-from usdgrip.usd_io import TRAVERSAL, compute_world_transform
+from usdgrip.usd.stage import TRAVERSAL, compute_world_transform
 
 Points = NDArray[np.float64]  # (V, 3)
 Triangles = NDArray[np.int64]  # (F, 3)

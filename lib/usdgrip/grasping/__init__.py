@@ -1,0 +1,4 @@
+"""Grasp planning: the planner, its proposal backends, collision checking and Isaac-Grasp files.
+
+Pure of ``pxr`` except where a module reads a stage through :mod:`usdgrip.usd`.
+"""

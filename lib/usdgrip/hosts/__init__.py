@@ -1,0 +1,1 @@
+"""Host integrations that compose views/ (menus, overlays) with adapters/ (validators): Kit."""

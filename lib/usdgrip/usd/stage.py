@@ -1,0 +1,264 @@
+"""Opening stages, units, transforms and attribute values: the stage access every reader shares.
+
+Gf matrices keep the translation in the last row; :func:`gf_to_numpy`/:func:`numpy_to_gf`
+are the one place that transposes. :func:`read_attribute_value` is the one function the
+readers and the rules read a typed value through.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Container, Sequence
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike
+from pxr import Gf, Sdf, Tf, Usd, UsdGeom, Vt
+
+from usdgrip.errors import PrimNotFoundError, StageOpenError
+from usdgrip.frames import Mat4
+from usdgrip.usd.names import USD_SUFFIXES
+
+#: Traverse everything a user authored that is composed: overs (undefined
+#: prims under a missing payload) and instance proxies included, classes not.
+TRAVERSAL = Usd.TraverseInstanceProxies(Usd.PrimIsActive & Usd.PrimIsLoaded & ~Usd.PrimIsAbstract)
+
+
+# --- stage and prim access -------------------------------------------------
+
+
+def open_stage(path: str | Path) -> Usd.Stage:
+    """Open a USD file, turning every failure into one clear :class:`StageOpenError`.
+
+    Raises:
+        StageOpenError: the file is missing, unreadable (``permission denied``), a
+            directory, not USD, corrupt, or starts with a UTF-8 BOM.
+    """
+    from usdgrip.fileio import describe_unreadable
+
+    file = Path(path)
+    problem = describe_unreadable(file)  # permission denied, a UTF-8 BOM
+    if problem:
+        raise StageOpenError(problem)
+    if not file.exists():
+        raise StageOpenError(f"{file}: no such file")
+    if file.is_dir():
+        raise StageOpenError(
+            f"{file}: is a directory; expected a USD file ({', '.join(USD_SUFFIXES)})"
+        )
+    if file.suffix.lower() not in USD_SUFFIXES:
+        raise StageOpenError(
+            f"{file}: not a USD file (suffix {file.suffix or 'none'!r}); expected one of "
+            f"{', '.join(USD_SUFFIXES)}"
+        )
+    try:
+        stage = Usd.Stage.Open(str(file))
+    except Tf.ErrorException as exc:
+        # Keep USD's own messages ('...' after each "Error in <function> at line ..."), not its
+        # source locations.
+        reasons = re.findall(r" : '(.*?)'(?=\s*Error in|\s*$)", " ".join(str(exc).split()))
+        reason = "; ".join(reasons) or " ".join(str(exc).split())
+        raise StageOpenError(f"{file}: cannot be opened as USD: {reason}") from None
+    if stage is None:
+        raise StageOpenError(f"{file}: cannot be opened as USD")
+    return stage
+
+
+def get_prim(stage: Usd.Stage, path: str) -> Usd.Prim:
+    """Return the prim at ``path`` or raise :class:`PrimNotFoundError` naming the file."""
+    if not Sdf.Path.IsValidPathString(path) or not Sdf.Path(path).IsAbsolutePath():
+        raise PrimNotFoundError(f"{_stage_name(stage)}: {path!r} is not an absolute prim path")
+    prim = stage.GetPrimAtPath(path)
+    if not prim:
+        roots = ", ".join(f"<{p.GetPath()}>" for p in stage.GetPseudoRoot().GetChildren()) or "none"
+        raise PrimNotFoundError(f"{_stage_name(stage)}: no prim at <{path}> (root prims: {roots})")
+    return prim
+
+
+def _stage_name(stage: Usd.Stage) -> str:
+    return stage.GetRootLayer().identifier
+
+
+def gf_to_numpy(matrix: Gf.Matrix4d) -> Mat4:
+    """Gf matrix (translation in the last row) → numpy (4, 4), translation in ``[:3, 3]``."""
+    return np.array(matrix, dtype=np.float64).T
+
+
+def numpy_to_gf(matrix: ArrayLike) -> Gf.Matrix4d:
+    """Numpy (4, 4) with translation in [:3, 3] → Gf.Matrix4d (the transpose)."""
+    return Gf.Matrix4d(np.asarray(matrix, dtype=np.float64).reshape(4, 4).T.tolist())
+
+
+def get_meters_per_unit(stage: Usd.Stage) -> float:
+    """Stage metres per unit (USD's fallback 0.01 when not authored)."""
+    return float(UsdGeom.GetStageMetersPerUnit(stage))
+
+
+def get_meters_per_unit_problem(meters_per_unit: float) -> str | None:
+    """Why a stage's ``metersPerUnit`` is unusable (``None`` when finite and > 0).
+
+    Zero collapses every world length (each axis reads as zero length), a negative
+    value mirrors every direction, so readers refuse both and the rules report them.
+    """
+    if math.isfinite(meters_per_unit) and meters_per_unit > 0:
+        return None
+    return (
+        f"the stage's metersPerUnit is {meters_per_unit:g}; expected a finite value > 0 "
+        "(metres per stage unit, e.g. 1 or 0.01): author it in the root layer's metadata"
+    )
+
+
+def compute_world_transform(
+    prim: Usd.Prim,
+    time: Usd.TimeCode | None = None,
+    *,
+    xform_cache: UsdGeom.XformCache | None = None,
+    meters_per_unit: float | None = None,
+) -> Mat4:
+    """Local-to-world (4, 4) of ``prim`` with world lengths in metres.
+
+    Works for undefined ``over`` prims too (their xformOps still compose).
+    ``xform_cache`` (at ``time``; ``time`` is then ignored) lets many reads of
+    one unchanged stage share their ancestors' transforms; ``meters_per_unit``
+    (default: the stage's) saves asking the stage each time.
+    """
+    if xform_cache is None:
+        xform_cache = UsdGeom.XformCache(Usd.TimeCode.Default() if time is None else time)
+    world = gf_to_numpy(xform_cache.GetLocalToWorldTransform(prim))
+    if meters_per_unit is None:
+        meters_per_unit = get_meters_per_unit(prim.GetStage())
+    if meters_per_unit != 1.0:
+        world[:3] *= meters_per_unit  # diag(mpu, mpu, mpu, 1) @ world
+    return world
+
+
+def set_work_thread_limit(threads: int) -> None:
+    """Limit the threads USD's work pool uses in this process (0: one per core).
+
+    Batch workers run one per core and use one thread each: USD's own threads
+    would only compete with the other workers.
+    """
+    from pxr import Work
+
+    Work.SetConcurrencyLimit(int(threads))
+
+
+# --- reading values: one function for the readers and the rules ---------------
+
+_DEFAULT_TIME = Usd.TimeCode.Default()
+_NO_DEFAULT_SOURCES = (Usd.ResolveInfoSourceNone, Usd.ResolveInfoSourceFallback)
+
+#: Value kinds the readers accept: Python types of ``Get()``'s value, and the text naming them.
+VALUE_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "number": ((float, int), "float or double"),
+    "vec3": ((Gf.Vec3d, Gf.Vec3f, Gf.Vec3h), "a 3-vector (point3d, vector3d, float3...)"),
+    "vec3[]": ((Vt.Vec3fArray, Vt.Vec3dArray, Vt.Vec3hArray), "point3f[]"),
+    "int[]": ((Vt.IntArray,), "int[]"),
+    "text": ((str,), "token or string"),
+}
+
+
+def get_authored_type_name(attr: Usd.Attribute) -> str:
+    """Type name of the strongest authored spec (e.g. ``string``), else the attribute's."""
+    stack = attr.GetPropertyStack(_DEFAULT_TIME)
+    return str(stack[0].typeName if stack else attr.GetTypeName())
+
+
+def read_attribute_value(
+    attr: Usd.Attribute, kind: str, value: object = None, fallback: object = None
+) -> tuple:
+    """The value of an authored ``attr`` at the default time code, checked against ``kind``.
+
+    usdgrip reads every value at the default time code. Readers and rules both
+    call this, so what a rule reports is exactly what the readers refuse.
+
+    Args:
+        attr: an attribute with an authored opinion.
+        kind: a key of :data:`VALUE_KINDS`.
+        value: ``attr.Get()`` when the caller has it already (``None``: read it).
+        fallback: the schema's fallback for ``attr`` (``None``: none). Only a value that
+            is ``None`` or equals it can lack a default opinion, so only then is the
+            resolve source asked (a time-sampled value without a default reads so).
+
+    Returns:
+        ``(value, None)``, or ``(None, problem)`` when the value is unusable: its
+        type is not ``kind`` (the problem names the authored type), or it is only
+        time-sampled (no default value to read).
+    """
+    if value is None:
+        value = _attribute_get(attr)
+    # (`value == None` on a Vt array is a slow failed conversion: compare only to a fallback.)
+    may_lack_default = value is None or (fallback is not None and value == fallback)
+    if may_lack_default and attr.GetResolveInfo(_DEFAULT_TIME).GetSource() in _NO_DEFAULT_SOURCES:
+        if not attr.HasAuthoredValue():
+            return value, None  # a declaration without a value: as if not authored
+        return None, (
+            f"{attr.GetName()} is time-sampled with no default value; usdgrip reads the "
+            "default time code: author a default value"
+        )
+    types, expected = VALUE_KINDS[kind]
+    if value is None or not isinstance(value, types) or isinstance(value, bool):
+        return None, f"{attr.GetName()} is {get_authored_type_name(attr)}, expected {expected}"
+    return value, None
+
+
+def _read_float(
+    prim: Usd.Prim, names: Sequence[str], authored: Container[str]
+) -> tuple[float | None, str | None, str | None]:
+    """First authored value among ``names`` (prefixed/schema names first).
+
+    Returns:
+        ``(value, attribute name, problem)``; ``value`` is ``None`` when none is
+        authored, or when the first authored one is unusable (``problem`` says why).
+    """
+    for name in names:
+        if name not in authored:  # the prim's authored property names
+            continue
+        attr = _get_attribute(prim, name)
+        if not attr or not attr.HasAuthoredValue():
+            continue  # no fallback: a spec without a value is not a value
+        value, problem = read_attribute_value(attr, "number")
+        if problem is not None:
+            return None, name, problem
+        if attr.GetTypeName() == _SDF_FLOAT:
+            # Shortest decimal that round-trips the 32-bit value: 0.085, not 0.0850000009.
+            return _float32_decimal(value), name, None
+        return float(value), name, None
+    return None, None, None
+
+
+_SDF_FLOAT = Sdf.ValueTypeNames.Float
+_FLOAT32_DECIMALS: dict[float, float] = {}
+
+
+def _float32_decimal(value: float) -> float:
+    """``float(str(np.float32(value)))``, remembered per value (sites share a few openings)."""
+    if type(value) is not float or value == 0.0 or value != value:  # -0.0 == 0.0; nan != nan
+        return float(str(np.float32(value)))
+    found = _FLOAT32_DECIMALS.get(value)
+    if found is None:
+        found = float(str(np.float32(value)))
+        if len(_FLOAT32_DECIMALS) < 4096:
+            _FLOAT32_DECIMALS[value] = found
+    return found
+
+
+def _undefined_ancestor(prim: Usd.Prim) -> Usd.Prim | None:
+    """Topmost prim at or above ``prim`` whose specifier is not a definition."""
+    if prim.IsDefined():  # this prim and every ancestor have a defining specifier
+        return None
+    found = None
+    while prim and not prim.IsPseudoRoot():
+        if not prim.HasDefiningSpecifier():
+            found = prim
+        prim = prim.GetParent()
+    return found
+
+
+_get_child = Usd.Prim.GetChild
+_get_attribute = Usd.Prim.GetAttribute
+_get_authored_names = Usd.Prim.GetAuthoredPropertyNames
+_get_children_names = Usd.Prim.GetFilteredChildrenNames
+_attribute_get = Usd.Attribute.Get
+_is_a = Usd.Prim.IsA

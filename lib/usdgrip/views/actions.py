@@ -1,0 +1,254 @@
+"""What each Grippers menu entry does, without a viewer: one function per job, no Qt.
+
+The usdview commands (:mod:`usdgrip.views.commands`, its session and dialogs)
+and the Kit extension (:mod:`usdgrip.hosts.kit`) both call these, so a menu
+entry does the same thing in both hosts. Each function takes the stage (and
+the prim paths a host selected); reading inputs, running the library call and
+authoring overlays are separate functions so a host can run the middle one off
+its UI thread:
+
+- :func:`find_slot_prims` / :func:`show_slot_overlays` (Show Slots);
+- :func:`read_sampling_input` → :func:`sample_grasp_set` (Sample Slot Grasps);
+- :func:`build_plan_request` → :func:`plan_grasp_set` (Plan Grasps);
+- :func:`author_grasp_set_overlays` (draws either result);
+- :func:`export_grasp_set` (Export Grasps).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pxr import Sdf, Usd
+
+from usdgrip.errors import GripperError
+from usdgrip.views import overlays
+from usdgrip.views.grasp_set import (
+    GraspSet,
+    compute_grasp_set_from_plan,
+    compute_grasp_set_from_samples,
+)
+from usdgrip.views.shapes import DEFAULT_OPEN_WIDTH
+
+#: Status line when Export Grasps has no planned grasps to write.
+NOTHING_TO_EXPORT = (
+    "usdgrip: nothing to export; run Grippers > Plan Grasps… first "
+    "(sampled slot targets are exported by `usdgrip sample --format json`)."
+)
+
+
+def find_slot_prims(stage: Usd.Stage, roots: Sequence[str] = ()) -> list[str]:
+    """Paths of the prims with grasp slots at or under ``roots`` (the whole stage when empty)."""
+    from usdgrip.usd.slots import iter_slot_prims
+
+    prefixes = [Sdf.Path(p) for p in roots] or [Sdf.Path.absoluteRootPath]
+    return [
+        str(prim.GetPath())
+        for prim in iter_slot_prims(stage)
+        if any(prim.GetPath().HasPrefix(prefix) for prefix in prefixes)
+    ]
+
+
+class SlotOverlays(NamedTuple):
+    """What :func:`show_slot_overlays` drew."""
+
+    slot_count: int
+    """Slots drawn."""
+    prim_paths: list[str]
+    """The prims asked for (kept, so a host can redraw them on a replaced stage)."""
+    problems: list[str]
+    """Why prims or slots were skipped, one line each."""
+    drawn_prim_count: int = 0
+    """Prims with at least one slot drawn."""
+
+    @property
+    def status(self) -> str:
+        """The one-line summary a host shows (``N slot(s) shown on M prim(s)``)."""
+        note = f"; {len(self.problems)} skipped: {self.problems[0]}" if self.problems else ""
+        return f"usdgrip: {self.slot_count} slot(s) shown on {self.drawn_prim_count} prim(s){note}"
+
+
+def show_slot_overlays(stage: Usd.Stage, prim_paths: Sequence[str]) -> SlotOverlays:
+    """Draw the slots of ``prim_paths`` in the session layer, replacing earlier slot overlays.
+
+    A prim whose slots cannot be read (a value of the wrong type, say) and a
+    slot whose frame cannot be drawn (forward parallel to spanAxis, GS.001) are
+    skipped and named in :attr:`SlotOverlays.problems`; the others are drawn. A
+    path with no prim is ignored.
+
+    Raises:
+        ValueError: the stage has no session layer.
+    """
+    from usdgrip.usd.slots import read_gripper_slots
+    from usdgrip.views.shapes import compute_slot_shape
+
+    slots = []
+    problems: list[str] = []
+    for path in prim_paths:
+        prim = stage.GetPrimAtPath(path)
+        if not prim:
+            continue
+        try:
+            read = read_gripper_slots(prim)
+        except GripperError as exc:
+            problems.append(str(exc))
+            continue
+        for slot in read:
+            try:
+                compute_slot_shape(slot)
+            except ValueError as exc:
+                problems.append(str(exc))
+            else:
+                slots.append(slot)
+    overlays.author_slot_overlays(stage, slots)
+    drawn = len({slot.prim for slot in slots})
+    return SlotOverlays(len(slots), list(prim_paths), problems, drawn)
+
+
+def author_grasp_set_overlays(stage: Usd.Stage, grasps: GraspSet) -> list[str]:
+    """Draw ``grasps`` at their object's current world transform; [] when the object is gone."""
+    from usdgrip.usd.stage import compute_world_transform
+
+    prim = stage.GetPrimAtPath(grasps.object_path)
+    if not prim:
+        return []
+    world = grasps.compute_world_poses(compute_world_transform(prim))
+    return overlays.author_grasp_overlays(
+        stage, world, grasps.confidences, grasps.open_width, labels=grasps.labels
+    )
+
+
+# --- sampling ---------------------------------------------------------------------
+
+
+class SamplingInput(NamedTuple):
+    """Everything :func:`sample_grasp_set` needs, read from the stage on the UI thread."""
+
+    object_path: str
+    slots: list[Any]
+    """:class:`~usdgrip.model.GripperSlot` world snapshots."""
+    object_to_world: Any
+    """(4, 4) the object's world transform when it was read, metres."""
+
+
+def read_sampling_input(stage: Usd.Stage, object_path: str) -> SamplingInput:
+    """Read the slots and world transform of ``object_path``.
+
+    Raises:
+        ValueError: no object chosen, or it has no grasp slots.
+        GripperError: no such prim, or its slots cannot be read.
+    """
+    from usdgrip.usd.slots import read_gripper_slots
+    from usdgrip.usd.stage import compute_world_transform, get_prim
+
+    if not object_path:
+        raise ValueError("Choose an object with grasp slots first.")
+    prim = get_prim(stage, object_path)
+    slots = read_gripper_slots(prim)
+    if not slots:
+        raise ValueError(f"<{object_path}> has no grasp slots.")
+    return SamplingInput(object_path, slots, compute_world_transform(prim))
+
+
+def sample_grasp_set(
+    sampling: SamplingInput, count: int, seed: int, open_width: float = DEFAULT_OPEN_WIDTH
+) -> GraspSet:
+    """Sample ``count`` candidates, one end-effector per slot; no USD access (thread-safe)."""
+    from usdgrip.sampling import sample_gripper_groups
+
+    ee_ids = tuple(range(len(sampling.slots)))
+    samples = sample_gripper_groups(sampling.slots, ee_ids=ee_ids, count=count, seed=seed)
+    return compute_grasp_set_from_samples(
+        samples, sampling.object_path, sampling.object_to_world, open_width
+    )
+
+
+def find_default_open_width(stage: Usd.Stage) -> float | None:
+    """The max opening of the stage's first gripper site with a usable one, else ``None``."""
+    from usdgrip.usd.sites import find_gripper_sites
+
+    openings = [s.max_opening for s in find_gripper_sites(stage, strict=False)]
+    usable = [o for o in openings if o is not None and math.isfinite(o) and o > 0]
+    return float(usable[0]) if usable else None
+
+
+# --- planning ---------------------------------------------------------------------
+
+
+def build_plan_request(
+    stage: Usd.Stage,
+    object_path: str,
+    gripper_asset: str,
+    site_path: str,
+    max_candidates: int,
+    seed: int,
+) -> Any:
+    """The :class:`~usdgrip.contracts.GraspPlanningRequest` for one object of ``stage``.
+
+    Args:
+        stage: the open stage; the planner reads its root layer from disk.
+        object_path: prim to grasp.
+        gripper_asset: file holding the gripper site ("" means this stage's file).
+        site_path: the gripper site prim in that file.
+        max_candidates: candidates kept.
+        seed: planner seed.
+
+    Raises:
+        ValueError: no object or site chosen, or the stage is not saved to a file.
+    """
+    from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
+
+    if not object_path:
+        raise ValueError("Choose the object to grasp first.")
+    if not site_path:
+        raise ValueError("Choose a gripper asset with a gripper site first.")
+    asset = stage.GetRootLayer().realPath
+    if not asset:
+        raise ValueError("The stage is not saved to a file; the planner reads assets from disk.")
+    return GraspPlanningRequest(
+        object=GraspObject(geometry=GeometryRef(asset_path=asset, prim_path=object_path)),
+        grippers=(GripperRef(asset_path=gripper_asset or asset, prim_path=site_path),),
+        max_candidates_per_gripper=max_candidates,
+        seed=seed,
+    )
+
+
+def plan_grasp_set(
+    request: Any,
+    methods: Sequence[str] | None = None,
+    progress: Callable[[str, float], None] | None = None,
+    stages: dict[str, Any] | None = None,
+) -> GraspSet:
+    """Run :func:`usdgrip.plan_grasps` on ``request``; reads files only (thread-safe).
+
+    Args:
+        request: from :func:`build_plan_request`.
+        methods: backends to run; ``None`` runs every backend that applies.
+        progress: ``(message, fraction)`` callback; raising in it stops the planner.
+        stages: stages the caller already opened, by asset path (not the viewer's own
+            stage, which the UI thread may change while this runs).
+    """
+    import usdgrip
+
+    result = usdgrip.plan_grasps(request, methods=methods, progress=progress, stages=stages)
+    return compute_grasp_set_from_plan(result, request.object.geometry.prim_path)
+
+
+# --- export -----------------------------------------------------------------------
+
+
+def export_grasp_set(grasps: GraspSet | None, path: str | Path) -> Path:
+    """Write planned ``grasps`` as Isaac-Grasp YAML (atomically).
+
+    Raises:
+        ValueError: ``grasps`` is ``None`` or sampled (only plans are exported);
+            the message is :data:`NOTHING_TO_EXPORT`.
+        OSError: the file cannot be written.
+    """
+    from usdgrip.grasping.isaac_yaml import write_isaac_grasp
+
+    if grasps is None or grasps.source != "plan":
+        raise ValueError(NOTHING_TO_EXPORT)
+    return Path(write_isaac_grasp(grasps.result, path))

@@ -1,0 +1,1 @@
+"""Stand-in of Kit's ``carb`` (only ``carb.settings``)."""

@@ -1,0 +1,1 @@
+"""Stand-in package of Kit's Asset Validator (only ``.core``)."""
