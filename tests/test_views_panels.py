@@ -322,3 +322,24 @@ def test_save_is_not_offered_for_an_in_memory_stage(api, qtbot):
     save = panel.findChild(QtWidgets.QPushButton, "save")
     assert not save.isEnabled() and "in-memory layer" in save.toolTip()
     assert panel.saveRootLayer() is False
+
+
+def test_save_is_not_offered_for_a_usdz_package(api, qtbot, tmp_path):
+    from pxr import UsdUtils
+
+    source = tmp_path / "pkg.usda"
+    source.write_text('#usda 1.0\ndef Xform "X"\n{\n}\n')
+    package = tmp_path / "pkg.usdz"
+    assert UsdUtils.CreateNewUsdzPackage(str(source), str(package))
+    stage = Usd.Stage.Open(str(package))
+    panel = ResultsPanel(UsdviewHost(api))
+    qtbot.addWidget(panel)
+    panel.setStage(stage)
+    panel.setTargetLayer("Root layer")
+    stage.GetRootLayer().customLayerData = {"touched": 1}
+    panel.validate()
+    save = panel.findChild(QtWidgets.QPushButton, "save")
+    assert not save.isEnabled() and "cannot write into a .usdz package" in save.toolTip()
+    before = package.read_bytes()
+    assert panel.saveRootLayer() is False
+    assert package.read_bytes() == before
