@@ -1,0 +1,408 @@
+"""Evaluate grasp candidates: trials per candidate, seeded perturbations, worker processes.
+
+Every candidate gets its own random stream ``numpy.random.default_rng([seed,
+index])``, so its outcome does not depend on ``jobs``, on the order workers
+finish, or on the other candidates. Trial 0 is the nominal pose with nominal
+friction and mass; trials 1.. perturb each hand's pose (normal position offset
+of ``position_sigma`` per axis, rotation of normal angle ``angle_sigma`` about a
+random axis through the grasp centre), the object's friction and its mass.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from usdgrip.grasping.physics.model import PhysicsGripper, PhysicsObject, PhysicsScene
+from usdgrip.grasping.physics.params import EvaluationParams
+from usdgrip.grasping.physics.simulate import OUTCOMES, GraspSimulator
+
+HandPoses = NDArray[np.float64]  # (N, H, 4, 4) object_from_G per candidate and hand
+
+
+@dataclass(frozen=True)
+class CandidateEvaluation:
+    """The measured result of one candidate (all its trials)."""
+
+    index: int
+    """Candidate index in the input poses."""
+    outcome: str
+    """Outcome of trial 0 (the nominal pose)."""
+    outcomes: dict[str, int]
+    """Trials per outcome, every outcome of :data:`OUTCOMES` present (zeros included)."""
+    success_rate: float
+    """Trials held / trials."""
+    trials: int
+    """Trials run."""
+    trial_outcomes: tuple[str, ...]
+    """Outcome of each trial, in order."""
+    displacement: tuple[float, ...]
+    """Per trial: largest object displacement relative to the first hand after closing, m
+    (NaN when the trial ended before the lift)."""
+
+    @property
+    def held(self) -> bool:
+        """Whether at least one trial held."""
+        return self.outcomes["held"] > 0
+
+    def to_record(self) -> dict[str, Any]:
+        """The ``physics`` mapping of an Isaac-Grasp entry: rate, trials, first outcome, counts.
+
+        ``outcomes`` lists only outcomes that occurred, in :data:`OUTCOMES` order.
+        """
+        return {
+            "success_rate": self.success_rate,
+            "trials": self.trials,
+            "outcome": self.outcome,
+            "outcomes": {k: v for k, v in self.outcomes.items() if v},
+        }
+
+
+class EvaluationCancelled(Exception):
+    """``cancel()`` returned True; ``results`` holds the candidates finished so far (by index)."""
+
+    def __init__(self, results: list[CandidateEvaluation]) -> None:
+        super().__init__(f"evaluation cancelled after {len(results)} candidates")
+        self.results = results
+
+
+def engine_metadata(params: EvaluationParams) -> dict[str, Any]:
+    """Engine name and versions plus every parameter, for a report's ``metadata.physics``."""
+    import mujoco
+
+    from usdgrip.grasping.physics.decompose import coacd_version
+
+    return {
+        "engine": "mujoco",
+        "engine_version": mujoco.__version__,
+        "decomposition": "coacd",
+        "decomposition_version": coacd_version(),
+        "parameters": params.as_dict(),
+    }
+
+
+def summarize_evaluations(results: Sequence[CandidateEvaluation]) -> dict[str, Any]:
+    """Totals over candidates, for a summary line or ``metadata.physics``.
+
+    Returns:
+        ``candidates``; ``trials`` (all candidates); ``held_candidates`` (candidates with
+        ``success_rate`` > 0); ``success_rate`` (held trials / trials, 0.0 with no trials);
+        ``outcomes`` (trials per outcome, only those that occurred, in :data:`OUTCOMES` order).
+    """
+    totals = {name: 0 for name in OUTCOMES}
+    for r in results:
+        for name, count in r.outcomes.items():
+            totals[name] += count
+    trials = sum(r.trials for r in results)
+    return {
+        "candidates": len(results),
+        "trials": trials,
+        "held_candidates": sum(r.success_rate > 0 for r in results),
+        "success_rate": totals["held"] / trials if trials else 0.0,
+        "outcomes": {k: v for k, v in totals.items() if v},
+    }
+
+
+def check_hand_poses(poses: ArrayLike) -> HandPoses:
+    """Poses as ``(N, H, 4, 4)``: ``(N, 4, 4)`` means one hand per candidate.
+
+    Raises:
+        TypeError: not numeric.
+        ValueError: wrong shape, or a pose not finite or not rigid, naming ``poses[i]`` or
+            ``poses[i][h]``.
+    """
+    try:
+        array = np.asarray(poses, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"poses: expected a numeric (N, 4, 4) or (N, H, 4, 4) array, got {type(poses).__name__}"
+        ) from None
+    single = array.ndim == 3
+    if single:
+        array = array[:, None]
+    if array.ndim != 4 or array.shape[2:] != (4, 4) or (len(array) and array.shape[1] < 1):
+        raise ValueError(f"poses has shape {np.shape(poses)}; expected (N, 4, 4) or (N, H, 4, 4)")
+    if len(array) == 0:
+        return array
+    rotation = array[..., :3, :3]
+    finite = np.isfinite(array).all(axis=(2, 3))
+    with np.errstate(invalid="ignore"):
+        gram = np.einsum("nhji,nhjk->nhik", rotation, rotation)
+        orthonormal = np.abs(gram - np.eye(3)).max(axis=(2, 3)) < 1e-6
+        proper = np.linalg.det(np.where(np.isfinite(rotation), rotation, 0)) > 0
+        last_row = np.abs(array[..., 3, :] - (0, 0, 0, 1)).max(axis=2) < 1e-9
+    bad = ~(finite & orthonormal & proper & last_row)
+    if bad.any():
+        i, h = (int(x) for x in np.argwhere(bad)[0])
+        name = f"poses[{i}]" if single else f"poses[{i}][{h}]"
+        reason = (
+            "contains NaN or infinite values"
+            if not finite[i, h]
+            else "is not a rigid transform (rotation must be orthonormal with det +1, "
+            "last row 0 0 0 1)"
+        )
+        raise ValueError(f"{name} {reason}")
+    return array
+
+
+def _check_int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} is {value!r}; expected an integer")
+    if value < minimum:
+        raise ValueError(f"{name} is {value}; expected an integer >= {minimum}")
+    return int(value)
+
+
+def _random_rotation(rng: np.random.Generator, sigma_degrees: float) -> NDArray[np.float64]:
+    axis = rng.normal(size=3)
+    axis /= max(np.linalg.norm(axis), 1e-12)
+    angle = math.radians(rng.normal(0.0, sigma_degrees))
+    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + math.sin(angle) * k + (1 - math.cos(angle)) * (k @ k)
+
+
+def evaluate_one(
+    simulator: GraspSimulator, hand_poses: NDArray[np.float64], index: int, seed: int
+) -> CandidateEvaluation:
+    """All trials of candidate ``index`` with hands at ``hand_poses`` ``(H, 4, 4)``."""
+    params = simulator.params
+    rng = np.random.default_rng([seed, index])
+    results = []
+    for trial in range(params.trials):
+        poses = hand_poses.copy()
+        friction, mass = 1.0, 1.0
+        if trial > 0:
+            for h in range(len(poses)):
+                rotation = _random_rotation(rng, params.angle_sigma)
+                poses[h, :3, :3] = rotation @ poses[h, :3, :3]
+                poses[h, :3, 3] += rng.normal(0.0, params.position_sigma, 3)
+            friction = rng.uniform(1 - params.friction_spread, 1 + params.friction_spread)
+            mass = rng.uniform(1 - params.mass_spread, 1 + params.mass_spread)
+        results.append(simulator.run_trial(poses, friction, mass))
+    outcomes = {name: 0 for name in OUTCOMES}
+    for r in results:
+        outcomes[r.outcome] += 1
+    return CandidateEvaluation(
+        index=index,
+        outcome=results[0].outcome,
+        outcomes=outcomes,
+        success_rate=outcomes["held"] / params.trials,
+        trials=params.trials,
+        trial_outcomes=tuple(r.outcome for r in results),
+        displacement=tuple(float(r.displacement) for r in results),
+    )
+
+
+# ---------------------------------------------------------------- worker processes
+_WORKER: GraspSimulator | None = None
+#: Whether the calling process evaluates chunks too (tests turn it off to check the workers).
+_CALLER_WORKS = True
+
+
+def _init_worker(
+    obj: PhysicsObject,
+    gripper: PhysicsGripper,
+    scene: PhysicsScene,
+    hands: int,
+    params: EvaluationParams,
+) -> None:
+    global _WORKER
+    _WORKER = GraspSimulator(obj, gripper, scene, hands, params)
+
+
+def _run_chunk(
+    indices: Sequence[int], poses: NDArray[np.float64], seed: int
+) -> list[CandidateEvaluation]:
+    if _WORKER is None:  # pragma: no cover - the initializer always runs first
+        raise RuntimeError("worker simulator not initialised")
+    return [evaluate_one(_WORKER, p, i, seed) for i, p in zip(indices, poses, strict=True)]
+
+
+def _ready() -> bool:
+    return True
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """Use forkserver where available (no fork of a threaded parent), else spawn.
+
+    The fork server, started once per process, preloads the caller's main module and this
+    module, so every later pool forks workers that already have MuJoCo imported.
+    """
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["__main__", __name__])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def evaluate_candidates(
+    obj: PhysicsObject,
+    gripper: PhysicsGripper,
+    poses: ArrayLike,
+    *,
+    scene: PhysicsScene | None = None,
+    params: EvaluationParams | None = None,
+    seed: int = 0,
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> list[CandidateEvaluation]:
+    """Grasp-and-lift every candidate in MuJoCo; one :class:`CandidateEvaluation` per candidate.
+
+    Args:
+        obj: the object (:func:`make_physics_object`); its frame is the world frame here.
+        gripper: the parallel-jaw gripper, used for every hand.
+        poses: ``(N, 4, 4)`` object_from_G per candidate (one hand), or ``(N, H, 4, 4)``
+            for ``H`` hands that close, lift and shake together (two-handed groups).
+        scene: up axis, table and supports (default: +Z up, nothing under the object).
+        params: protocol and simulation parameters (default :class:`EvaluationParams`).
+        seed: non-negative integer; the same seed gives the same results.
+        jobs: worker processes (1: in this process). Results do not depend on it.
+        progress: called as ``progress(done, total)`` after candidates finish.
+        cancel: polled between candidates; when it returns True the evaluation stops.
+
+    Returns:
+        Evaluations in input order.
+
+    Raises:
+        TypeError, ValueError: a bad argument, named.
+        EvaluationCancelled: ``cancel()`` returned True (carries the finished results).
+    """
+    if not isinstance(obj, PhysicsObject):
+        raise TypeError(
+            f"object is {type(obj).__name__}; expected PhysicsObject (make_physics_object)"
+        )
+    if not isinstance(gripper, PhysicsGripper):
+        raise TypeError(f"gripper is {type(gripper).__name__}; expected PhysicsGripper")
+    scene = PhysicsScene() if scene is None else scene
+    if not isinstance(scene, PhysicsScene):
+        raise TypeError(f"scene is {type(scene).__name__}; expected PhysicsScene or None")
+    params = EvaluationParams() if params is None else params
+    if not isinstance(params, EvaluationParams):
+        raise TypeError(f"params is {type(params).__name__}; expected EvaluationParams or None")
+    seed = _check_int("seed", seed, 0)
+    jobs = _check_int("jobs", jobs, 1)
+    for name, value in (("progress", progress), ("cancel", cancel)):
+        if value is not None and not callable(value):
+            raise TypeError(f"{name} is {value!r}; expected a callable or None")
+    hand_poses = check_hand_poses(poses)
+    total = len(hand_poses)
+    if total == 0:
+        return []
+    hands = hand_poses.shape[1]
+    simulator = GraspSimulator(obj, gripper, scene, hands, params)  # compile errors surface here
+    if jobs == 1 or total == 1:
+        return _evaluate_serial(simulator, hand_poses, seed, progress, cancel)
+    return _evaluate_parallel(simulator, hand_poses, seed, jobs, progress, cancel)
+
+
+def _evaluate_serial(
+    simulator: GraspSimulator,
+    hand_poses: HandPoses,
+    seed: int,
+    progress: Callable[[int, int], None] | None,
+    cancel: Callable[[], bool] | None,
+) -> list[CandidateEvaluation]:
+    results: list[CandidateEvaluation] = []
+    for index, poses in enumerate(hand_poses):
+        if cancel is not None and cancel():
+            raise EvaluationCancelled(results)
+        results.append(evaluate_one(simulator, poses, index, seed))
+        if progress is not None:
+            progress(len(results), len(hand_poses))
+    return results
+
+
+def _evaluate_parallel(
+    simulator: GraspSimulator,
+    hand_poses: HandPoses,
+    seed: int,
+    jobs: int,
+    progress: Callable[[int, int], None] | None,
+    cancel: Callable[[], bool] | None,
+) -> list[CandidateEvaluation]:
+    """This process plus ``jobs - 1`` workers share small chunks of candidates.
+
+    The calling process evaluates chunks while the workers start (their start-up is
+    hidden behind useful work), and when no chunk is left it re-runs a chunk a worker
+    still holds: results are deterministic per candidate, so whichever copy finishes
+    first is the answer, and a slow-starting worker never delays the end.
+    """
+    total = len(hand_poses)
+    workers = min(jobs - 1, total - 1)
+    size = max(1, total // (jobs * 8))
+    queue = deque(range(start, min(start + size, total)) for start in range(0, total, size))
+    done: dict[int, CandidateEvaluation] = {}
+    pending: dict[Future[list[CandidateEvaluation]], range] = {}
+    s = simulator
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=_pool_context(),
+        initializer=_init_worker,
+        initargs=(s.obj, s.gripper, s.scene, s.hands, s.params),
+    )
+    # Starting workers blocks the caller (the forkserver imports the modules first), and so
+    # would shutting the pool down while they start: a thread starts the pool, and shuts it
+    # down once this call is over, so a short evaluation never waits for the workers.
+    ready, over = threading.Event(), threading.Event()
+    launch_error: list[BaseException] = []
+
+    def launch_and_shut_down() -> None:
+        try:
+            pool.submit(_ready).result()
+        except BaseException as exc:  # re-raised by the calling thread
+            launch_error.append(exc)
+        ready.set()
+        over.wait()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+    threading.Thread(target=launch_and_shut_down, name="usdgrip-physics-pool").start()
+
+    def collect(futures: set[Future[list[CandidateEvaluation]]]) -> None:
+        for future in futures:
+            chunk = pending.pop(future)
+            if all(i in done for i in chunk):
+                continue
+            for result in future.result():
+                done[result.index] = result
+
+    def run_here(chunk: range) -> None:
+        for i in chunk:
+            if i not in done:
+                done[i] = evaluate_one(simulator, hand_poses[i], i, seed)
+
+    try:
+        while len(done) < total:
+            finished = {f for f in pending if f.done()}
+            collect(finished)
+            if launch_error:
+                raise launch_error[0]
+            while ready.is_set() and queue and len(pending) < workers:
+                chunk = queue.popleft()
+                pending[pool.submit(_run_chunk, list(chunk), hand_poses[chunk], seed)] = chunk
+            before = len(done)
+            stragglers = [c for c in pending.values() if not all(i in done for i in c)]
+            if queue and _CALLER_WORKS:
+                run_here(queue.popleft())
+            elif stragglers and _CALLER_WORKS:
+                run_here(stragglers[-1])  # the one the workers reach last
+            elif pending:
+                wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
+            else:
+                ready.wait(0.05)
+            if (len(done) != before or finished) and progress is not None:
+                progress(len(done), total)
+            if cancel is not None and len(done) < total and cancel():
+                raise EvaluationCancelled([done[i] for i in sorted(done)])
+    finally:
+        over.set()
+    return [done[i] for i in range(total)]

@@ -1,0 +1,242 @@
+"""Collision pieces for the physics model: exact convex parts, CoACD pieces and their disk cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import trimesh
+
+from usdgrip.grasping.physics import DecompositionParams, decompose_mesh, make_physics_object
+from usdgrip.grasping.physics import decompose as decompose_module
+from usdgrip.grasping.physics import mesh as meshes
+
+#: Coarse CoACD settings: a few seconds at most for the small test meshes.
+FAST = DecompositionParams(
+    threshold=0.1, resolution=500, preprocess_resolution=30, mcts_iterations=40, mcts_nodes=10
+)
+
+
+@pytest.fixture
+def coacd_calls(monkeypatch):
+    """Count real CoACD runs."""
+    calls = []
+    real = decompose_module._run_coacd
+
+    def counting(vertices, triangles, params):
+        calls.append(len(triangles))
+        return real(vertices, triangles, params)
+
+    monkeypatch.setattr(decompose_module, "_run_coacd", counting)
+    return calls
+
+
+def torus():
+    return trimesh.creation.torus(0.04, 0.012, major_sections=24, minor_sections=10)
+
+
+def test_convex_box_is_one_exact_piece_without_coacd(coacd_calls, tmp_path):
+    box = trimesh.creation.box((0.05, 0.06, 0.1))
+    result = decompose_mesh(box.vertices, box.faces, FAST, cache_dir=tmp_path)
+    assert coacd_calls == []
+    assert [p.method for p in result.parts] == ["convex"]
+    assert result.closed
+    (piece,) = result.pieces
+    np.testing.assert_allclose(np.sort(piece, axis=0), np.sort(np.asarray(box.vertices), axis=0))
+    assert list(tmp_path.iterdir()) == []  # nothing cached for exact parts
+
+
+def test_split_vertices_are_welded_and_disjoint_convex_parts_kept_apart(coacd_calls, tmp_path):
+    # A UV-seamed sphere (split vertices) plus a separate box: two convex parts.
+    sphere = trimesh.creation.icosphere(subdivisions=2, radius=0.03)
+    faces = np.asarray(sphere.faces)
+    split_vertices = np.asarray(sphere.vertices)[faces.ravel()]  # every triangle its own vertices
+    split_faces = np.arange(len(split_vertices)).reshape(-1, 3)
+    box = trimesh.creation.box((0.02, 0.02, 0.02))
+    vertices = np.concatenate([split_vertices, np.asarray(box.vertices) + (0.1, 0, 0)])
+    triangles = np.concatenate([split_faces, np.asarray(box.faces) + len(split_vertices)])
+    result = decompose_mesh(vertices, triangles, FAST, cache_dir=tmp_path)
+    assert coacd_calls == []
+    assert [p.method for p in result.parts] == ["convex", "convex"]
+    assert result.closed
+
+
+def test_flat_part_becomes_a_thin_slab():
+    quad = np.array([[0, 0, 0], [0.1, 0, 0], [0.1, 0.1, 0], [0, 0.1, 0]], dtype=float)
+    result = decompose_mesh(quad, [[0, 1, 2], [0, 2, 3]], use_cache=False)
+    assert [p.method for p in result.parts] == ["flat"]
+    (piece,) = result.pieces
+    assert np.ptp(piece[:, 2]) == pytest.approx(DecompositionParams().flat_thickness)
+    assert not result.closed
+
+
+def test_non_convex_mesh_is_decomposed_once_then_read_from_the_cache(coacd_calls, tmp_path):
+    mesh = torus()
+    first = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
+    assert coacd_calls == [len(mesh.faces)]
+    assert [p.method for p in first.parts] == ["coacd"]
+    assert len(first.pieces) > 1  # a torus is not one convex piece
+    assert len(list(tmp_path.glob("*.npz"))) == 1
+    second = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
+    assert coacd_calls == [len(mesh.faces)]  # no second CoACD run
+    assert [p.method for p in second.parts] == ["cached"]
+    assert second.coacd_calls == 0
+    assert len(second.pieces) == len(first.pieces)
+    for a, b in zip(first.pieces, second.pieces, strict=True):
+        np.testing.assert_array_equal(a, b)
+    # Other parameters are another key: decomposed again.
+    other = DecompositionParams(**{**FAST.as_dict(), "threshold": 0.2})
+    decompose_mesh(mesh.vertices, mesh.faces, other, cache_dir=tmp_path)
+    assert len(coacd_calls) == 2
+    assert len(list(tmp_path.glob("*.npz"))) == 2
+
+
+def _inconsistent_npz(path):
+    np.savez(path, points=np.zeros((5, 3)), counts=np.array([4]))  # counts do not add up
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda path: path.write_bytes(b"not a zip file"),
+        lambda path: path.write_bytes(path.read_bytes()[:100]),  # truncated
+        _inconsistent_npz,
+    ],
+    ids=["garbage", "truncated", "inconsistent"],
+)
+def test_corrupt_cache_entry_is_recomputed_and_rewritten(coacd_calls, tmp_path, corrupt):
+    mesh = torus()
+    decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
+    (entry,) = tmp_path.glob("*.npz")
+    corrupt(entry)
+    again = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
+    assert len(coacd_calls) == 2
+    assert again.parts[0].method == "coacd"
+    assert "unreadable cache entry" in again.parts[0].cache_error
+    third = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
+    assert third.parts[0].method == "cached" and third.parts[0].cache_error is None
+    assert len(coacd_calls) == 2
+    assert [p.name for p in tmp_path.iterdir()] == [entry.name]  # no temp file left behind
+
+
+def test_fifo_squatting_on_a_cache_entry_is_replaced_not_read(coacd_calls, tmp_path):
+    import os
+
+    mesh = torus()
+    decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
+    (entry,) = tmp_path.glob("*.npz")
+    entry.unlink()
+    os.mkfifo(entry)  # reading it would block forever, writing into it too
+    again = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
+    assert again.parts[0].method == "coacd"
+    assert "not a regular file" in again.parts[0].cache_error
+    assert entry.is_file()
+    assert (
+        decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path).parts[0].method
+        == "cached"
+    )
+
+
+def test_unwritable_cache_folder_still_decomposes(coacd_calls, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder should be")
+    mesh = torus()
+    result = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=blocker / "coacd")
+    assert result.parts[0].method == "coacd"
+    assert "cannot write the cache entry" in result.parts[0].cache_error
+    assert len(result.pieces) > 1
+
+
+def test_default_cache_dir_follows_xdg(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert decompose_module.default_cache_dir() == tmp_path / "usdgrip" / "coacd"
+
+
+def test_mass_properties_match_trimesh():
+    cylinder = trimesh.creation.cylinder(0.04, 0.1, sections=24)
+    cylinder.apply_translation((0.01, -0.02, 0.03))
+    props = meshes.compute_mass_properties(
+        np.asarray(cylinder.vertices), np.asarray(cylinder.faces)
+    )
+    assert props.volume == pytest.approx(cylinder.volume)
+    np.testing.assert_allclose(props.center, cylinder.center_mass, atol=1e-12)
+    np.testing.assert_allclose(props.inertia, cylinder.moment_inertia, rtol=1e-9, atol=1e-15)
+
+
+def test_object_mass_from_mass_or_density_and_inside_out_meshes():
+    box = trimesh.creation.box((0.1, 0.1, 0.2))
+    by_density = make_physics_object(box.vertices, box.faces, density=500.0, use_cache=False)
+    assert by_density.mass == pytest.approx(500.0 * 0.002)
+    assert by_density.defaults_used == ("friction",)
+    flipped = make_physics_object(
+        box.vertices, np.asarray(box.faces)[:, ::-1], mass=2.0, friction=0.5, use_cache=False
+    )
+    assert flipped.mass == 2.0 and flipped.defaults_used == ()
+    np.testing.assert_allclose(np.diag(flipped.inertia), 2.0 / 12 * np.array([0.05, 0.05, 0.02]))
+    defaults = make_physics_object(box.vertices, box.faces, use_cache=False)
+    assert defaults.defaults_used == ("density", "friction")
+
+
+@pytest.mark.parametrize(
+    ("vertices", "triangles", "error", "words"),
+    [
+        ([[0, 0, 0]] * 3, [[0, 1, 2]], ValueError, "vertices have shape"),
+        ([[0, 0, np.nan], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0, 1, 2]], ValueError, "NaN"),
+        ([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0, 1, 7]], ValueError, "indices span"),
+        ([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0.5, 1, 2]], TypeError, "integer indices"),
+        ([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], np.zeros((0, 3), int), ValueError, "(F, 3)"),
+        ([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0, 0, 1]], ValueError, "degenerate"),
+    ],
+)
+def test_bad_meshes_are_named(vertices, triangles, error, words):
+    with pytest.raises(error, match="object mesh") as info:
+        make_physics_object(vertices, triangles, use_cache=False)
+    assert words in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "words"),
+    [
+        ({"mass": -1.0}, ValueError, "mass is -1.0"),
+        ({"density": float("nan")}, ValueError, "density is nan"),
+        ({"friction": "high"}, TypeError, "friction is 'high'"),
+    ],
+)
+def test_bad_object_values_are_named(kwargs, error, words):
+    box = trimesh.creation.box((0.1, 0.1, 0.1))
+    with pytest.raises(error, match=words):
+        make_physics_object(box.vertices, box.faces, use_cache=False, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "words"),
+    [
+        ({"threshold": 0.0}, ValueError, "threshold"),
+        ({"max_convex_hull": 0}, ValueError, "max_convex_hull"),
+        ({"resolution": 2.5}, TypeError, "resolution"),
+        ({"preprocess_mode": "maybe"}, ValueError, "preprocess_mode"),
+    ],
+)
+def test_bad_decomposition_params_are_named(kwargs, error, words):
+    with pytest.raises(error, match=f"DecompositionParams.{words}"):
+        DecompositionParams(**kwargs)
+
+
+def test_convexity_test_on_large_closed_open_and_dented_meshes(monkeypatch):
+    calls = []
+    monkeypatch.setattr(
+        decompose_module, "_run_coacd", lambda v, f, p: calls.append(len(f)) or [np.asarray(v)]
+    )
+    sphere = trimesh.creation.icosphere(subdivisions=5, radius=0.05)  # 20,480 triangles
+    assert [
+        p.method for p in decompose_mesh(sphere.vertices, sphere.faces, use_cache=False).parts
+    ] == ["convex"]
+    box = trimesh.creation.box((0.1, 0.1, 0.1))
+    open_box = decompose_mesh(box.vertices, np.asarray(box.faces)[2:], use_cache=False)
+    assert [p.method for p in open_box.parts] == ["convex"] and not open_box.closed
+    assert calls == []
+    dented = trimesh.creation.box((0.1, 0.1, 0.1)).subdivide().subdivide()
+    vertices = np.asarray(dented.vertices).copy()
+    top_centre = np.argmin(np.linalg.norm(vertices - (0, 0, 0.05), axis=1))
+    vertices[top_centre, 2] -= 0.01  # a 1 cm dent in the top face
+    result = decompose_mesh(vertices, dented.faces, use_cache=False)
+    assert calls == [len(dented.faces)] and result.parts[0].method == "coacd"
