@@ -96,15 +96,16 @@ class GrippersSession(QtCore.QObject):
 
     # --- overlays -----------------------------------------------------------
 
-    def show_slots(self, prim_paths: list[str]) -> int:
+    def show_slots(self, prim_paths: list[str], grasp_line_roots: list[str] | None = None) -> int:
         """Overlay the slots of ``prim_paths``; returns the number of slots drawn.
 
         A prim whose slots cannot be read (a value of the wrong type, say) and a
         slot whose frame is degenerate are skipped; why is kept in
-        :attr:`slot_problems`, one line each. The other slots are drawn.
+        :attr:`slot_problems`, one line each. The other slots are drawn. With
+        ``grasp_line_roots`` the grasp vector lines there are drawn too.
         """
         self.slot_prims = list(prim_paths)
-        self.last_slots = actions.show_slot_overlays(self.host.stage, prim_paths)
+        self.last_slots = actions.show_slot_overlays(self.host.stage, prim_paths, grasp_line_roots)
         self.slot_problems = self.last_slots.problems
         self._show_guides()
         self._apply_visibility()
@@ -159,6 +160,7 @@ class GrippersSession(QtCore.QObject):
         and the selection box are again those of the stage alone.
         """
         self.slot_prims, self.slot_problems, self.grasps = [], [], None
+        self.last_slots = actions.SlotOverlays(0, [], [])
         if self.host.stage is not None:
             overlays.clear_overlays(self.host.stage)
         panel = self._widgets.get("Candidates")
@@ -195,8 +197,10 @@ class GrippersSession(QtCore.QObject):
             dialog = self._widgets.get(kind)
             if dialog is not None and not dialog.isRunning():
                 steps.append((f"{kind} dialog", lambda d=dialog: d.setStage(stage, [])))
-        if self.slot_prims:
-            steps.append(("slots", lambda: self.show_slots(self.slot_prims)))
+        lines = self.last_slots.grasp_lines
+        line_roots = lines.roots if lines is not None and lines.line_count > 0 else None
+        if self.slot_prims or line_roots is not None:
+            steps.append(("slots", lambda: self.show_slots(self.slot_prims, line_roots)))
         if self.grasps is not None:
             steps.append(("grasps", self._author_grasps))
         failures = []
