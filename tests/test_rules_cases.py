@@ -274,6 +274,44 @@ CASES = [
         "gripper_maxPayload is -2 kg",
     ),
     ("GR.010", False, site(attrs="float gripper:maxOpening = 0.085"), None),
+    (
+        "GR.010",
+        True,
+        site(attrs="float gripper:maxOpening = 0.085\ndouble gripper:maxPayload = nan"),
+        "gripper:maxPayload is nan kg; expected a finite value > 0 kg",
+    ),
+    *(
+        (
+            "GR.012",
+            True,
+            site(attrs=f"float gripper:maxOpening = 0.085\n{force}"),
+            fragment,
+        )
+        for force, fragment in (
+            ("float gripper:maxGripForce = 0", "gripper:maxGripForce is 0 N; expected a finite"),
+            ("float gripper:maxGripForce = -235", "gripper:maxGripForce is -235 N"),
+            ("double gripper:maxGripForce = nan", "gripper:maxGripForce is nan N"),
+            ("double gripper:maxGripForce = -inf", "gripper:maxGripForce is -inf N"),
+            ("double gripper:maxGripForce = inf", "gripper:maxGripForce is inf N"),
+            ('string gripper:maxGripForce = "235 N"', "gripper:maxGripForce is string"),
+            ("float3 gripper:maxGripForce = (1, 2, 3)", "gripper:maxGripForce is float3"),
+            (
+                "float gripper:maxGripForce.timeSamples = {0: 100}",
+                "gripper:maxGripForce is time-sampled with no default value",
+            ),
+        )
+    ),
+    *(
+        ("GR.012", False, site(attrs=f"float gripper:maxOpening = 0.085\n{force}"), None)
+        for force in (
+            "",  # optional: not authored is fine
+            "float gripper:maxGripForce",  # declared without a value: not authored
+            "float gripper:maxGripForce = 235",
+            "double gripper:maxGripForce = 1e-3",
+            "int gripper:maxGripForce = 50",
+            "half gripper:maxGripForce = 140",
+        )
+    ),
     ("GR.011", True, site(attrs="float gripper_maxOpening = 0.085", api=False), "legacy markers"),
     (
         "GR.011",
@@ -323,6 +361,42 @@ CASES = [
         records([record(GroupName="pair", LR=0), record(GroupName="pair", LR=1, name="b")]),
         None,
     ),
+    (
+        "GA.002",
+        True,
+        "#usda 1.0\n"
+        + site(children=FWD + curve("gripper_grip_line", "[(0, -0.2, 0), (0, 0.2, 0)]")),
+        "metersPerUnit is not authored, so USD assumes 0.01 m per unit (centimetres), and upAxis "
+        'is not authored, so USD assumes "Y", for 1 gripper site(s) and 0 slotted object(s); '
+        "read so: site </tcp> grip line 0.004 m (0.4 m if the author meant metres), forward axis "
+        "0.0005 m (0.05 m if the author meant metres), beside max opening 0.085 m",
+    ),
+    (
+        "GA.002",
+        True,
+        "#usda 1.0\n(\n    metersPerUnit = 1\n)\n" + site(),
+        'upAxis is not authored, so USD assumes "Y", for 1 gripper site(s) and 0 slotted '
+        "object(s). Expected upAxis authored",
+    ),
+    (
+        "GA.002",
+        True,
+        '#usda 1.0\n(\n    upAxis = "Z"\n)\n' + records([record(center=[0.0625, 0, 0.05])]),
+        "for 0 gripper site(s) and 1 slotted object(s); read so: slot </Obj> 'slot_0' centre "
+        "(0.000625, 0, 0.0005) m in the object's frame ((0.0625, 0, 0.05) m if the author meant "
+        "metres), up range 0.04 m (metres as authored). Expected metersPerUnit (1 for",
+    ),
+    (
+        "GA.002",
+        True,
+        '#usda 1.0\n(\n    defaultPrim = "Prop"\n)\ndef Xform "Prop"\n{\n'
+        + curve("grasp_identifier_0", "[(0, -0.02, 0), (0, 0.02, 0)]")
+        + "}\n",
+        "for 0 gripper site(s), 0 slotted object(s) and 1 grasp vector line(s); read so: grasp "
+        "line </Prop/grasp_identifier_0> 0.0004 m (0.04 m if the author meant metres)",
+    ),
+    ("GA.002", False, site(), None),  # the fixture's header authors both
+    ("GA.002", False, '#usda 1.0\ndef Xform "Plain"\n{\n}\n', None),  # no gripper data
 ]
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 
 import numpy as np
 from pxr import Usd, UsdGeom
@@ -11,11 +11,13 @@ from pxr import Usd, UsdGeom
 from usdgrip.errors import GripperError
 from usdgrip.frames import ZERO_LENGTH_TOLERANCE, compute_grasp_frame
 from usdgrip.model import CurveInfo, GripperSite
+from usdgrip.slot_checks import get_site_limit_problem
 from usdgrip.usd.discovery import PrimFacts, _iter_sites, compute_site_markers, read_prim_facts
 from usdgrip.usd.names import (
     FORWARD_AXIS_NAMES,
     GRIP_LINE_NAMES,
     LEGACY_SITE_ATTRS,
+    MAX_GRIP_FORCE_ATTRS,
     MAX_OPENING_ATTRS,
     MAX_PAYLOAD_ATTRS,
 )
@@ -32,6 +34,8 @@ from usdgrip.usd.stage import (
     get_meters_per_unit_problem,
     gf_to_numpy,
     read_attribute_value,
+    require_prim,
+    require_stage,
 )
 
 
@@ -41,7 +45,9 @@ def find_gripper_sites(stage: Usd.Stage, *, strict: bool = True) -> list[Gripper
     Raises:
         GripperError: ``strict`` and a site has an unusable value (``strict=False``: the
             site is returned with its ``problems``, e.g. for a panel that lists sites).
+        TypeError: ``stage`` is not a ``Usd.Stage``.
     """
+    require_stage(stage)
     cache = UsdGeom.XformCache(Usd.TimeCode.Default())
     mpu = get_meters_per_unit(stage)
     return [
@@ -92,12 +98,9 @@ def _read_curve(
         local = gf_to_numpy(_XFORMABLE(child).GetLocalTransformation())
         points = points @ local[:3, :3].T + local[:3, 3]
         flat = points.ravel().tolist()
-    elif math.isfinite(sum(flat)):  # finite only if every term is (overflow: the slow path)
-        points = points + 0.0  # what the identity transform gives finite points (-0.0 -> 0.0)
+    else:  # no transform: the points as authored (-0.0 -> 0.0; inf stays inf, not inf * 0)
+        points = points + 0.0
         flat = [x + 0.0 for x in flat[:6]]
-    else:
-        points = points @ _IDENTITY[:3, :3] + _IDENTITY[:3, 3]  # as the identity transform gives
-        flat = points.ravel().tolist()
     direction, length = None, 0.0
     if len(flat) >= 6:
         # Plain floats: numpy costs more per call than these few products.
@@ -128,7 +131,6 @@ def _read_curve(
     )
 
 
-_IDENTITY = np.eye(4)
 #: Curve values the readers do not use (a curve's direction is ``p1 - p0``): unusable ones
 #: are GR.007 warnings and read as not authored.
 _IGNORABLE_CURVE_VALUES = ("type", "curveVertexCounts")
@@ -160,16 +162,21 @@ def read_gripper_site(
 
     Values are read at the default time code. A value of the wrong type, or one
     that is only time-sampled, is unusable and reads as not authored, the site's
-    ``problems`` saying why. ``strict`` (the default) raises for one the readers
-    need (max opening, curve points, ``metersPerUnit``: their rules fail); an
-    unusable max payload or curve ``type``/``curveVertexCounts`` (warning rules
-    GR.010, GR.007) is a ``warnings`` entry instead. ``strict=False`` (the
+    ``problems`` saying why; so is a max payload or max grip force that is not
+    finite or <= 0. ``strict`` (the default) raises for one the readers need (max
+    opening, curve points, ``metersPerUnit``: their rules fail); an unusable max
+    payload, max grip force or curve ``type``/``curveVertexCounts`` (warning rules
+    GR.010, GR.012, GR.007) is a ``warnings`` entry instead. ``strict=False`` (the
     validation rules, panels) never raises.
 
     Raises:
         GripperError: ``strict`` and an unusable value the readers need (names file,
             prim, attribute and the type found).
+        TypeError: ``prim`` is not a ``Usd.Prim``.
+        ValueError: ``prim`` is not valid.
     """
+    if facts is None:  # the fast path (rules, find_gripper_sites) passes facts of a valid prim
+        require_prim(prim)
     facts = read_prim_facts(prim) if facts is None else facts
     markers = compute_site_markers(prim, facts) if markers is None else markers
     if meters_per_unit is None:
@@ -185,13 +192,19 @@ def read_gripper_site(
             "check the asset paths of its layers"
         )
     max_opening, opening_source, opening_problem = _read_float(prim, MAX_OPENING_ATTRS, authored)
-    max_payload, payload_source, payload_problem = _read_float(prim, MAX_PAYLOAD_ATTRS, authored)
+    max_payload, payload_source, payload_problem = _read_limit(
+        prim, MAX_PAYLOAD_ATTRS, authored, "kg"
+    )
+    max_grip_force, force_source, force_problem = _read_limit(
+        prim, MAX_GRIP_FORCE_ATTRS, authored, "N"
+    )
     problems = {
         name: problem
         for name, problem in (
             ("metersPerUnit", get_meters_per_unit_problem(meters_per_unit)),
             (opening_source, opening_problem),
             (payload_source, payload_problem),
+            (force_source, force_problem),
         )
         if problem is not None
     }
@@ -205,7 +218,7 @@ def read_gripper_site(
             )
     # Values no reader needs (the rules only warn about them) read as not authored, with
     # a warning; the rest refuse, as their failure rules do (no failure => readable site).
-    ignorable = {payload_source} | {
+    ignorable = {payload_source, force_source} | {
         f"{curve.child}.{name}"
         for curve in (forward, grip)
         if curve is not None
@@ -263,4 +276,21 @@ def read_gripper_site(
         tuple(warnings),
         legacy,
         problems,
+        max_grip_force,
     )
+
+
+def _read_limit(
+    prim: Usd.Prim, names: Sequence[str], authored: Container[str], unit: str
+) -> tuple[float | None, str | None, str | None]:
+    """An optional limit (max payload, max grip force): ``(value, source, problem)``.
+
+    A value that is not finite or <= 0 is unusable like one of the wrong type: its
+    rule (GR.010, GR.012) only warns, so it reads as not authored, ``problem`` saying why.
+    """
+    value, source, problem = _read_float(prim, names, authored)
+    if value is not None and problem is None:
+        problem = get_site_limit_problem(value, source, unit)
+        if problem is not None:
+            value = None
+    return value, source, problem
