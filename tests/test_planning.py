@@ -142,7 +142,7 @@ def test_grouped_slots_are_left_out_of_single_gripper_planning():
     assert {c.generation_method for c in result.grasps.values()} == {"antipodal"}
     notes = [w for w in result.metadata.warnings if "group 'carry'" in w]
     assert len(notes) == 1 and "'left_edge', 'right_edge' left out" in notes[0]
-    with pytest.raises(GripperError, match="no single-gripper slot for method 'slots'.*carry"):
+    with pytest.raises(GripperError, match=r"no single-gripper slot for method 'slots'.*carry"):
         plan_grasps(request, methods="slots")
 
 

@@ -10,6 +10,7 @@ its UI thread:
 - :func:`find_slot_prims` / :func:`show_slot_overlays` (Show Slots);
 - :func:`read_sampling_input` → :func:`sample_grasp_set` (Sample Slot Grasps);
 - :func:`build_plan_request` → :func:`plan_grasp_set` (Plan Grasps);
+- :func:`evaluate_grasp_set` (the candidates panel's Evaluate: measured success rates);
 - :func:`author_grasp_set_overlays` (draws either result);
 - :func:`export_grasp_set` (Export Grasps).
 """
@@ -221,6 +222,54 @@ def plan_grasp_set(
 
     result = usdgrip.plan_grasps(request, methods=methods, progress=progress, stages=stages)
     return compute_grasp_set_from_plan(result, request.object.geometry.prim_path)
+
+
+def evaluate_grasp_set(
+    grasps: GraspSet,
+    object_file: str | Path,
+    *,
+    trials: int = 1,
+    table: bool = True,
+    progress: Callable[[str, float], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+    stages: dict[str, Any] | None = None,
+    **options: Any,
+) -> GraspSet:
+    """Grasp-and-lift a planned set in MuJoCo (:func:`usdgrip.evaluate_grasps`); reads files only.
+
+    The order and labels stay as shown (overlays keep their rows); the returned set
+    carries ``success_rates`` and its ``result`` the ``physics`` of every candidate.
+
+    Args:
+        grasps: a planned set (``source == "plan"``).
+        object_file: the USD file holding ``grasps.object_path``.
+        trials: trials per candidate.
+        table: the object rests on a plane under its lowest point (the usual case).
+        progress: ``(message, fraction)`` callback.
+        cancel: polled between candidates; True raises ``EvaluationCancelled``.
+        stages: stages the caller already opened, by asset path.
+        **options: further :func:`usdgrip.evaluate_grasps` keywords (force, friction, jobs...).
+
+    Raises:
+        ValueError: ``grasps`` is not a plan.
+    """
+    from usdgrip.contracts import GeometryRef
+    from usdgrip.grasping.evaluation import evaluate_grasps
+
+    if grasps is None or grasps.source != "plan":
+        raise ValueError("usdgrip: only planned grasps can be evaluated; run Plan Grasps… first")
+    geometry = GeometryRef(asset_path=str(object_file), prim_path=grasps.object_path)
+    result = evaluate_grasps(
+        grasps.result,
+        geometry,
+        trials=trials,
+        table=table,
+        progress=progress,
+        cancel=cancel,
+        stages=stages,
+        **options,
+    )
+    return compute_grasp_set_from_plan(result, grasps.object_path, grasps.open_width)
 
 
 # --- export -----------------------------------------------------------------------
