@@ -103,10 +103,10 @@ def make_tote() -> None:
     UsdGeom.Xform(stage.GetPrimAtPath("/Tote")).AddTranslateOp().Set(Gf.Vec3d(0.6, 0.0, 0.0))
     _mesh(stage, "/Tote/body", *walls)
     tote = stage.GetPrimAtPath("/Tote")
-    # Slot centre 3.5 cm below the rim: the pads (5 cm deep, tip 1 cm past the centre) cover
-    # the wall over 4.5 cm and the palm clears the rim by 5 mm, even tilted by 15°; with the
-    # centre on the rim only a fifth of each pad touched and no grasp held.
-    grip_height = 0.115  # h - 3.5 cm
+    # Slot centre 3 cm below the rim: the pads (5 cm deep, tip 1 cm past the centre) cover
+    # the wall over 4 cm and the palm clears the rim by 1 cm (6 mm tilted by 15°). With the
+    # centre on the rim only a fifth of each pad touched the wall and no grasp held.
+    grip_height = 0.12  # h - 3 cm
     for name, x, span, lr in (
         ("left_edge", -lx + t / 2, (-1, 0, 0), 0),
         ("right_edge", lx - t / 2, (-1, 0, 0), 1),

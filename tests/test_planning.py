@@ -126,8 +126,8 @@ def test_slots_only_follow_the_slot_ranges(tmp_path):
         assert "_slots_left_edge_" in candidate.candidate_id or "_slots_right_edge_" in (
             candidate.candidate_id
         )
-        # Object frame M (the tote's translate removed): x = ±0.195, z = 0.115, |y| <= 0.1.
-        assert abs(pose[0, 3]) == pytest.approx(0.195) and pose[2, 3] == pytest.approx(0.115)
+        # Object frame M (the tote's translate removed): x = ±0.195, z = 0.12, |y| <= 0.1.
+        assert abs(pose[0, 3]) == pytest.approx(0.195) and pose[2, 3] == pytest.approx(0.12)
         assert abs(pose[1, 3]) <= 0.1 + 1e-9
         # Approach = forward (0, 0, -1) tilted by at most 15 degrees.
         assert pose[2, 2] <= -np.cos(np.radians(15)) + 1e-9
