@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from pxr import Gf, Usd, UsdGeom, Vt
+from pxr import Gf, Usd, UsdGeom, UsdPhysics, UsdShade, Vt
 
 import usdgrip  # noqa: F401  (registers the schema before any stage is opened)
 from usdgrip.usd.authoring import apply_gripper_slot, define_gripper_site
@@ -134,7 +134,59 @@ def make_mug() -> None:
     stage.GetRootLayer().Save()
 
 
+def _grasp_line(stage: Usd.Stage, path: str, p0, p1, doc: str) -> None:
+    """A SimReady grasp vector line, authored as SimReady's FET005 authoring helper does."""
+    curve = UsdGeom.BasisCurves.Define(stage, path)
+    curve.CreateTypeAttr(UsdGeom.Tokens.linear)
+    curve.CreateCurveVertexCountsAttr(Vt.IntArray([2]))
+    curve.CreatePointsAttr(Vt.Vec3fArray([Gf.Vec3f(*p0), Gf.Vec3f(*p1)]))
+    curve.CreateWidthsAttr(Vt.FloatArray([0.004]))
+    curve.SetWidthsInterpolation(UsdGeom.Tokens.constant)
+    curve.CreateDisplayColorAttr(Vt.Vec3fArray([Gf.Vec3f(0.1, 0.85, 0.2)]))
+    curve.CreatePurposeAttr(UsdGeom.Tokens.guide)
+    curve.CreateExtentAttr(UsdGeom.Curves.ComputeExtent(curve.GetPointsAttr().Get(), [0.004]))
+    curve.GetPrim().SetDocumentation(doc)
+
+
+def make_graspable_prop() -> None:
+    """A SimReady-style graspable prop: rigid body, collider, physics material, two grasp lines."""
+    stage = _stage(HERE / "graspable_prop.usda", "Block")
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    UsdPhysics.SetStageKilogramsPerUnit(stage, 1.0)
+    block = stage.GetPrimAtPath("/Block")
+    UsdPhysics.RigidBodyAPI.Apply(block)
+    UsdPhysics.MassAPI.Apply(block).CreateMassAttr(0.2)
+    # A 5 x 5 x 12 cm block standing on z = 0: render mesh and an invisible collision mesh.
+    hx, h = 0.025, 0.12
+    UsdGeom.Scope.Define(stage, "/Block/visuals")
+    _mesh(stage, "/Block/visuals/body", *box_mesh((-hx, -hx, 0.0), (hx, hx, h)))
+    UsdGeom.Scope.Define(stage, "/Block/colliders")
+    _mesh(stage, "/Block/colliders/body", *box_mesh((-hx, -hx, 0.0), (hx, hx, h)))
+    collider = stage.GetPrimAtPath("/Block/colliders/body")
+    UsdPhysics.CollisionAPI.Apply(collider)
+    UsdPhysics.MeshCollisionAPI.Apply(collider).CreateApproximationAttr("convexHull")
+    UsdGeom.Imageable(collider).CreateVisibilityAttr(UsdGeom.Tokens.invisible)
+    material = UsdShade.Material.Define(stage, "/Block/PhysicsMaterial")
+    physics = UsdPhysics.MaterialAPI.Apply(material.GetPrim())
+    physics.CreateStaticFrictionAttr(0.8)
+    physics.CreateDynamicFrictionAttr(0.6)
+    physics.CreateRestitutionAttr(0.0)
+    UsdShade.MaterialBindingAPI.Apply(collider).Bind(
+        material, UsdShade.Tokens.weakerThanDescendants, "physics"
+    )
+    _grasp_line(
+        stage, "/Block/grasp_identifier_01", (-0.05, 0.0, 0.1), (0.05, 0.0, 0.1),
+        "Across the block 2 cm below its top: the pads start 2.5 cm off each side face.",
+    )  # fmt: skip
+    _grasp_line(
+        stage, "/Block/grasp_identifier_02", (-0.05, 0.1, 0.1), (0.05, 0.1, 0.1),
+        "Deliberately wrong: 10 cm beside the block, it meets nothing (GP.001).",
+    )  # fmt: skip
+    stage.GetRootLayer().Save()
+
+
 if __name__ == "__main__":
     make_gripper()
     make_tote()
     make_mug()
+    make_graspable_prop()

@@ -21,6 +21,7 @@ PURE = {
     "usdgrip.lambdasim",
     "usdgrip.sampling",
     "usdgrip.slot_checks",
+    "usdgrip.grasp_lines",
 }
 #: Room -> rooms it must not import (directly or lazily).
 FORBIDDEN = {

@@ -158,7 +158,7 @@ def bad_inputs(write_usda, tmp_path):
         ),
         (
             lambda b: [MUG, "--object", "/Mug", "--gripper", GRIPPER, "--method", "magic"],
-            "unknown method 'magic'; expected one of antipodal, slots",
+            "unknown method 'magic'; expected one of antipodal, slots, lines",
         ),
         (
             lambda b: [MUG, "--object", "/Mug", "--gripper", GRIPPER, "--max-candidates", "0"],

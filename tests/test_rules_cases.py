@@ -90,8 +90,54 @@ def record(**overrides):
     return {k: v for k, v in base.items() if v is not None}
 
 
+def prop(
+    points: str = "[(-0.04, 0, 0), (0.04, 0, 0)]",
+    extra: str = 'token type = "linear"',
+    size: float = 0.04,
+    name: str = "grasp_identifier_01",
+    type_: str = "BasisCurves",
+) -> str:
+    """A rigid-body block prop (default prim) with one grasp vector line."""
+    return f"""#usda 1.0
+(
+    defaultPrim = "Block"
+    metersPerUnit = 1
+)
+
+def Xform "Block" (
+    prepend apiSchemas = ["PhysicsRigidBodyAPI"]
+)
+{{
+    def Cube "body"
+    {{
+        double size = {size}
+    }}
+    def {type_} "{name}"
+    {{
+        point3f[] points = {points}
+        {extra}
+    }}
+}}
+"""  # fmt: skip
+
+
 CASES = [
     # (code, expected to fire, snippet, message fragment)
+    ("GSP.001", True, prop(type_="Xform"), "no BasisCurves named grasp_identifier*"),
+    ("GSP.001", True, prop(points="[]"), "has 0 point(s)"),
+    ("GSP.001", False, prop(), None),
+    (
+        "GSP.001",
+        False,
+        prop(type_="Xform").replace('(\n    prepend apiSchemas = ["PhysicsRigidBodyAPI"]\n)', ""),
+        None,
+    ),
+    ("GP.001", True, prop(points="[(-0.04, 0.1, 0), (0.04, 0.1, 0)]"), "does not meet the surface"),
+    ("GP.001", False, prop(), None),
+    ("GP.002", True, prop(extra=""), "fallback is cubic"),
+    ("GP.002", False, prop(), None),
+    ("GP.003", True, prop(points="[(-0.2, 0, 0), (0.2, 0, 0)]", size=0.3), "0.3 m apart"),
+    ("GP.003", False, prop(), None),
     ("GR.001", True, site(type_="Scope"), "expected Xform"),
     ("GR.001", True, site(type_="Mesh"), "'Mesh'"),
     ("GR.001", False, site(), None),

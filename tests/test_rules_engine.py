@@ -47,7 +47,12 @@ ISSUE_TABLE = {
     "GS.007": ("slot-record-legacy", "info"),
     "GS.008": ("slot-group", "warning"),
     "GA.001": ("asset-unresolved", "error"),
+    "GSP.001": ("graspable-vector-line", "failure"),
+    "GP.001": ("grasp-line-misses-object", "failure"),
+    "GP.002": ("grasp-line-form", "warning"),
+    "GP.003": ("grasp-line-width", "warning"),
 }
+STAGE_RULES = {"GA.001", "GSP.001", "GP.001", "GP.002", "GP.003"}
 
 SEED_VALID = """
 def Xform "gripper_01"
@@ -106,7 +111,7 @@ def test_registry_matches_issue_table():
         assert r.summary and "\n" not in r.summary
         assert r.doc_path.name == f"{r.code}.md"
         assert r.doc.startswith(f"# {r.name}")
-        assert r.validator == ("CheckStage" if r.code == "GA.001" else "CheckPrim")
+        assert r.validator == ("CheckStage" if r.code in STAGE_RULES else "CheckPrim")
         with pytest.raises(dataclasses.FrozenInstanceError):
             r.code = "XX.000"  # type: ignore[misc]
 

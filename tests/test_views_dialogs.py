@@ -176,10 +176,11 @@ def test_plan_dialog_plans_lists_and_exports(api, qtbot, tmp_path, monkeypatch):
     assert dialog.siteCombo.count() == 0, "the tote file has no gripper site"
     dialog.setGripperAsset(str(EXAMPLES / "gripper.usda"))
     assert dialog.siteCombo.currentText() == "/Gripper/tcp"
-    assert sorted(dialog.methodChecks) == ["antipodal", "slots"]
+    assert sorted(dialog.methodChecks) == ["antipodal", "lines", "slots"]
     # The tote's slots are the two hands of group 'carry': single-gripper planning leaves
     # them out, so the tote is planned on its mesh.
     dialog.methodChecks["slots"].setChecked(False)
+    dialog.methodChecks["lines"].setChecked(False)  # the tote has no grasp lines
     _type(qtbot, dialog.countSpin, "30")
     with qtbot.waitSignal(dialog.resultReady, timeout=120000) as ready:
         qtbot.mouseClick(dialog.findChild(QtWidgets.QPushButton, "run"), LEFT)

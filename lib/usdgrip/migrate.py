@@ -15,6 +15,18 @@ What it converts, in the stage's root layer:
   with what the slot authors, or with another record of the same name, are
   not converted (none of that name are) and are reported as left.
 
+With ``lines_to_slots`` (``usdgrip migrate --lines-to-slots``, opt-in and additive),
+every SimReady grasp vector line (``grasp_identifier*``) also becomes a
+``GripperSlotAPI`` instance named like the line on its object (the nearest rigid-body
+ancestor, else the default prim): ``center`` = the midpoint of the two surfaces the
+line lands on (FET005's symmetrised pad midpoint), ``span_axis`` = the line p0 → p1,
+``forward`` = straight down (minus the stage's up axis; USD's fallback Y when none is
+authored) made perpendicular to the line, or a fixed perpendicular when the line is
+vertical; ``up_range`` = :data:`LINE_SLOT_UP_RANGE` (1 cm across the line) and
+``slot_input_angle`` = :data:`LINE_SLOT_INPUT_ANGLE` (±45° of approach around the
+line), ``LR`` left, no group. Lines that cannot give a slot (not two distinct points, a
+miss, an instance of that name already there) are reported as left.
+
 Nothing the user authored is lost: a legacy value is removed only after its
 value was authored through the schema, the records are removed only when
 every value of every record lives in the schema (an unknown key, an ``LR``
@@ -31,20 +43,27 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pxr import Sdf, Usd
+import numpy as np
+from pxr import Sdf, Usd, UsdGeom
 
+from usdgrip.errors import GripperError
+from usdgrip.frames import compute_fallback_perpendicular
+from usdgrip.grasp_lines import compute_surface_points
 from usdgrip.lambdasim import CUSTOM_DATA_KEY, CUSTOM_DATA_PATH, SlotRecord
 from usdgrip.model import LR_TOKENS, GripperSite
 from usdgrip.usd.authoring import apply_gripper_slot
 from usdgrip.usd.discovery import iter_site_prims
+from usdgrip.usd.grasp_lines import find_grasp_lines, read_object_surface
 from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API, SLOT_PROPERTIES
 from usdgrip.usd.sites import read_gripper_site
 from usdgrip.usd.slots import (
     check_slot_instance_name,
     get_slot_attribute_name,
     iter_slot_prims,
+    list_slot_instances,
     read_slot_records,
 )
+from usdgrip.usd.stage import compute_world_transform
 
 _VALUE_MOVES = (
     (("gripper_maxOpening", "custom:maxOpening"), "gripper:maxOpening"),
@@ -299,8 +318,85 @@ def _migrate_slots(prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport) ->
         )
 
 
-def migrate_stage(stage: Usd.Stage) -> MigrationReport:
-    """Convert legacy authoring on ``stage`` in its root layer (see module doc)."""
+#: Slots authored from grasp lines: total length across the line (world metres) ...
+LINE_SLOT_UP_RANGE = 0.01
+#: ... and total approach tilt around the line (degrees): ±45° about straight down.
+LINE_SLOT_INPUT_ANGLE = 90.0
+
+
+def _vec(values: np.ndarray) -> str:
+    return "(" + ", ".join(f"{v + 0.0:.4g}" for v in values) + ")"
+
+
+def _slots_from_lines(stage: Usd.Stage, report: MigrationReport) -> None:
+    """Author one GripperSlotAPI instance per usable grasp vector line (see module doc)."""
+    try:
+        lines = find_grasp_lines(stage)
+    except GripperError as exc:
+        report.left.append(f"grasp lines not converted: {exc}")
+        return
+    axis = UsdGeom.GetStageUpAxis(stage)
+    down = -np.eye(3)["XYZ".index(str(axis))]
+    surfaces: dict[str, object] = {}
+    for line in lines:
+        obj = stage.GetPrimAtPath(line.object_path)
+        where = f"<{line.path}>"
+        if not line.is_usable:
+            report.left.append(f"{where}: grasp line without two distinct finite points; no slot")
+            continue
+        if line.name in list_slot_instances(obj):
+            report.left.append(
+                f"{where}: <{line.object_path}> already has slot {line.name!r}; left as it is"
+            )
+            continue
+        if line.object_path not in surfaces:
+            try:
+                surfaces[line.object_path] = read_object_surface(obj)
+            except GripperError as exc:
+                surfaces[line.object_path] = exc
+        surface = surfaces[line.object_path]
+        if isinstance(surface, GripperError):
+            report.left.append(f"{where}: no slot: {surface}")
+            continue
+        p0, p1 = line.segment
+        hits = compute_surface_points(p0, p1, surface.vertices, surface.faces)
+        if hits is None:
+            report.left.append(f"{where}: grasp line misses its object (GP.001); no slot")
+            continue
+        span = (p1 - p0) / line.length
+        forward = down - (down @ span) * span
+        norm = float(np.linalg.norm(forward))
+        forward = forward / norm if norm > 1e-6 else compute_fallback_perpendicular(span)
+        world = compute_world_transform(obj)  # local units -> world metres
+        inverse = np.linalg.inv(world)
+        centre = inverse[:3, :3] @ (0.5 * (hits.first + hits.second)) + inverse[:3, 3]
+        centre = np.round(centre, 9) + 0.0  # no 1e-18 round-off in the authored value
+        span_local = inverse[:3, :3] @ span
+        span_local /= np.linalg.norm(span_local)
+        forward_local = inverse[:3, :3] @ forward
+        forward_local -= (forward_local @ span_local) * span_local  # exact in the local frame
+        forward_local /= np.linalg.norm(forward_local)
+        # up_range is metres times the object's scale along Up (GripperSlot.up_range).
+        up_local = np.cross(forward_local, span_local)
+        mpu = float(UsdGeom.GetStageMetersPerUnit(stage))
+        scale = float(np.linalg.norm(world[:3, :3] @ up_local)) / mpu
+        apply_gripper_slot(
+            obj, line.name, center=centre, forward=forward_local, span_axis=span_local,
+            up_range=LINE_SLOT_UP_RANGE / scale, slot_input_angle=LINE_SLOT_INPUT_ANGLE,
+            lr=0, group="",
+        )  # fmt: skip
+        report.changes.append(
+            f"<{line.object_path}>: GripperSlotAPI:{line.name} from grasp line {where} "
+            f"(center {_vec(centre)}, span_axis {_vec(span_local)}, forward "
+            f"{_vec(forward_local)}, local frame)"
+        )
+
+
+def migrate_stage(stage: Usd.Stage, *, lines_to_slots: bool = False) -> MigrationReport:
+    """Convert legacy authoring on ``stage`` in its root layer (see module doc).
+
+    ``lines_to_slots``: also author a GripperSlotAPI instance per grasp vector line.
+    """
     layer = stage.GetRootLayer()
     report = MigrationReport()
     with Usd.EditContext(stage, layer):
@@ -309,6 +405,8 @@ def migrate_stage(stage: Usd.Stage) -> MigrationReport:
         for prim in list(iter_slot_prims(stage)):
             if prim.GetCustomDataByKey(CUSTOM_DATA_PATH) is not None:
                 _migrate_slots(prim, layer, report)
+        if lines_to_slots:
+            _slots_from_lines(stage, report)
     return report
 
 

@@ -10,7 +10,10 @@ is imported. :class:`UsdGripPlugin` registers, for every rule in
   kind, tags and the rule's tolerances as ``Parameters``;
 - one ``BaseRuleChecker`` subclass bound to that requirement only;
 
-and a capability ``usdgrip.grippers`` holding all of them. Nothing is added to
+and a capability ``usdgrip.grippers`` holding all of them, plus ``usdgrip.graspable``
+holding the grasp-vector-line rules (GSP.001 — SimReady's *Physics Graspable* code,
+registered at a newer version than SimReady's 0.1.0 so the registry resolves the code
+to usdgrip's rule — and GP.001–GP.003). Nothing is added to
 the default rule categories: the rules run only when asked for, e.g.
 ``nvidia_usd_validate --requirement GR.003 asset.usda`` or
 ``--capability usdgrip.grippers``.
@@ -69,15 +72,19 @@ __all__ = [
     "CAPABILITY_ID",
     "CAPABILITY_VERSION",
     "CHECKERS",
+    "GRASPABLE_CAPABILITY_ID",
+    "GRASPABLE_CODES",
     "REQUIREMENTS",
     "UsdGripPlugin",
     "compute_capability",
+    "compute_graspable_capability",
     "compute_requirement",
     "plugin",
 ]
 
 CAPABILITY_ID = "usdgrip.grippers"
 CAPABILITY_VERSION = "1.0.0"
+GRASPABLE_CAPABILITY_ID = "usdgrip.graspable"
 
 _SEVERITY = {
     "failure": IssueSeverity.FAILURE,
@@ -127,6 +134,22 @@ def compute_capability() -> Capability:
         version=CAPABILITY_VERSION,
         path="adapters.md",
         requirements=[REQUIREMENTS[code] for code in sorted(REQUIREMENTS)],
+    )
+
+
+GRASPABLE_CODES: tuple[str, ...] = tuple(
+    sorted(code for code, r in RULES.items() if "graspable" in r.tags)
+)
+"""Codes of the grasp-vector-line rules (``graspable`` tag): GP.001-GP.003, GSP.001."""
+
+
+def compute_graspable_capability() -> Capability:
+    """The ``usdgrip.graspable`` capability: GSP.001 and the GP rules (Physics Graspable)."""
+    return Capability(
+        id=GRASPABLE_CAPABILITY_ID,
+        version=CAPABILITY_VERSION,
+        path="graspable-props.md",
+        requirements=[REQUIREMENTS[code] for code in GRASPABLE_CODES],
     )
 
 
@@ -307,27 +330,27 @@ class UsdGripPlugin:
 
     def __init__(self) -> None:
         self._registered: list[type[_UsdGripChecker]] = []
-        self._capability: Capability | None = None
+        self._capabilities: list[Capability] = []
 
     def on_startup(self) -> None:
-        """Register every requirement with its checker, and the ``usdgrip.grippers`` capability."""
+        """Register every requirement with its checker, and the usdgrip capabilities."""
         for code in sorted(CHECKERS):
             checker = CHECKERS[code]
             register_requirements(REQUIREMENTS[code])(checker)
             self._registered.append(checker)
-        capability = compute_capability()
-        if CapabilityRegistry().find(capability.id, capability.version) is None:
-            register_capability(capability)
-            self._capability = capability
+        for capability in (compute_capability(), compute_graspable_capability()):
+            if CapabilityRegistry().find(capability.id, capability.version) is None:
+                register_capability(capability)
+                self._capabilities.append(capability)
 
     def on_shutdown(self) -> None:
         """Unregister what :meth:`on_startup` registered."""
         for checker in reversed(self._registered):
             unregister_requirements(checker)
         self._registered.clear()
-        if self._capability is not None:
-            unregister_capability(self._capability)
-            self._capability = None
+        for capability in reversed(self._capabilities):
+            unregister_capability(capability)
+        self._capabilities.clear()
 
 
 plugin = UsdGripPlugin()

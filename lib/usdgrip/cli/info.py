@@ -9,14 +9,17 @@ import sys
 
 import numpy as np
 
+from usdgrip.grasp_lines import GraspLine
 from usdgrip.model import GripperSite, GripperSlot
 from usdgrip.sampling import check_slot
 
 NAME = "info"
 ORDER = 10
-HELP = "list the gripper sites and grasp slots in a USD file"
-DESCRIPTION = """List every gripper site (with its max opening, axes and grasp frame) and every
-grasp slot (in world space) that usdgrip finds in FILE. --json prints the same data
+HELP = "list the gripper sites, grasp slots and grasp vector lines in a USD file"
+DESCRIPTION = """List every gripper site (with its max opening, axes and grasp frame), every
+grasp slot (in world space) and every SimReady grasp vector line (grasp_identifier*:
+its object, both points in world metres, its length) that usdgrip finds in FILE.
+--json prints the same data
 for scripts as strict JSON: a number that is not finite (NaN, infinity) is null. A slot
 that cannot be sampled shows why ("unusable: ..."; `problems` in JSON). Exit 0
 when the file was read, 2 when it cannot be (missing, not USD, corrupt), a slot record is
@@ -82,15 +85,39 @@ def compute_slot_json(slot: GripperSlot) -> dict:
     }
 
 
+def compute_grasp_line_json(line: GraspLine) -> dict:
+    """JSON-ready dictionary of a grasp vector line: world points (metres) and its object."""
+    return {
+        "path": line.path,
+        "name": line.name,
+        "object": line.object_path,
+        "object_source": line.object_source,
+        "layout": line.layout,
+        "points": [_vector(p) for p in line.points_world],
+        "points_object": [_vector(p) for p in line.points_object],
+        "length": round(line.length, 9),
+        "type": line.curve_type,
+        "problems": [f"{name}: {problem}" for name, problem in sorted(line.problems.items())],
+    }
+
+
 def _fmt(v) -> str:
     if v is None:
         return "-"
     return "(" + ", ".join(f"{c + 0.0:.3g}" for c in np.asarray(v)) + ")"  # + 0.0: no "-0"
 
 
-def format_table(path: str, sites: list[GripperSite], slots: list[GripperSlot]) -> str:
-    """Human-readable summary of sites and slots."""
-    lines = [f"{path}: {len(sites)} gripper site(s), {len(slots)} grasp slot(s)"]
+def format_table(
+    path: str,
+    sites: list[GripperSite],
+    slots: list[GripperSlot],
+    grasp_lines: list[GraspLine] = (),
+) -> str:
+    """Human-readable summary of sites, slots and grasp vector lines."""
+    head = f"{path}: {len(sites)} gripper site(s), {len(slots)} grasp slot(s)"
+    if grasp_lines:
+        head += f", {len(grasp_lines)} grasp line(s)"
+    lines = [head]
     for site in sites:
         opening = "missing" if site.max_opening is None else f"{site.max_opening:g} m"
         lines.append(
@@ -126,6 +153,18 @@ def format_table(path: str, sites: list[GripperSite], slots: list[GripperSlot]) 
         lines.append(
             f"    up range {slot.up_range:.4g} m, input angle {slot.slot_input_angle:g} deg"
         )
+    for line in grasp_lines:
+        layout = "" if line.layout == "curve" else f" [{line.layout} layout]"
+        lines.append(f"  grasp line <{line.path}>{layout} object <{line.object_path}>")
+        if line.point_count < 2:
+            lines.append(f"    unusable: {line.point_count} point(s); expected 2")
+        else:
+            extra = f" (+{line.point_count - 2} unused)" if line.point_count > 2 else ""
+            lines.append(
+                f"    p0 {_fmt(line.points_world[0])} p1 {_fmt(line.points_world[1])}{extra}, "
+                f"length {line.length:.4g} m"
+            )
+        lines.extend(f"    problem: {name}: {text}" for name, text in sorted(line.problems.items()))
     return "\n".join(lines)
 
 
@@ -136,6 +175,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import open_input, reading
+    from usdgrip.usd.grasp_lines import find_grasp_lines
     from usdgrip.usd.sites import find_gripper_sites
     from usdgrip.usd.slots import iter_slot_prims, read_gripper_slots
 
@@ -143,13 +183,15 @@ def run(args: argparse.Namespace) -> int:
     with reading(args.file):
         sites = find_gripper_sites(stage)
         slots = [slot for prim in iter_slot_prims(stage) for slot in read_gripper_slots(prim)]
+        grasp_lines = find_grasp_lines(stage)
     if args.json:
         data = {
             "sites": [compute_site_json(s) for s in sites],
             "slots": [compute_slot_json(s) for s in slots],
+            "grasp_lines": [compute_grasp_line_json(g) for g in grasp_lines],
         }
         json.dump(compute_strict_json(data), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        print(format_table(args.file, sites, slots))
+        print(format_table(args.file, sites, slots, grasp_lines))
     return 0

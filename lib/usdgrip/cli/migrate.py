@@ -12,8 +12,11 @@ HELP = "convert legacy attributes, unprefixed curves and LambdaSim records to th
 DESCRIPTION = """Convert legacy gripper authoring in FILE's root layer to the usdGrip schema:
 apply GripperSiteAPI, move gripper_maxOpening/custom:maxOpening/gripper_maxPayload to
 gripper:*, rename forward_axis/grip_line to gripper_*, turn LambdaSim gripper_slots
-records into GripperSlotAPI instances. Nothing authored is lost: what cannot be
-converted losslessly is kept and listed.
+records into GripperSlotAPI instances; with --lines-to-slots, also author one
+GripperSlotAPI instance per SimReady grasp vector line (grasp_identifier*) on its object
+(centre between the surfaces the line lands on, span axis along the line, forward
+straight down, 1 cm up range, 90 degrees of approach tilt; see docs/graspable-props.md).
+Nothing authored is lost: what cannot be converted losslessly is kept and listed.
 
 By default the result goes to a new file (FILE.migrated.usda beside it, or -o PATH,
 which may not be FILE itself nor a layer file it reads; in another folder, relative
@@ -37,6 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target = parser.add_mutually_exclusive_group()
     target.add_argument("-o", "--output", help="write the migrated layer here")
     target.add_argument("--in-place", action="store_true", help="rewrite FILE itself")
+    parser.add_argument(
+        "--lines-to-slots",
+        action="store_true",
+        help="also author a GripperSlotAPI instance per grasp vector line (grasp_identifier*)",
+    )
 
 
 def _target_path(args: argparse.Namespace) -> Path:
@@ -89,7 +97,9 @@ def run(args: argparse.Namespace) -> int:
     snapshot = take_snapshot(args.file) if args.in_place else None
     stage = open_input(args.file, None if args.in_place else target)
     comments = find_usda_comments(args.file)
-    report = migrate_stage(stage)
+    report = (
+        migrate_stage(stage, lines_to_slots=True) if args.lines_to_slots else migrate_stage(stage)
+    )
     moved: list[str] = []
     if report.changed:
         # A stream (-, a pipe, a device) keeps FILE's relative paths: it has no folder.

@@ -18,8 +18,9 @@ ORDER = 40
 HELP = "plan collision-checked grasps for grippers on an object (Isaac-Grasp YAML)"
 DESCRIPTION = """Plan grasp candidates for one object and one or more gripper sites, and write
 them as an extended Isaac-Grasp YAML file (readable by Isaac Sim's grasp importer and
-GraspGen's loader). Backends: antipodal (on the object's meshes) and slots (its
-GripperSlots); --method defaults to every backend that applies. Candidates that do not
+GraspGen's loader). Backends: antipodal (on the object's meshes), slots (its
+GripperSlots) and lines (its SimReady grasp vector lines, grasp_identifier*); --method
+defaults to every backend that applies. Candidates that do not
 fit the gripper, collide at the grasp pose, or collide while retreating with the object
 are dropped; the rest are ranked best-first per gripper. Poses are T_M_G: the grasp
 frame G (+X closing, +Z approach) in the object prim's frame, metres.
@@ -64,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--method",
         metavar="LIST",
-        help="comma-separated backends: antipodal,slots (default: every one that applies)",
+        help="comma-separated backends: antipodal,slots,lines (default: every one that applies)",
     )
     parser.add_argument(
         "--scene", metavar="SCENE_FILE", help="USD file of obstacles around the object"

@@ -22,6 +22,10 @@ Pipeline for each gripper, in request order:
      grasp frame (X span/closing, Z forward/approach); width = the site's
      max opening; score = ``1 - |s|/up_range - |θ|/slot_input_angle`` (1 at
      the slot centre, untilted; 0 at a corner of the range).
+   - ``lines``: :func:`usdgrip.grasping.backends.lines.propose_lines` on the object's
+     SimReady grasp vector lines: +X along the line, centre at the midpoint of the
+     surfaces it lands on, width between them, approaches evenly around the line;
+     score = ``0.5 + 0.5 * approach quality``.
 
 2. Fit: candidates wider than the site's max opening are dropped; a gripper
    whose max payload is below the object's ``mass_kg`` is skipped.
@@ -43,7 +47,8 @@ scale removed (:func:`usdgrip.frames.compute_rigid_part`), in metres; so
 in its file is irrelevant: only the geometry relative to the site's grasp
 frame is used.
 
-Candidate ids: ``g_<h>_antipodal_<n>`` and ``g_<h>_slots_<slot>_<n>``, with
+Candidate ids: ``g_<h>_antipodal_<n>``, ``g_<h>_slots_<slot>_<n>`` and
+``g_<h>_lines_<line>_<n>``, with
 ``<h>`` the first 8 hex digits of SHA-256 over the gripper's asset path (as
 given) and prim path, and ``<n>`` the proposal's index in its backend's output.
 They do not depend on the collision outcome, the ranking or the truncation,
@@ -82,6 +87,7 @@ from usdgrip.frames import compute_quaternion_wxyz
 from usdgrip.grasping.backends.antipodal import DEFAULT_CLEARANCE, propose_antipodal
 from usdgrip.grasping.backends.antipodal_approach import DEFAULT_PAIR_DECAY, compute_pair_decay
 from usdgrip.grasping.backends.antipodal_contacts import get_ray_backend
+from usdgrip.grasping.backends.lines import propose_lines
 from usdgrip.grasping.backends.slots import (
     describe_grouped_slots,
     find_slot_groups,
@@ -160,12 +166,26 @@ def _check_slots_usable(obj: ObjectData, asset_path: str) -> None:
         raise GripperError(f"{where}: no GripperSlot is usable for method 'slots' ({details})")
 
 
+def _check_lines_usable(obj: ObjectData, asset_path: str) -> None:
+    # Asked-for grasp lines that do not exist are bad input, as missing slots are.
+    if not obj.grasp_lines:
+        skipped = [note for note in obj.notes if note.startswith("grasp line")]
+        found = f" ({'; '.join(skipped)})" if skipped else ""
+        raise GripperError(
+            f"{asset_path}: <{obj.prim_path}> has no usable grasp vector line (a BasisCurves "
+            f"named grasp_identifier* on it or under it){found}, so method 'lines' has nothing "
+            "to plan from; `usdgrip info FILE` lists the lines"
+        )
+
+
 def _available_methods(obj: ObjectData) -> tuple[str, ...]:
     methods = []
     if obj.vertices is not None:
         methods.append("antipodal")
     if obj.slots:
         methods.append("slots")
+    if obj.grasp_lines and obj.vertices is not None:
+        methods.append("lines")
     return tuple(methods)
 
 
@@ -194,9 +214,10 @@ def plan_grasps(
             :meth:`CollisionScene.from_usd`, leaving out the shapes at or under the
             object prim (the object itself, when the file contains it; a warning
             says so). A CollisionScene must not contain the object itself.
-        methods: backends to run (``"antipodal,slots"`` or a sequence); ``None``
+        methods: backends to run (``"antipodal,slots,lines"`` or a sequence); ``None``
             runs every backend that applies (antipodal when the object has a
-            mesh, slots when it has GripperSlots).
+            mesh, slots when it has GripperSlots, lines when it has grasp vector
+            lines and a mesh).
         support: name (prim path) of the scene obstacle the object rests on; the
             retreat check ignores object-support contact while the object still
             rests there.
@@ -226,8 +247,9 @@ def plan_grasps(
             prim that is not a site, a max opening above ``MAX_OPENING_M`` (2 m),
             an object without a mesh when antipodal is required (explicitly, or
             because it has no slots either), an object without a usable
-            GripperSlot when slots is asked for, or a mesh that does not bound a
-            solid when antipodal runs.
+            GripperSlot when slots is asked for, an object without a usable grasp
+            vector line (or mesh) when lines is asked for, or a mesh that does not
+            bound a solid when antipodal runs.
         ValueError: bad ``methods``, ``support``, distances or counts.
     """
     started = time.perf_counter()
@@ -349,15 +371,18 @@ def read_inputs(
     geometry = request.object.geometry
     report(f"reading object {geometry}", 0.0)
     antipodal_needed = requested is not None and "antipodal" in requested
+    lines_needed = requested is not None and "lines" in requested
     obj = read_object(
         geometry.asset_path,
         geometry.prim_path,
-        need_mesh=antipodal_needed,
+        need_mesh=antipodal_needed or lines_needed,
         check_closed=requested is None or antipodal_needed,
         stages=run.stages,
     )
     if requested is not None and "slots" in requested:
         _check_slots_usable(obj, geometry.asset_path)
+    if lines_needed:
+        _check_lines_usable(obj, geometry.asset_path)
     if requested is None and not _available_methods(obj):
         raise GripperError(
             f"{geometry.asset_path}: <{obj.prim_path}> has no mesh and no GripperSlots; nothing "
@@ -466,6 +491,11 @@ def propose(
             if options.rays == "triangle" and not run.fallback_noted:
                 run.fallback_noted = True
                 run.warnings.append(_fallback_warning(options.ray_backend))
+        elif method == "lines":
+            ids, poses, widths, scores, groups, notes = propose_lines(
+                obj, opening, count=count, key=key
+            )
+            run.warnings.extend(f"{label}: lines: {n}" for n in notes)
         else:  # asked-for slots exist and some are usable (_check_slots_usable)
             ids, poses, widths, scores, notes = propose_slots(
                 obj, opening, count=count, seed=request.seed, key=key, stream=stream

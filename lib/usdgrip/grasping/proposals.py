@@ -16,8 +16,8 @@ from usdgrip.contracts import (
 )
 from usdgrip.frames import Mat4, Poses
 
-#: Backends, in the order they run for each gripper.
-METHODS = ("antipodal", "slots")
+#: Backends, in the order they run for each gripper (append only: the index seeds streams).
+METHODS = ("antipodal", "slots", "lines")
 
 
 @dataclass
@@ -95,6 +95,8 @@ class ObjectData:
     """Why a backend cannot use the object (no mesh, bad slots...)."""
     up: np.ndarray | None = None
     """(3,) the stage's authored up axis expressed in M (stands for the support normal)."""
+    grasp_lines: tuple[tuple[str, np.ndarray, np.ndarray], ...] = ()
+    """SimReady grasp vector lines of the object: ``(name, p0, p1)``, points (3,) in M."""
 
 
 def compute_gripper_key(gripper: GripperRef) -> str:

@@ -55,7 +55,11 @@ def read_object(
     check_closed: bool,
     stages: StageSource | None = None,
 ) -> ObjectData:
-    """Read the object prim: frame M, its surface mesh in M, and its slots.
+    """Read the object prim: frame M, its surface mesh in M, its slots and grasp lines.
+
+    Grasp vector lines (:func:`usdgrip.usd.grasp_lines.find_grasp_lines`) belong to the
+    object when the line or its object (rigid body) is at or under ``prim_path``; lines
+    without two distinct finite points are skipped with a note.
 
     Args:
         asset_path: USD file.
@@ -66,9 +70,11 @@ def read_object(
 
     Raises:
         GripperError: unreadable file, missing prim, no mesh (``need_mesh``),
-            a mesh that does not bound a solid (``check_closed``), malformed slots.
+            a mesh that does not bound a solid (``check_closed``), malformed slots,
+            grasp lines on a stage whose metersPerUnit is unusable.
     """
     from usdgrip.usd.geometry import check_manifold, read_object_mesh, read_up_axis
+    from usdgrip.usd.grasp_lines import find_grasp_lines
     from usdgrip.usd.slots import read_gripper_slots
     from usdgrip.usd.stage import compute_world_transform, get_prim
 
@@ -100,6 +106,21 @@ def read_object(
     up = read_up_axis(stage)
     if up is not None:
         up = frame[:3, :3].T @ up
+    try:
+        found = find_grasp_lines(stage)
+    except GripperError as exc:
+        raise GripperError(f"{asset_path}: {exc}") from None
+    root = str(prim.GetPath())
+    inverse = np.linalg.inv(frame)
+    lines: list[tuple[str, np.ndarray, np.ndarray]] = []
+    for line in found:
+        if not (_is_at_or_under(line.path, root) or _is_at_or_under(line.object_path, root)):
+            continue
+        if not line.is_usable:
+            notes.append(f"grasp line <{line.path}> skipped: not two distinct finite points")
+            continue
+        p0, p1 = (inverse[:3, :3] @ p + inverse[:3, 3] for p in line.segment)
+        lines.append((line.name, p0, p1))
     return ObjectData(
         prim_path=str(prim.GetPath()),
         world_frame=frame,
@@ -109,6 +130,7 @@ def read_object(
         slots=slots,
         notes=tuple(notes),
         up=up,
+        grasp_lines=tuple(lines),
     )
 
 

@@ -176,11 +176,12 @@ class KitGrippers:
         self.window.visible = True
 
     def show_slots(self) -> actions.SlotOverlays | None:
-        """Overlay the slots of the selected prims and the prims under them (all when none is)."""
+        """Overlay the slots and grasp lines of the selection and under it (all when none is)."""
         if (stage := self._stage()) is None:
             return None
-        paths = actions.find_slot_prims(stage, self._selected_paths())
-        shown = actions.show_slot_overlays(stage, paths)
+        selected = self._selected_paths()
+        paths = actions.find_slot_prims(stage, selected)
+        shown = actions.show_slot_overlays(stage, paths, selected)
         self.notify(shown.status)
         return shown
 

@@ -1,4 +1,4 @@
-"""usdgrip validation rules: GR (gripper sites), GS (grasp slots), GA (asset).
+"""usdgrip validation rules: GR (gripper sites), GS (grasp slots), GA (asset), GSP/GP (grasp lines).
 
 Public API::
 
@@ -12,7 +12,12 @@ Importing this package registers every rule in :data:`RULES` (keyed by code).
 
 from __future__ import annotations
 
-from usdgrip.rules import asset_rules, site_rules, slot_rules  # noqa: F401  (register rules)
+from usdgrip.rules import (  # noqa: F401  (register rules)
+    asset_rules,
+    grasp_line_rules,
+    site_rules,
+    slot_rules,
+)
 from usdgrip.rules.contexts import SiteContext, SlotContext, StageContext
 from usdgrip.rules.engine import (
     Report,

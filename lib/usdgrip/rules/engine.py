@@ -103,7 +103,7 @@ def resolve_params(params: Mapping[str, Any] | None = None) -> dict[str, float]:
     Raises:
         ValueError: an unknown name (listing valid ones), a value that is not a finite
             number or outside its :data:`PARAM_RANGES` range, or a minimum slot input
-            angle above the maximum.
+            angle (grasp line width) above the maximum.
     """
     resolved = dict(DEFAULT_PARAMS)
     for name, value in (params or {}).items():
@@ -130,6 +130,12 @@ def resolve_params(params: Mapping[str, Any] | None = None) -> dict[str, float]:
     if low > high:
         raise ValueError(
             f"parameter slot_input_angle_min_deg is {low:g}, above slot_input_angle_max_deg "
+            f"{high:g}; expected min <= max"
+        )
+    low, high = resolved["grasp_line_min_width_m"], resolved["grasp_line_max_width_m"]
+    if low > high:
+        raise ValueError(
+            f"parameter grasp_line_min_width_m is {low:g}, above grasp_line_max_width_m "
             f"{high:g}; expected min <= max"
         )
     return resolved

@@ -34,6 +34,9 @@ DEFAULT_PARAMS: dict[str, float] = {
     # GR.004 / GS.002: implausibly large max opening / up range (a unit mistake), metres.
     "max_opening_max_m": MAX_OPENING_M,
     "slot_up_range_max_m": MAX_UP_RANGE_M,
+    # GP.003: width between the surfaces a grasp line's two ray casts land on, metres.
+    "grasp_line_max_width_m": 0.085,
+    "grasp_line_min_width_m": 0.002,
 }
 """Documented tolerances (``docs/validation.md``); override with ``params=`` or ``--param``."""
 
@@ -45,6 +48,8 @@ PARAM_DOCS: dict[str, str] = {
     "slot_input_angle_max_deg": "GS.003: largest allowed slot_input_angle (degrees)",
     "max_opening_max_m": "GR.004: largest plausible max opening (metres)",
     "slot_up_range_max_m": "GS.002: largest plausible slot up_range (metres)",
+    "grasp_line_max_width_m": "GP.003: widest grasp a grasp line may describe (metres)",
+    "grasp_line_min_width_m": "GP.003: narrowest grasp a grasp line may describe (metres)",
 }
 
 PARAM_RANGES: dict[str, tuple[float, float, bool]] = {
@@ -55,9 +60,12 @@ PARAM_RANGES: dict[str, tuple[float, float, bool]] = {
     "slot_input_angle_max_deg": (0.0, 360.0, True),
     "max_opening_max_m": (0.0, math.inf, False),
     "slot_up_range_max_m": (0.0, math.inf, False),
+    "grasp_line_max_width_m": (0.0, math.inf, False),
+    "grasp_line_min_width_m": (0.0, math.inf, True),
 }
 """Allowed ``(low, high, low_included)`` of each parameter (``docs/validation.md``); the
-upper bound is included. ``slot_input_angle_min_deg`` may not exceed ``..._max_deg``."""
+upper bound is included. ``slot_input_angle_min_deg`` may not exceed ``..._max_deg``, nor
+``grasp_line_min_width_m`` ``grasp_line_max_width_m``."""
 
 _REPO_DOCS = Path(__file__).resolve().parents[3] / "docs" / "rules"
 

@@ -154,6 +154,16 @@ def _layer_text(layer: Sdf.Layer) -> bytes | None:
         return None
 
 
+def compute_token_hints(stage: Usd.Stage, tokens: Sequence[bytes]) -> tuple[bool, ...]:
+    """For each of ``tokens``, whether it may occur on ``stage``.
+
+    False only when no used layer's text contains it (a binary layer makes every
+    token possible): the same layer-text hint as :func:`compute_marker_hints`.
+    """
+    texts = _LayerTexts.read(stage)
+    return tuple(texts is None or texts.contains(token) for token in tokens)
+
+
 def compute_marker_hints(stage: Usd.Stage) -> frozenset[str]:
     """Kinds of discovery markers (keys of :data:`MARKER_TOKENS`) that can occur on ``stage``.
 

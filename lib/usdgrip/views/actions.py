@@ -7,7 +7,8 @@ the prim paths a host selected); reading inputs, running the library call and
 authoring overlays are separate functions so a host can run the middle one off
 its UI thread:
 
-- :func:`find_slot_prims` / :func:`show_slot_overlays` (Show Slots);
+- :func:`find_slot_prims` / :func:`show_slot_overlays` (Show Slots, with the grasp vector
+  lines of :func:`show_grasp_line_overlays`);
 - :func:`read_sampling_input` → :func:`sample_grasp_set` (Sample Slot Grasps);
 - :func:`build_plan_request` → :func:`plan_grasp_set` (Plan Grasps);
 - :func:`evaluate_grasp_set` (the candidates panel's Evaluate: measured success rates);
@@ -61,21 +62,67 @@ class SlotOverlays(NamedTuple):
     """The prims asked for (kept, so a host can redraw them on a replaced stage)."""
     problems: list[str]
     """Why prims were skipped, one line each."""
+    grasp_lines: GraspLineOverlays | None = None
+    """The grasp vector lines drawn with the slots (``None``: not asked for)."""
 
     @property
     def status(self) -> str:
-        """The one-line summary a host shows (``N slot(s) shown on M prim(s)``)."""
+        """The one-line summary a host shows (``N slot(s) shown on M prim(s)``, grasp lines)."""
         shown = len(self.prim_paths) - len(self.problems)
         note = f"; {len(self.problems)} skipped: {self.problems[0]}" if self.problems else ""
-        return f"usdgrip: {self.slot_count} slot(s) shown on {shown} prim(s){note}"
+        lines = self.grasp_lines
+        also = f", {lines.line_count} grasp line(s)" if lines and lines.line_count else ""
+        if lines and lines.problem:
+            note += f"; grasp lines not shown: {lines.problem}"
+        return f"usdgrip: {self.slot_count} slot(s) shown on {shown} prim(s){also}{note}"
 
 
-def show_slot_overlays(stage: Usd.Stage, prim_paths: Sequence[str]) -> SlotOverlays:
+class GraspLineOverlays(NamedTuple):
+    """What :func:`show_grasp_line_overlays` drew."""
+
+    line_count: int
+    """Grasp vector lines drawn (lines without two distinct points are not)."""
+    roots: list[str]
+    """The roots asked for (kept, so a host can redraw them on a replaced stage)."""
+    problem: str | None = None
+    """Why no line could be read (e.g. metersPerUnit = 0), else ``None``."""
+
+
+def show_grasp_line_overlays(stage: Usd.Stage, roots: Sequence[str] = ()) -> GraspLineOverlays:
+    """Draw the grasp vector lines at or under ``roots``, or whose object is (all when empty).
+
+    Raises:
+        ValueError: the stage has no session layer.
+    """
+    from usdgrip.usd.grasp_lines import find_grasp_lines
+
+    prefixes = [Sdf.Path(p) for p in roots] or [Sdf.Path.absoluteRootPath]
+    try:
+        found = find_grasp_lines(stage)
+    except GripperError as exc:  # the lines cannot be placed: say so instead of drawing
+        overlays.author_grasp_line_overlays(stage, [])
+        return GraspLineOverlays(0, list(roots), str(exc))
+    lines = [
+        line
+        for line in found
+        if any(
+            Sdf.Path(line.path).HasPrefix(prefix) or Sdf.Path(line.object_path).HasPrefix(prefix)
+            for prefix in prefixes
+        )
+    ]
+    drawn = overlays.author_grasp_line_overlays(stage, lines)
+    return GraspLineOverlays(len(drawn), list(roots))
+
+
+def show_slot_overlays(
+    stage: Usd.Stage, prim_paths: Sequence[str], grasp_line_roots: Sequence[str] | None = None
+) -> SlotOverlays:
     """Draw the slots of ``prim_paths`` in the session layer, replacing earlier slot overlays.
 
     A prim whose slots cannot be read (a value of the wrong type, say) is
     skipped and named in :attr:`SlotOverlays.problems`; a path with no prim is
-    ignored.
+    ignored. With ``grasp_line_roots`` (the host's selection; empty: the whole
+    stage) the grasp vector lines there are drawn too (:func:`show_grasp_line_overlays`).
 
     Raises:
         ValueError: the stage has no session layer, or a slot frame is degenerate.
@@ -92,7 +139,10 @@ def show_slot_overlays(stage: Usd.Stage, prim_paths: Sequence[str]) -> SlotOverl
             except GripperError as exc:
                 problems.append(str(exc))
     overlays.author_slot_overlays(stage, slots)
-    return SlotOverlays(len(slots), list(prim_paths), problems)
+    lines = None
+    if grasp_line_roots is not None:
+        lines = show_grasp_line_overlays(stage, grasp_line_roots)
+    return SlotOverlays(len(slots), list(prim_paths), problems, lines)
 
 
 def author_grasp_set_overlays(stage: Usd.Stage, grasps: GraspSet) -> list[str]:

@@ -46,10 +46,11 @@ def validate_selection(usdview_api: Any) -> None:
 
 
 def show_slots(usdview_api: Any) -> None:
-    """Overlay the slots of the selected prims and the prims under them (all when none is)."""
+    """Overlay the slots and grasp vector lines of the selection and under it (all when none is)."""
     if (session := _session(usdview_api)) is not None:
-        paths = actions.find_slot_prims(session.host.stage, session.host.selected_paths)
-        session.show_slots(paths)
+        selected = list(session.host.selected_paths)
+        paths = actions.find_slot_prims(session.host.stage, selected)
+        session.show_slots(paths, selected)
         session.host.status(session.last_slots.status)
 
 

@@ -14,6 +14,8 @@ Layout::
         slots/<object>_<slot>      BasisCurves, colour by slot group
         grasps/g0000 ...           BasisCurves, one gripper wireframe each,
                                    colour by confidence, best first
+        grasp_lines/<name>         BasisCurves, a SimReady grasp vector line p0-p1
+                                   with a pad tick at each end
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from pxr import Gf, Sdf, Tf, Usd, UsdGeom, Vt
 
+from usdgrip.frames import compute_fallback_perpendicular
+from usdgrip.grasp_lines import GraspLine
 from usdgrip.model import GripperSlot
 from usdgrip.views.shapes import (
     DEFAULT_OPEN_WIDTH,
@@ -38,6 +42,10 @@ from usdgrip.views.shapes import (
 OVERLAY_ROOT = Sdf.Path("/__usdgrip_overlays")
 SLOTS_SCOPE = OVERLAY_ROOT.AppendChild("slots")
 GRASPS_SCOPE = OVERLAY_ROOT.AppendChild("grasps")
+GRASP_LINES_SCOPE = OVERLAY_ROOT.AppendChild("grasp_lines")
+#: SimReady's grasp-line guide colour, and the length of the pad tick at each end (metres).
+GRASP_LINE_COLOR = (0.1, 0.85, 0.2)
+PAD_TICK = 0.01
 #: Curve width in metres (converted to stage units when written).
 LINE_WIDTH = 0.002
 HIGHLIGHT_WIDTH = 0.005
@@ -201,6 +209,58 @@ def author_grasp_overlays(
     return paths
 
 
+def compute_grasp_line_segments(line: GraspLine) -> Segments:
+    """``(3, 2, 3)`` world metres: p0-p1 and a pad tick across each end (perpendicular)."""
+    p0, p1 = line.segment
+    tick = compute_fallback_perpendicular((p1 - p0) / line.length) * (PAD_TICK / 2)
+    return np.stack([[p0, p1], [p0 - tick, p0 + tick], [p1 - tick, p1 + tick]])
+
+
+def author_grasp_line_overlays(stage: Usd.Stage, lines: Sequence[GraspLine]) -> list[str]:
+    """Draw grasp vector lines in the session layer, replacing earlier ones.
+
+    Each usable line (two finite, distinct points) becomes
+    ``/__usdgrip_overlays/grasp_lines/<name>``: the closing segment p0-p1 with a tick at
+    each pad point, in SimReady's guide green, at default purpose (the asset's own
+    guide-purpose curve is hidden in usdview by default). customData names the line and
+    its object.
+
+    Returns:
+        Paths of the overlay prims, in line order (unusable lines are skipped). Without a
+        usable line nothing is authored (earlier grasp-line overlays are removed).
+
+    Raises:
+        ValueError: no session layer.
+    """
+    layer = _session_layer(stage)
+    mpu = _meters_per_unit(stage)
+    usable = [line for line in lines if line.is_usable]
+    if not usable:
+        root = layer.GetPrimAtPath(OVERLAY_ROOT)
+        if root is not None and GRASP_LINES_SCOPE.name in root.nameChildren:
+            with Sdf.ChangeBlock():
+                del root.nameChildren[GRASP_LINES_SCOPE.name]
+        return []
+    paths: list[str] = []
+    taken: set[str] = set()
+    with Sdf.ChangeBlock():
+        _ensure_root(layer, GRASP_LINES_SCOPE)
+        for line in usable:
+            base = Tf.MakeValidIdentifier(f"{Sdf.Path(line.object_path).name}_{line.name}")
+            name, n = base, 1
+            while name in taken:
+                name, n = f"{base}_{n}", n + 1
+            taken.add(name)
+            path = GRASP_LINES_SCOPE.AppendChild(name)
+            segments = compute_grasp_line_segments(line)
+            spec = _write_curves(layer, path, segments, GRASP_LINE_COLOR, LINE_WIDTH, mpu)
+            spec.customData = dict(
+                spec.customData, **{"usdgripPrim": line.path, "usdgripObject": line.object_path}
+            )
+            paths.append(str(path))
+    return paths
+
+
 def set_grasp_highlight(stage: Usd.Stage, index: int | None) -> None:
     """Highlight grasp overlay ``index`` (thicker, cyan); ``None`` restores every colour."""
     layer = _session_layer(stage)
@@ -231,7 +291,7 @@ def set_overlays_visible(stage: Usd.Stage, visible: bool) -> None:
 
 
 def clear_overlays(stage: Usd.Stage, scope: str | None = None) -> None:
-    """Remove all overlays, or only ``scope`` (``"slots"`` or ``"grasps"``)."""
+    """Remove all overlays, or only ``scope`` (``"slots"``, ``"grasps"``, ``"grasp_lines"``)."""
     layer = _session_layer(stage)
     root = layer.GetPrimAtPath(OVERLAY_ROOT)
     if root is None:
@@ -244,7 +304,7 @@ def clear_overlays(stage: Usd.Stage, scope: str | None = None) -> None:
 
 
 def list_overlays(stage: Usd.Stage, scope: str) -> list[str]:
-    """Paths of the overlay prims in ``scope`` (``"slots"`` or ``"grasps"``), authored order."""
+    """Paths of the overlay prims in ``scope`` (``"slots"``, ``"grasps"``...), authored order."""
     layer = _session_layer(stage)
     spec = layer.GetPrimAtPath(OVERLAY_ROOT.AppendChild(scope))
     return [str(child.path) for child in spec.nameChildren] if spec is not None else []

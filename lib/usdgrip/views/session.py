@@ -94,13 +94,14 @@ class GrippersSession(QtCore.QObject):
 
     # --- overlays -----------------------------------------------------------
 
-    def show_slots(self, prim_paths: list[str]) -> int:
+    def show_slots(self, prim_paths: list[str], grasp_line_roots: list[str] | None = None) -> int:
         """Overlay the slots of ``prim_paths``; returns the number of slots drawn.
 
         A prim whose slots cannot be read (a value of the wrong type, say) is
-        skipped; why is kept in :attr:`slot_problems`, one line per prim.
+        skipped; why is kept in :attr:`slot_problems`, one line per prim. With
+        ``grasp_line_roots`` the grasp vector lines there are drawn too.
         """
-        self.last_slots = actions.show_slot_overlays(self.host.stage, prim_paths)
+        self.last_slots = actions.show_slot_overlays(self.host.stage, prim_paths, grasp_line_roots)
         self.slot_problems = self.last_slots.problems
         self.slot_prims = list(prim_paths)
         self._apply_visibility()
@@ -149,6 +150,7 @@ class GrippersSession(QtCore.QObject):
     def clear(self) -> None:
         """Remove every overlay and forget what was shown."""
         self.slot_prims, self.grasps = [], None
+        self.last_slots = actions.SlotOverlays(0, [], [])
         if self.host.stage is not None:
             overlays.clear_overlays(self.host.stage)
         panel = self._widgets.get("Candidates")
@@ -161,8 +163,10 @@ class GrippersSession(QtCore.QObject):
             return
         stage = self.host.stage
         self.slot_prims = [p for p in self.slot_prims if stage.GetPrimAtPath(p)]
-        if self.slot_prims:
-            self.show_slots(self.slot_prims)
+        lines = self.last_slots.grasp_lines
+        drawn_lines = lines is not None and lines.line_count > 0
+        if self.slot_prims or drawn_lines:
+            self.show_slots(self.slot_prims, lines.roots if drawn_lines else None)
         if self.grasps is not None:
             self._author_grasps()
         results = self._widgets.get("Results")

@@ -1,0 +1,245 @@
+"""Read SimReady grasp vector lines (``grasp_identifier*``) and their objects' surfaces from USD.
+
+USD edge of :mod:`usdgrip.grasp_lines` (see ``docs/graspable-props.md``):
+
+- :func:`scan_grasp_lines` walks the stage once (only when some used layer's
+  text mentions ``grasp_identifier``, the layer-text hint site discovery uses)
+  with usdgrip's :data:`usdgrip.usd.stage.TRAVERSAL` (instance proxies and prims
+  under undefined ``over`` s included) and returns the lines under the default
+  prim plus what the GSP.001 trigger needs;
+- :func:`read_object_surface` reads the triangles a line is checked against.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from pxr import Usd, UsdGeom, UsdPhysics, Vt
+
+from usdgrip.errors import GripperError
+from usdgrip.grasp_lines import GRASP_LINE_PREFIX, GraspLine, Points, Triangles
+from usdgrip.usd.discovery import compute_token_hints
+from usdgrip.usd.geometry import compute_shape_mesh, read_collision_shapes
+from usdgrip.usd.stage import (
+    TRAVERSAL,
+    compute_world_transform,
+    get_meters_per_unit,
+    get_meters_per_unit_problem,
+    read_attribute_value,
+)
+
+__all__ = [
+    "GraspLineScan",
+    "ObjectSurface",
+    "find_grasp_lines",
+    "read_object_surface",
+    "scan_grasp_lines",
+]
+
+_PREFIX_TOKEN = GRASP_LINE_PREFIX.encode()
+_RIGID_BODY_TOKEN = b"PhysicsRigidBodyAPI"
+_DECIMAL_POINTS = 64  # lines hold 2 points; a huge array is read as is
+
+
+class GraspLineScan(NamedTuple):
+    """What one walk of a stage found about grasp vector lines."""
+
+    lines: list[GraspLine]
+    """Lines under the default prim (the whole stage without one), in traversal order."""
+    identifiers: list[str]
+    """Every prim named ``grasp_identifier*`` anywhere on the stage (any type)."""
+    has_rigid_body: bool
+    """Some prim has ``PhysicsRigidBodyAPI``."""
+    default_prim: str | None
+    """Default prim path, or ``None`` when the stage names none (or it does not exist)."""
+
+    @property
+    def declares_graspable(self) -> bool:
+        """The GSP.001 trigger: a ``grasp_identifier*`` prim and a rigid body on the stage."""
+        return bool(self.identifiers) and self.has_rigid_body
+
+
+def _mentions(stage: Usd.Stage) -> tuple[bool, bool]:
+    """``(may have identifiers, may have rigid bodies)`` from the used layers' texts."""
+    may_name, may_rigid = compute_token_hints(stage, (_PREFIX_TOKEN, _RIGID_BODY_TOKEN))
+    return may_name, may_rigid
+
+
+def scan_grasp_lines(stage: Usd.Stage) -> GraspLineScan:
+    """Find the grasp vector lines of ``stage`` and whether it declares itself a graspable prop.
+
+    Lines: ``BasisCurves`` named ``grasp_identifier*`` (layout ``curve``), and Xforms named
+    so whose first child with >= 2 ``points`` holds the line (layout ``xform``, the FET005
+    benchmark's), under the default prim.
+
+    Raises:
+        GripperError: the stage's ``metersPerUnit`` is not finite and > 0.
+    """
+    default = stage.GetDefaultPrim()
+    default_path = str(default.GetPath()) if default else None
+    may_name, may_rigid = _mentions(stage)
+    if not may_name:
+        return GraspLineScan([], [], False, default_path)
+    mpu = get_meters_per_unit(stage)
+    problem = get_meters_per_unit_problem(mpu)
+    if problem is not None:
+        raise GripperError(f"{stage.GetRootLayer().identifier}: {problem}")
+    cache = UsdGeom.XformCache(Usd.TimeCode.Default())
+    identifiers: list[str] = []
+    lines: list[GraspLine] = []
+    has_rigid = False
+    get_name, has_api = Usd.Prim.GetName, Usd.Prim.HasAPI
+    prefix = default.GetPath() if default else None
+    for prim in stage.Traverse(TRAVERSAL):
+        if may_rigid and not has_rigid and has_api(prim, UsdPhysics.RigidBodyAPI):
+            has_rigid = True
+        if not get_name(prim).startswith(GRASP_LINE_PREFIX):
+            continue
+        identifiers.append(str(prim.GetPath()))
+        if prefix is not None and not prim.GetPath().HasPrefix(prefix):
+            continue
+        found = _line_curve(prim)
+        if found is not None:
+            curve, layout = found
+            lines.append(_read_line(prim, curve, layout, default, cache, mpu))
+    return GraspLineScan(lines, identifiers, has_rigid, default_path)
+
+
+def find_grasp_lines(stage: Usd.Stage) -> list[GraspLine]:
+    """The grasp vector lines under the default prim (see :func:`scan_grasp_lines`)."""
+    return scan_grasp_lines(stage).lines
+
+
+def _line_curve(prim: Usd.Prim) -> tuple[Usd.Prim, str] | None:
+    if prim.IsA(UsdGeom.BasisCurves):
+        return prim, "curve"
+    if not prim.IsA(UsdGeom.Xform):
+        return None
+    for child in prim.GetFilteredChildren(TRAVERSAL):
+        # A child named like an identifier is a line of its own (layout "curve").
+        if child.GetName().startswith(GRASP_LINE_PREFIX) or not child.IsA(UsdGeom.Curves):
+            continue
+        points = child.GetAttribute("points").Get()
+        if points is not None and len(points) >= 2:
+            return child, "xform"
+    return None
+
+
+def _find_object(identifier: Usd.Prim, default: Usd.Prim | None) -> tuple[Usd.Prim, str]:
+    """Nearest rigid-body ancestor, else the default prim, else the line's root prim."""
+    prim = identifier.GetParent()
+    root = identifier
+    while prim and not prim.IsPseudoRoot():
+        if prim.HasAPI(UsdPhysics.RigidBodyAPI):
+            return prim, "rigid-body"
+        root = prim
+        prim = prim.GetParent()
+    if default is not None and identifier.GetPath().HasPrefix(default.GetPath()):
+        return default, "default-prim"
+    return root, "root"
+
+
+def _read_line(
+    identifier: Usd.Prim,
+    curve: Usd.Prim,
+    layout: str,
+    default: Usd.Prim | None,
+    cache: UsdGeom.XformCache,
+    mpu: float,
+) -> GraspLine:
+    problems: dict[str, str] = {}
+    points = np.zeros((0, 3))
+    attr = curve.GetAttribute("points")
+    if attr and attr.HasAuthoredValue():
+        value, problem = read_attribute_value(attr, "vec3[]")
+        if problem is not None:
+            problems["points"] = problem
+        elif value is not None:
+            points = np.asarray(value, dtype=np.float64).reshape(-1, 3)
+            if isinstance(value, Vt.Vec3fArray) and len(points) <= _DECIMAL_POINTS:
+                # float32 as its shortest decimal (0.05, not 0.0500000007), as sites read floats
+                points = np.array([float(str(np.float32(x))) for x in points.ravel()]).reshape(
+                    -1, 3
+                )
+    curve_type = None
+    type_attr = curve.GetAttribute("type")
+    if type_attr and type_attr.HasAuthoredValue():
+        value, problem = read_attribute_value(type_attr, "text")
+        if problem is not None:
+            problems["type"] = problem
+        else:
+            curve_type = str(value)
+    world = compute_world_transform(curve, xform_cache=cache, meters_per_unit=mpu)
+    with np.errstate(invalid="ignore", over="ignore"):
+        points_world = points @ world[:3, :3].T + world[:3, 3]
+    obj, source = _find_object(identifier, default)
+    obj_world = compute_world_transform(obj, xform_cache=cache, meters_per_unit=mpu)
+    # Object frame: the object prim's local frame in metres (its own transform excluded).
+    object_transform = obj_world @ np.diag([1.0 / mpu, 1.0 / mpu, 1.0 / mpu, 1.0])
+    try:
+        to_object = np.linalg.inv(object_transform)
+    except np.linalg.LinAlgError:
+        problems["object"] = f"<{obj.GetPath()}> has a singular transform (a zero scale)"
+        to_object = np.full((4, 4), np.nan)
+    with np.errstate(invalid="ignore", over="ignore"):
+        points_object = points_world @ to_object[:3, :3].T + to_object[:3, 3]
+    return GraspLine(
+        path=str(curve.GetPath()),
+        name=identifier.GetName(),
+        object_path=str(obj.GetPath()),
+        object_source=source,
+        layout=layout,
+        type_name=str(curve.GetTypeName()),
+        defined=curve.IsDefined(),
+        points_object=points_object,
+        points_world=points_world,
+        object_transform=object_transform,
+        curve_type=curve_type,
+        problems=problems,
+    )
+
+
+class ObjectSurface(NamedTuple):
+    """The triangles of an object's non-guide geometry in world metres."""
+
+    vertices: Points
+    faces: Triangles
+    source_paths: tuple[str, ...]
+
+
+def read_object_surface(prim: Usd.Prim) -> ObjectSurface:
+    """Every non-guide Mesh, Cube, Sphere, Cylinder, Capsule at or under ``prim``, world metres.
+
+    Collision and render geometry alike (a grasp line must meet the asset, whichever
+    describes it). Primitives are tessellated (needs ``trimesh``: ``usdgrip[plan]``).
+
+    Raises:
+        GripperError: no such geometry, a mesh with inconsistent topology (naming it),
+            or a primitive and no ``trimesh``.
+    """
+    shapes = read_collision_shapes(prim, prefer_collision=False)
+    vertices: list[Points] = []
+    faces: list[Triangles] = []
+    offset = 0
+    for shape in shapes:
+        try:
+            mesh = compute_shape_mesh(shape)
+        except ImportError as exc:
+            raise GripperError(
+                f"<{shape.path}>: a {shape.kind} is tessellated with trimesh, which is not "
+                f"installed ({exc}); install usdgrip[plan]"
+            ) from None
+        local = np.asarray(mesh.vertices)
+        vertices.append(local @ shape.pose[:3, :3].T + shape.pose[:3, 3])
+        faces.append(np.asarray(mesh.faces) + offset)
+        offset += len(local)
+    if not faces:
+        raise GripperError(
+            f"<{prim.GetPath()}>: no Mesh, Cube, Sphere, Cylinder or Capsule with a surface at or "
+            "under this prim (guide-purpose and inactive prims are skipped); a grasp line needs "
+            "the object's geometry"
+        )
+    return ObjectSurface(
+        np.concatenate(vertices), np.concatenate(faces), tuple(s.path for s in shapes)
+    )
