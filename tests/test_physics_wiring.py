@@ -433,3 +433,33 @@ def test_contract_outcomes_are_the_engine_outcomes():
     from usdgrip.grasping.physics import OUTCOMES
 
     assert PHYSICS_OUTCOMES == OUTCOMES
+
+
+def test_support_from_a_scene_file_and_its_errors(box_file, grasps_file, tmp_path, cache):
+    scene = tmp_path / "scene.usda"
+    scene.write_text(
+        box_usda((0.5, 0.5, 0.02), translate=(0.0, 0.0, -0.02)).replace('"Box"', '"Floor"')
+    )
+    geometry = GeometryRef(asset_path=str(box_file), prim_path="/Box")
+    result = evaluate_grasps(
+        grasps_file, geometry, scene=str(scene), support="/Floor", cache_dir=cache
+    )
+    assert result.grasps["g_centre"].physics.outcome == "held"
+    assert result.metadata.physics["support"] == f"{scene}:/Floor"
+    with pytest.raises(usdgrip.GripperError, match="support </Table>: no such prim"):
+        evaluate_grasps(grasps_file, geometry, scene=str(scene), support="/Table")
+
+
+def test_evaluate_grasp_set_keeps_the_displayed_order(box_file, grasps_file, cache):
+    from usdgrip.views.actions import evaluate_grasp_set
+    from usdgrip.views.grasp_set import compute_grasp_set_from_plan
+
+    shown = compute_grasp_set_from_plan(read_isaac_grasp(grasps_file), "/Box")
+    assert shown.success_rates is None
+    seen = []
+    evaluated = evaluate_grasp_set(
+        shown, box_file, progress=lambda m, f: seen.append(f), cache_dir=cache
+    )
+    assert evaluated.labels == shown.labels == ("g_beside", "g_centre")
+    assert evaluated.success_rates.tolist() == [0.0, 1.0]
+    assert seen and seen[-1] == 1.0
