@@ -219,9 +219,15 @@ def read_physics_inputs(
         )
         pad = DEFAULT_PAD_WIDTH
     force, force_from = options.force, "force option"
-    authored_force = getattr(site, "max_grip_force", None)
+    authored_force = getattr(site, "max_grip_force", None)  # once the schema has it
     if force is None and authored_force is not None:
-        force, force_from = float(authored_force), "gripper:maxGripForce"
+        if math.isfinite(authored_force) and authored_force > 0:
+            force, force_from = float(authored_force), "gripper:maxGripForce"
+        else:
+            warnings.append(
+                f"gripper {gripper}: gripper:maxGripForce is {authored_force!r}; expected a "
+                "finite value > 0 N (GR.012), not used"
+            )
     if force is None:
         force, force_from = DEFAULT_GRIP_FORCE, "default grip force"
         warnings.append(
