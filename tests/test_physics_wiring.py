@@ -309,6 +309,10 @@ def test_cli_bad_inputs_are_one_line_exit_2_and_write_nothing(
     not_grasps.write_text("a: 1\n")
     not_samples = tmp_path / "other.json"
     not_samples.write_text('{"a": 1}')
+    scaled = tmp_path / "scaled.json"
+    scaled.write_text(
+        json.dumps({"candidates": [{"targets": [{"matrix": np.diag([2.0, 1, 1, 1]).tolist()}]}]})
+    )
     cases = {
         "missing file": (
             evaluate_args(tmp_path / "nope.usda", grasps_file, out),
@@ -339,6 +343,10 @@ def test_cli_bad_inputs_are_one_line_exit_2_and_write_nothing(
         "bad targets": (
             (*evaluate_args(box_file, grasps_file, out)[:6], "--targets", not_samples, "-o", out),
             "'candidates' list",
+        ),
+        "targets not rigid": (
+            (*evaluate_args(box_file, grasps_file, out)[:6], "--targets", scaled, "-o", out),
+            "scaled.json: candidates[0].targets[0].matrix is not a rigid transform",
         ),
         "targets not JSON": (
             (*evaluate_args(box_file, grasps_file, out)[:6], "--targets", not_grasps, "-o", out),

@@ -29,6 +29,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -518,7 +519,13 @@ def parse_target_samples(data: Any, source: str = "<samples>") -> np.ndarray:
                 )
             row.append(array)
         poses.append(row)
-    return np.array(poses, dtype=np.float64)
+    from usdgrip.grasping.physics import check_hand_poses
+
+    try:
+        return check_hand_poses(np.array(poses, dtype=np.float64))
+    except ValueError as exc:
+        where = re.sub(r"poses\[(\d+)\]\[(\d+)\]", r"candidates[\1].targets[\2].matrix", str(exc))
+        raise ValueError(f"{source}: {where}") from None
 
 
 def read_target_samples(path: str | os.PathLike[str]) -> dict[str, Any]:
