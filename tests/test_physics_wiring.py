@@ -471,3 +471,23 @@ def test_evaluate_grasp_set_keeps_the_displayed_order(box_file, grasps_file, cac
     assert evaluated.labels == shown.labels == ("g_beside", "g_centre")
     assert evaluated.success_rates.tolist() == [0.0, 1.0]
     assert seen and seen[-1] == 1.0
+
+
+def test_authored_convex_blocks_are_used_exactly(cache):
+    # Two boxes sharing a face, each with its own vertices (as the tote's walls): welded
+    # they are one part; as authored, two exact convex pieces.
+    from usdgrip.grasping.physics import decompose_mesh
+
+    corners = np.array([[x, y, z] for z in (0, 1) for y in (0, 1) for x in (0, 1)], float)
+    faces = np.array(
+        [[0, 2, 3], [0, 3, 1], [4, 5, 7], [4, 7, 6], [0, 1, 5], [0, 5, 4],
+         [2, 6, 7], [2, 7, 3], [0, 4, 6], [0, 6, 2], [1, 3, 7], [1, 7, 5]]
+    )  # fmt: skip
+    floor = corners * [0.4, 0.3, 0.01]
+    wall = corners * [0.01, 0.3, 0.15]
+    result = decompose_mesh(
+        np.vstack([floor, wall]), np.vstack([faces, faces + 8]), cache_dir=cache
+    )
+    assert [p.method for p in result.parts] == ["convex", "convex"] and result.coacd_calls == 0
+    assert sorted(len(p) for p in result.pieces) == [8, 8]
+    np.testing.assert_allclose(result.pieces[1].max(axis=0), [0.01, 0.3, 0.15])

@@ -164,6 +164,10 @@ def _decompose_part(
     return pieces, "coacd", error
 
 
+#: Most authored solids used as they are (more: the welded parts, as any other mesh).
+MAX_AUTHORED_SOLIDS = 256
+
+
 def _authored_convex_solids(
     vertices: Points, triangles: NDArray[np.int64], params: DecompositionParams
 ) -> list[tuple[Points, NDArray[np.int64]]] | None:
@@ -173,8 +177,10 @@ def _authored_convex_solids(
     each with its own vertices) is exactly their union. Welding would join the blocks
     at shared corners into one non-convex part, which CoACD then only approximates.
     """
+    if not meshes.is_closed(triangles):  # seams or a triangle soup: weld first
+        return None
     parts = meshes.split_parts(vertices, triangles)
-    if len(parts) < 2:
+    if not 2 <= len(parts) <= MAX_AUTHORED_SOLIDS:
         return None
     for pv, pf in parts:
         if not meshes.is_closed(pf) or meshes.convex_hull(pv) is None:
