@@ -18,6 +18,7 @@ PURE = {
     "usdgrip.frames",
     "usdgrip.fileio",
     "usdgrip.contracts",
+    "usdgrip.jsontext",
     "usdgrip.lambdasim",
     "usdgrip.sampling",
     "usdgrip.slot_checks",

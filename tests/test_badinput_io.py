@@ -175,7 +175,7 @@ def test_a_name_at_the_folder_limit_can_be_rewritten(
         (["--ee-ids", "99999999999999999999999,1"], "id 99999999999999999999999 is outside 0 to"),
         (["--ee-ids=-1,1"], "id -1 is outside 0 to 9223372036854775807"),
         (["--seed", "99999999999999999999999999"], "expected an integer from 0 to"),
-        (["--seed", "-3"], "seed is -3; expected a non-negative integer"),
+        (["--seed", "-3"], "seed is -3; expected an integer from 0 to"),
     ],
 )
 def test_sample_refuses_ids_and_seeds_outside_int64(

@@ -257,7 +257,8 @@ def _prop(line: str = "", *, rigid: bool = True, default: bool = True, body: str
     head = '    defaultPrim = "Block"\n' if default else ""
     cube = body or 'def Cube "body"\n    {\n        double size = 0.04\n    }'
     return (
-        f'#usda 1.0\n(\n{head}    metersPerUnit = 1\n)\n\ndef Xform "Block" {schemas}\n{{\n'
+        f'#usda 1.0\n(\n{head}    metersPerUnit = 1\n    upAxis = "Z"\n)\n\n'  # else GA.002
+        f'def Xform "Block" {schemas}\n{{\n'
         f"    {cube}\n{line}\n}}\n"
     )
 

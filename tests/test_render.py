@@ -163,3 +163,74 @@ def test_an_object_with_slots_and_no_mesh_renders(tmp_path, write_usda, capsys):
     assert main(["render", str(asset), "--prim", "/Handle", "--slots", "-o", str(out)]) == 0
     assert "/Handle, 0 triangles, 0 site(s), 1 slot(s)" in capsys.readouterr().out
     png_size(out)
+
+
+def test_nothing_to_draw_says_the_slots_and_the_flag_that_draws_them(tmp_path, write_usda, capsys):
+    path = write_usda(
+        """
+        def Xform "Tote" (
+            prepend apiSchemas = ["GripperSlotAPI:left", "GripperSlotAPI:right"]
+        )
+        {
+            uniform token gripperSlot:right:lr = "right"
+        }
+        """
+    )
+    assert main(["render", str(path), "-o", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"usdgrip render: {path}: nothing to draw (no mesh, site, slot or grasp); the stage "
+        "has 2 slot(s) (on </Tote>); --slots draws them\n"
+    )
+    assert main(["render", str(path), "--slots", "-o", str(tmp_path / "x.png")]) == 0
+
+
+def _grasp_file(path, count: int) -> None:
+    """An extended Isaac-Grasp file of ``count`` grasps, written as text (fast for big counts)."""
+    entry = (
+        "  g_{i}:\n    confidence: 0.5\n    position: [0.01, 0.0, {z}]\n"
+        "    orientation: {{w: 1.0, xyz: [0.0, 0.0, 0.0]}}\n    candidate_id: g_{i}\n"
+        "    gripper: {{asset_path: gripper.usda, prim_path: /Gripper/tcp}}\n"
+        "    generation_method: antipodal\n    width: 0.05\n"
+    )
+    body = "".join(entry.format(i=i, z=0.05 + 1e-6 * i) for i in range(count))
+    path.write_text(
+        "format: isaac_grasp\nformat_version: 1.0\ngrasps:\n" + body + "metadata:\n"
+        "  upstream_revision: test\n  seed: 1\n  runtime_seconds: 0.1\n  pose_frame: /Mug\n"
+    )
+
+
+def test_render_draws_thousands_of_grasps_read_by_libyaml(tmp_path, capsys):
+    import yaml
+
+    from usdgrip.grasping import isaac_yaml
+
+    if yaml.__with_libyaml__:  # the pure-Python parser took 190 s for 20,000 grasps
+        assert isaac_yaml._LOADER is yaml.CSafeLoader
+    grasps = tmp_path / "g.yaml"
+    _grasp_file(grasps, 3000)
+    out = tmp_path / "x.png"
+    assert (
+        main(["render", str(EXAMPLES / "mug.usda"), "--grasps", str(grasps), "-o", str(out)]) == 0
+    )
+    assert "3000 grasp(s)" in capsys.readouterr().out and out.stat().st_size > 0
+
+
+def test_render_refuses_a_grasp_file_over_the_limit_before_parsing(tmp_path, capsys, monkeypatch):
+    from usdgrip.render import reading
+
+    monkeypatch.setattr(reading, "MAX_RENDER_GRASPS", 1000)
+    grasps = tmp_path / "g.yaml"
+    _grasp_file(grasps, 1001)
+    parsed = []
+    monkeypatch.setattr(
+        "usdgrip.grasping.isaac_yaml.read_isaac_grasp", lambda path: parsed.append(path)
+    )
+    argv = ["render", str(EXAMPLES / "mug.usda"), "--grasps", str(grasps), "-o", "x.png"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"usdgrip render: {grasps}: holds about 1,001 grasps (1,001 `position` keys); render "
+        "draws at most 1,000 per picture (reading more takes minutes and gigabytes): plan with "
+        "a smaller --max-candidates, or draw a subset of the file\n"
+    )
+    assert parsed == []  # refused before the YAML was read

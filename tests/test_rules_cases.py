@@ -323,6 +323,42 @@ CASES = [
         records([record(GroupName="pair", LR=0), record(GroupName="pair", LR=1, name="b")]),
         None,
     ),
+    (
+        "GA.002",
+        True,
+        "#usda 1.0\n"
+        + site(children=FWD + curve("gripper_grip_line", "[(0, -0.2, 0), (0, 0.2, 0)]")),
+        "metersPerUnit is not authored, so USD assumes 0.01 m per unit (centimetres), and upAxis "
+        'is not authored, so USD assumes "Y", for 1 gripper site(s) and 0 slotted object(s); '
+        "read so: site </tcp> grip line 0.004 m (0.4 m if the author meant metres), forward axis "
+        "0.0005 m (0.05 m if the author meant metres), beside max opening 0.085 m",
+    ),
+    (
+        "GA.002",
+        True,
+        "#usda 1.0\n(\n    metersPerUnit = 1\n)\n" + site(),
+        'upAxis is not authored, so USD assumes "Y", for 1 gripper site(s) and 0 slotted '
+        "object(s). Expected upAxis authored",
+    ),
+    (
+        "GA.002",
+        True,
+        '#usda 1.0\n(\n    upAxis = "Z"\n)\n' + records([record(center=[0.0625, 0, 0.05])]),
+        "for 0 gripper site(s) and 1 slotted object(s); read so: slot </Obj> 'slot_0' centre "
+        "(0.000625, 0, 0.0005) m in the object's frame ((0.0625, 0, 0.05) m if the author meant "
+        "metres), up range 0.04 m (metres as authored). Expected metersPerUnit (1 for",
+    ),
+    (
+        "GA.002",
+        True,
+        '#usda 1.0\n(\n    defaultPrim = "Prop"\n)\ndef Xform "Prop"\n{\n'
+        + curve("grasp_identifier_0", "[(0, -0.02, 0), (0, 0.02, 0)]")
+        + "}\n",
+        "for 0 gripper site(s), 0 slotted object(s) and 1 grasp vector line(s); read so: grasp "
+        "line </Prop/grasp_identifier_0> 0.0004 m (0.04 m if the author meant metres)",
+    ),
+    ("GA.002", False, site(), None),  # the fixture's header authors both
+    ("GA.002", False, '#usda 1.0\ndef Xform "Plain"\n{\n}\n', None),  # no gripper data
 ]
 
 

@@ -6,7 +6,7 @@ import dataclasses
 import json
 
 import pytest
-from pxr import Sdf, Usd
+from pxr import Sdf, Usd, UsdGeom
 
 import usdgrip
 from usdgrip.rules import (
@@ -47,12 +47,13 @@ ISSUE_TABLE = {
     "GS.007": ("slot-record-legacy", "info"),
     "GS.008": ("slot-group", "warning"),
     "GA.001": ("asset-unresolved", "error"),
+    "GA.002": ("stage-units-unauthored", "warning"),
     "GSP.001": ("graspable-vector-line", "failure"),
     "GP.001": ("grasp-line-misses-object", "failure"),
     "GP.002": ("grasp-line-form", "warning"),
     "GP.003": ("grasp-line-width", "warning"),
 }
-STAGE_RULES = {"GA.001", "GSP.001", "GP.001", "GP.002", "GP.003"}
+STAGE_RULES = {"GA.001", "GA.002", "GSP.001", "GP.001", "GP.002", "GP.003"}
 
 SEED_VALID = """
 def Xform "gripper_01"
@@ -393,6 +394,8 @@ def test_hints_skip_absent_markers_and_binary_layers_enable_all(open_usda, tmp_p
     assert list(iter_candidates(stage)) == []
     crate = tmp_path / "site.usdc"
     source = Usd.Stage.CreateInMemory()
+    UsdGeom.SetStageMetersPerUnit(source, 1.0)  # else GA.002 (units unauthored) warns
+    UsdGeom.SetStageUpAxis(source, UsdGeom.Tokens.z)
     define_gripper_site(source, "/G/tcp", 0.085)
     source.GetRootLayer().Export(str(crate))
     binary = Usd.Stage.Open(str(crate))

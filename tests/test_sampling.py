@@ -347,7 +347,7 @@ def test_check_slot_passes_good_slots_and_names_fields():
         ({"count": 0}, "count is 0; expected an integer >= 1"),
         ({"count": 2.5}, "count is 2.5; expected an integer >= 1"),
         ({"count": True}, "count is True"),
-        ({"seed": -1}, "seed is -1; expected a non-negative integer"),
+        ({"seed": -1}, "seed is -1; expected an integer from 0 to"),
         ({"seed": 1.5}, "seed is 1.5"),
     ],
 )

@@ -287,7 +287,7 @@ def Xform "Obj" (
          "--ee-ids '0,x': expected comma-separated integers"),
         ("tote", ("--prim", "/Tote", "--ee-ids", "1,1"), "repeat an id"),
         ("tote", ("--prim", "/Tote", "--count", "0"), "count is 0; expected an integer >= 1"),
-        ("tote", ("--prim", "/Tote", "--seed", "-3"), "seed is -3; expected a non-negative"),
+        ("tote", ("--prim", "/Tote", "--seed", "-3"), "seed is -3; expected an integer from 0 to"),
         ("tote", ("--prim", "/Tote", "--format", "npz"), "--format npz writes a binary file"),
         ("tote", ("--prim", "/Tote", "-o", "no/such/dir/out.json"), "does not exist; create it"),
         (BAD_RECORD, ("--prim", "/Obj"), "gripper_slots[0].forward: is 'up'; expected 3 numbers"),

@@ -2,7 +2,10 @@
 
 Importing usdgrip registers the codeless usdGrip schema with USD's plugin
 registry (idempotent) before anything here touches the schema registry, so
-import it before opening stages. Everything else loads lazily on first use.
+import it before opening stages. It also declares usdgrip's UsdValidation
+validators (``ValidationContext(keywords=["usdgrip"])``), which UsdValidation
+sees when usdgrip is imported before its registry is first built.
+Everything else loads lazily on first use.
 """
 
 from __future__ import annotations
@@ -11,13 +14,14 @@ import contextlib
 import importlib
 from typing import Any
 
-from usdgrip._plugin import register_schema
+from usdgrip._plugin import register_schema, register_validation_plugin
 
 __version__ = "0.1.0"
 
 # Without pxr the pure modules (frames, sampling maths, contracts) still work.
 with contextlib.suppress(ImportError):
     register_schema()
+    register_validation_plugin()
 
 # Public name -> module that defines it (imported on first access).
 _EXPORTS = {

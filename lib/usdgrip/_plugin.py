@@ -11,11 +11,15 @@ package (whose import also checks, and so builds, USD's schema registry).
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import warnings
 from pathlib import Path
 
 SCHEMA_PLUGIN_NAME = "usdGrip"
 API_SCHEMAS = ("GripperSiteAPI", "GripperSlotAPI")
+#: The UsdValidation Plug plugin (``plugins/usdValidation``); also its Python module's name.
+VALIDATION_PLUGIN_NAME = "usdGripValidation"
 
 
 def share_dir() -> Path:
@@ -42,6 +46,68 @@ def schema_dir() -> Path:
 def usdview_plugin_dir() -> Path:
     """Return the directory of the usdview plugin (also its PYTHONPATH entry)."""
     return share_dir() / "plugins" / "usdview"
+
+
+def validation_plugin_dir() -> Path:
+    """Return the directory of the UsdValidation plugin (also its PYTHONPATH entry)."""
+    return share_dir() / "plugins" / "usdValidation"
+
+
+def register_validation_plugin() -> None:
+    """Declare usdgrip's UsdValidation validators to Plug once; safe when already declared.
+
+    Registers ``plugins/usdValidation`` (skipped when a plugin of that name is
+    registered, e.g. through ``PXR_PLUGINPATH_NAME``) and makes its module
+    ``usdGripValidation`` importable (its folder is appended to ``sys.path``
+    when no module of that name is found), so that
+    ``UsdValidation.ValidationContext(keywords=["usdgrip"])`` finds the rules
+    (appended: a host's own packages keep precedence). Kit's ``usdgrip.schema``
+    extension calls it at startup too.
+
+    UsdValidation reads the validator declarations when its registry is first
+    built (the first ``ValidationRegistry()`` or ``ValidationContext`` in the
+    process) and never again, so this must run before that; it never builds
+    the registry itself. Registered later, the validators stay unknown in this
+    process: :func:`get_validation_plugin_problem` says so. A plugin file that
+    cannot be read is a ``RuntimeWarning``, never an import failure.
+    """
+    from pxr import Plug, Tf
+
+    directory = validation_plugin_dir()
+    if importlib.util.find_spec(VALIDATION_PLUGIN_NAME) is None:
+        sys.path.append(str(directory))
+    registry = Plug.Registry()
+    if registry.GetPluginWithName(VALIDATION_PLUGIN_NAME) is None:
+        try:
+            registry.RegisterPlugins(str(directory))
+        except Tf.ErrorException as exc:  # e.g. a plugInfo.json being regenerated
+            reason = " ".join(str(exc).split())
+            warnings.warn(
+                f"usdgrip: the UsdValidation plugin in {directory} could not be registered "
+                f"({reason}); usdgrip's validators are unknown to UsdValidation in this process",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+
+def get_validation_plugin_problem() -> str | None:
+    """Why UsdValidation in this process does not know usdgrip's validators, or ``None``.
+
+    Builds UsdValidation's registry when nothing has yet (call it only where
+    that is wanted, e.g. ``usdgrip rules``).
+    """
+    try:
+        from pxr import UsdValidation
+    except ImportError:  # a USD build without the UsdValidation library
+        return "this USD has no UsdValidation module"
+    if UsdValidation.ValidationRegistry().GetValidatorMetadataForKeyword("usdgrip"):
+        return None
+    return (
+        "UsdValidation's registry in this process was built before usdgrip registered its "
+        'validators, so ValidationContext(keywords=["usdgrip"]) finds none; import usdgrip '
+        "before the first ValidationRegistry()/ValidationContext, or set PXR_PLUGINPATH_NAME "
+        "and PYTHONPATH as `usdgrip env` prints"
+    )
 
 
 def register_schema_plugin() -> None:
@@ -77,30 +143,3 @@ def register_schema() -> None:
             RuntimeWarning,
             stacklevel=3,
         )
-
-
-VALIDATION_PLUGIN_NAME = "usdGripValidation"
-
-
-def validation_plugin_dir() -> Path:
-    """Return the directory of the UsdValidation plugin (also its module's sys.path entry)."""
-    return share_dir() / "plugins" / "usdValidation"
-
-
-def register_validation_plugin() -> None:
-    """Register the usdview-free UsdValidation plugin (the usdgrip validators) once.
-
-    Plug imports the plugin's module (``usdGripValidation``) by name the first
-    time a client asks for one of its validators, so its directory is appended
-    to ``sys.path`` (appended: a host's own packages keep precedence).
-    """
-    import sys
-
-    from pxr import Plug
-
-    folder = str(validation_plugin_dir())
-    if folder not in sys.path:
-        sys.path.append(folder)
-    registry = Plug.Registry()
-    if registry.GetPluginWithName(VALIDATION_PLUGIN_NAME) is None:
-        registry.RegisterPlugins(folder)

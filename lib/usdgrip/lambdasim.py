@@ -11,15 +11,27 @@ Names: a dictionary gives each record its key as name. A list has no names,
 so records are named ``slot_<index>`` unless a record carries an extra
 ``name`` key (which usdgrip writes only when the name differs from that
 default, keeping files written for LambdaSim free of unknown keys).
+
+Ambiguous JSON is refused, never guessed: a record with a key written twice
+(JSON parsers keep the last one silently), a number no 64-bit float holds
+(an integer of more than ``sys.get_int_max_str_digits()`` digits or beyond
+2**53 and inexact, a finite literal such as ``1e400`` that would read as
+infinity) and text nested
+deeper than :data:`usdgrip.jsontext.MAX_JSON_DEPTH` levels each make a
+:class:`RecordProblem` naming the record and key.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import reprlib
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from usdgrip.jsontext import load_json
 
 CUSTOM_DATA_KEY = "lambdasim"
 RECORDS_KEY = "gripper_slots"
@@ -80,6 +92,91 @@ class RecordProblem:
         return f"customData lambdasim:{where}: {self.message}"
 
 
+class _DuplicateKeyObject(dict):
+    """A JSON object that wrote some key more than once (the last value is kept)."""
+
+    duplicates: dict[str, list[Any]]
+
+
+@dataclass(frozen=True)
+class _UnreadableNumber:
+    """A JSON number no 64-bit float holds: too many digits, too large, or inexact."""
+
+    text: str
+    why: str
+
+    def __repr__(self) -> str:
+        shown = self.text if len(self.text) <= 24 else f"{self.text[:12]}…{self.text[-4:]}"
+        return f"{shown} ({self.why})"
+
+
+def _parse_int(text: str) -> int | _UnreadableNumber:
+    digits = len(text.lstrip("-"))
+    try:
+        value = int(text)
+    except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        limit = sys.get_int_max_str_digits()
+        return _UnreadableNumber(
+            text, f"an integer of {digits} digits; Python reads at most {limit}"
+        )
+    if abs(value) > 2**53:  # beyond 2**53 not every integer is a double
+        try:
+            exact = float(value) == value
+        except OverflowError:
+            exact = False
+        if not exact:
+            return _UnreadableNumber(
+                text, f"an integer of {digits} digits that no 64-bit float holds exactly"
+            )
+    return value
+
+
+def _parse_float(text: str) -> float | _UnreadableNumber:
+    value = float(text)
+    if math.isinf(value):  # a finite literal such as 1e400; "Infinity" is parse_constant's
+        return _UnreadableNumber(text, "beyond the largest 64-bit float, it would read as inf")
+    return value
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    values: dict[str, list[Any]] = {}
+    for key, value in pairs:
+        values.setdefault(key, []).append(value)
+    if len(values) == len(pairs):
+        return dict(pairs)
+    result = _DuplicateKeyObject(pairs)
+    result.duplicates = {key: found for key, found in values.items() if len(found) > 1}
+    return result
+
+
+def _describe_repeats(found: list[Any]) -> str:
+    shown = ", ".join(reprlib.repr(v) for v in found)
+    return (
+        f"is written {len(found)} times ({shown}); expected each key once (JSON readers "
+        "silently keep only the last, so the record is ambiguous)"
+    )
+
+
+def _get_ambiguity(value: Any) -> str | None:
+    """Why ``value`` (parsed JSON) cannot be read unambiguously: a repeated key, a huge integer."""
+    if isinstance(value, _UnreadableNumber):
+        return f"holds {value!r}"
+    if isinstance(value, _DuplicateKeyObject):
+        key, found = next(iter(value.duplicates.items()))
+        return f"has a key {key!r} that {_describe_repeats(found)}"
+    if isinstance(value, Mapping):
+        items = value.values()
+    elif isinstance(value, list):
+        items = value
+    else:
+        return None
+    for item in items:
+        problem = _get_ambiguity(item)
+        if problem is not None:
+            return problem
+    return None
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -101,6 +198,13 @@ def _parse_one(index: int, name: str, record: Any) -> SlotRecord | RecordProblem
         return RecordProblem(
             index, None, f"expected a record dictionary, found {type(record).__name__}"
         )
+    if isinstance(record, _DuplicateKeyObject):
+        key, found = next(iter(record.duplicates.items()))
+        return RecordProblem(index, key, _describe_repeats(found))
+    for key, value in record.items():
+        problem = _get_ambiguity(value)
+        if problem is not None:
+            return RecordProblem(index, key, problem)
     values: dict[str, Any] = {}
     for key in VECTOR_KEYS:
         if key not in record:
@@ -169,9 +273,18 @@ def parse_lambdasim_records(raw: Any) -> tuple[list[SlotRecord], list[RecordProb
     """
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = load_json(
+                raw, parse_int=_parse_int, parse_float=_parse_float, object_pairs_hook=_json_object
+            )
         except json.JSONDecodeError as exc:
             return [], [RecordProblem(None, None, f"is not valid JSON ({exc})")]
+        except ValueError as exc:  # nested too deep
+            return [], [RecordProblem(None, None, f"{exc}; not parsed")]
+        if isinstance(raw, _DuplicateKeyObject):  # a dictionary of records, keyed by name
+            key, found = next(iter(raw.duplicates.items()))
+            return [], [
+                RecordProblem(None, None, f"the slot name {key!r} {_describe_repeats(found)}")
+            ]
     if isinstance(raw, Mapping):
         items = [(str(name), record) for name, record in raw.items()]
     elif isinstance(raw, Sequence) and not isinstance(raw, str | bytes):

@@ -44,17 +44,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from pxr import Sdf, Usd, UsdGeom
+from pxr import Gf, Sdf, Usd, UsdGeom
 
 from usdgrip.errors import GripperError
 from usdgrip.frames import compute_fallback_perpendicular
 from usdgrip.grasp_lines import compute_surface_points
-from usdgrip.lambdasim import CUSTOM_DATA_KEY, CUSTOM_DATA_PATH, SlotRecord
+from usdgrip.lambdasim import CUSTOM_DATA_KEY, CUSTOM_DATA_PATH, RECORDS_KEY, SlotRecord
 from usdgrip.model import LR_TOKENS, GripperSite
-from usdgrip.usd.authoring import apply_gripper_slot
+from usdgrip.usd.authoring import SLOT_TYPE_NAMES, apply_gripper_slot
 from usdgrip.usd.discovery import iter_site_prims
 from usdgrip.usd.grasp_lines import find_grasp_lines, read_object_surface
-from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API, SLOT_PROPERTIES
+from usdgrip.usd.names import (
+    FORWARD_AXIS_NAMES,
+    GRIP_LINE_NAMES,
+    SITE_API,
+    SLOT_API,
+    SLOT_PROPERTIES,
+)
 from usdgrip.usd.sites import read_gripper_site
 from usdgrip.usd.slots import (
     check_slot_instance_name,
@@ -63,7 +69,7 @@ from usdgrip.usd.slots import (
     list_slot_instances,
     read_slot_records,
 )
-from usdgrip.usd.stage import compute_world_transform
+from usdgrip.usd.stage import compute_world_transform, require_stage
 
 _VALUE_MOVES = (
     (("gripper_maxOpening", "custom:maxOpening"), "gripper:maxOpening"),
@@ -114,6 +120,7 @@ def _migrate_site(
     for legacy_names, schema_name in _VALUE_MOVES:
         schema_attr = prim.GetAttribute(schema_name)
         schema_authored = bool(schema_attr) and schema_attr.HasAuthoredValue()
+        kept: str | None = None  # a legacy name the readers read first, left as authored
         for legacy in legacy_names:
             attr = prim.GetAttribute(legacy)
             if not attr or not attr.HasAuthoredValue():
@@ -124,14 +131,29 @@ def _migrate_site(
                     f"already authored = {prim.GetAttribute(schema_name).Get()})"
                 )
                 continue
-            value = float(attr.Get())
-            prim.CreateAttribute(schema_name, Sdf.ValueTypeNames.Float).Set(value)
+            if kept is not None:  # converting it would change what the site reads
+                report.left.append(
+                    f"<{path}>: {legacy} = {_format_authored(attr)} kept: {kept}, which the "
+                    "readers use first, stays legacy"
+                )
+                continue
+            authored = attr.Get()
+            narrowed, problem = compute_schema_float(authored)
+            if narrowed is None:
+                report.left.append(f"<{path}>: {legacy} = {_format_authored(attr)} kept: {problem}")
+                kept = legacy
+                continue
+            prim.CreateAttribute(schema_name, Sdf.ValueTypeNames.Float).Set(float(narrowed))
             schema_authored = True
             if _authored_only_in(attr, layer):
                 prim.RemoveProperty(legacy)
-                report.changes.append(f"<{path}>: {legacy} → {schema_name} = {value:g}")
+                report.changes.append(
+                    f"<{path}>: {legacy} → {schema_name} = {format_float32(narrowed)}"
+                )
             else:
-                report.changes.append(f"<{path}>: {schema_name} = {value:g} (from {legacy})")
+                report.changes.append(
+                    f"<{path}>: {schema_name} = {format_float32(narrowed)} (from {legacy})"
+                )
                 report.left.append(
                     f"<{path}>: {legacy} is also authored in another layer; left there"
                 )
@@ -152,6 +174,62 @@ def _migrate_site(
                 report.left.append(f"<{path}/{old}>: rename to {new} refused by USD; left as is")
         else:
             report.left.append(f"<{path}/{old}>: authored in another layer; not renamed")
+
+
+def _format_authored(attr: Usd.Attribute) -> str:
+    """An attribute's default value as its layer's text shows it (``float`` values shortest)."""
+    value = attr.Get()
+    if isinstance(value, float) and attr.GetTypeName() == Sdf.ValueTypeNames.Float:
+        return format_float32(np.float32(value))
+    return repr(value)
+
+
+def format_float32(value: np.float32) -> str:
+    """The shortest text that reads back as ``value``, as USD writes a float in usda.
+
+    Positional for exponents in [-6, 21) (``0.085``, ``16777216``), else ``1e30``.
+    """
+    text = str(value)  # numpy: the shortest float32 repr, "1.6777216e+07" or "1e+30"
+    if "e" not in text:
+        return text.removesuffix(".0")
+    mantissa, exponent = text.split("e")
+    if -7 < int(exponent) < 21:
+        return np.format_float_positional(value, unique=True, trim="-")
+    return f"{mantissa.removesuffix('.0')}e{int(exponent)}"
+
+
+def compute_schema_float(value: object) -> tuple[np.float32 | None, str | None]:
+    """``value`` as the schema's ``float`` when that loses nothing: ``(float32, None)``.
+
+    The float keeps the value when it reads back as the same number, either
+    exactly (a legacy ``float``) or as the same shortest decimal (a legacy
+    ``double 0.085`` becomes ``float 0.085``, the number the author typed).
+    Otherwise ``(None, why)``: a value the float would change
+    (``0.0851234567891234``, ``int 16777217``), turn infinite (``1e300``) or
+    flush to zero, or a value that is not one number (its type, or time
+    samples only).
+    """
+    if value is None:
+        return None, "no default value (time samples only?); the schema attribute needs one value"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None, f"is a {type(value).__name__}; expected a number"
+    try:
+        wide = float(value)
+    except OverflowError:
+        return None, "is an integer beyond any float; the schema's float cannot hold it"
+    with np.errstate(over="ignore", under="ignore"):
+        narrowed = np.float32(wide)
+    exact_int = not isinstance(value, int) or wide == value  # 2**53 + 1 is no double either
+    same = float(narrowed) == wide or float(str(narrowed)) == wide or math.isnan(wide)
+    if same and exact_int:
+        return narrowed, None
+    if math.isinf(narrowed) and math.isfinite(wide):
+        return None, f"{wide!r} is beyond the schema's float (it would become inf)"
+    return None, (
+        f"the schema's float would hold {format_float32(narrowed)}, not the authored value (a "
+        "float keeps about 7 significant digits); author the schema attribute yourself if that "
+        "is enough"
+    )
 
 
 def _record_values(record: SlotRecord) -> dict[str, object]:
@@ -210,8 +288,71 @@ def _differences(ours: dict[str, object], theirs: dict[str, object]) -> list[str
     ]
 
 
+@dataclass
+class _SlotEdits:
+    """Slot authoring planned while the stage is read, applied in one ``Sdf.ChangeBlock``.
+
+    Authoring each slot through the Usd API recomposes the prim after every
+    ``ApplyAPI`` and attribute, so a prim with N records cost O(N^2) or worse;
+    the specs are written directly in the root layer instead, once.
+    """
+
+    values: dict[Sdf.Path, dict[str, dict[str, object]]] = field(default_factory=dict)
+    """prim path -> slot name -> schema property -> value (the properties to author)."""
+    cleared: list[Sdf.Path] = field(default_factory=list)
+    """Prims whose ``lambdasim:gripper_slots`` customData is removed."""
+
+    def apply(self, layer: Sdf.Layer) -> None:
+        """Author the planned specs in ``layer``: API schemas, defaults, cleared records."""
+        with Sdf.ChangeBlock():
+            for path, slots in self.values.items():
+                spec = layer.GetPrimAtPath(path) or Sdf.CreatePrimInLayer(layer, path)
+                _add_api_schemas(spec, [f"{SLOT_API}:{name}" for name in slots])
+                for name, values in slots.items():
+                    for prop, value in values.items():
+                        _set_default(spec, get_slot_attribute_name(name, prop), prop, value)
+            for path in self.cleared:
+                spec = layer.GetPrimAtPath(path)
+                custom = dict(spec.customData)
+                records = dict(custom.pop(CUSTOM_DATA_KEY))
+                records.pop(RECORDS_KEY, None)
+                if records:
+                    custom[CUSTOM_DATA_KEY] = records
+                spec.ClearInfo("customData")
+                for key, value in custom.items():
+                    spec.SetInfoDictionaryValue("customData", key, value)
+
+
+def _add_api_schemas(spec: Sdf.PrimSpec, names: list[str]) -> None:
+    """Add ``names`` to the spec's apiSchemas as ``UsdPrim.ApplyAPI`` would (prepend)."""
+    current = spec.GetInfo("apiSchemas") if spec.HasInfo("apiSchemas") else Sdf.TokenListOp()
+    if current.isExplicit:
+        items = list(current.explicitItems)
+        current.explicitItems = items + [n for n in names if n not in items]
+    else:
+        items = list(current.prependedItems)
+        current.prependedItems = items + [n for n in names if n not in items]
+        current.deletedItems = [n for n in current.deletedItems if n not in names]
+    spec.SetInfo("apiSchemas", current)
+
+
+def _set_default(spec: Sdf.PrimSpec, attribute: str, prop: str, value: object) -> None:
+    # By path: spec.attributes.get() scans the prim's properties (quadratic over N slots).
+    attr = spec.layer.GetAttributeAtPath(spec.path.AppendProperty(attribute))
+    if attr is None:
+        uniform = Sdf.VariabilityUniform if prop == "lr" else Sdf.VariabilityVarying
+        attr = Sdf.AttributeSpec(spec, attribute, SLOT_TYPE_NAMES[prop], uniform)
+    if isinstance(value, tuple):
+        value = Gf.Vec3d(*value)
+    attr.default = value
+
+
 def _convert_records(
-    prim: Usd.Prim, name: str, records: list[SlotRecord], report: MigrationReport
+    prim: Usd.Prim,
+    name: str,
+    records: list[SlotRecord],
+    report: MigrationReport,
+    edits: _SlotEdits,
 ) -> bool:
     """Author the records named ``name`` through ``GripperSlotAPI:<name>``, losing nothing.
 
@@ -253,18 +394,8 @@ def _convert_records(
             leave(record, f"GripperSlotAPI:{name} already authors {'; '.join(conflicts)}")
         return False
     missing = {prop: value for prop, value in values[0].items() if prop not in authored}
-    if missing:
-        apply_gripper_slot(
-            prim,
-            name,
-            center=missing.get("center"),
-            forward=missing.get("forward"),
-            span_axis=missing.get("spanAxis"),
-            up_range=missing.get("upRange"),
-            slot_input_angle=missing.get("slotInputAngle"),
-            lr=missing.get("lr"),
-            group=missing.get("groupName"),
-        )
+    if missing:  # values as authored, also ones the GS rules fail: nothing is lost
+        edits.values.setdefault(path, {})[name] = missing
         label = "record" if len(records) == 1 else "records"
         indices = ", ".join(f"[{r.index}]" for r in records)
         if authored:
@@ -289,7 +420,9 @@ def _convert_records(
     return lossless
 
 
-def _migrate_slots(prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport) -> None:
+def _migrate_slots(
+    prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport, edits: _SlotEdits
+) -> None:
     path = prim.GetPath()
     records, problems = read_slot_records(prim)
     if problems:
@@ -298,14 +431,14 @@ def _migrate_slots(prim: Usd.Prim, layer: Sdf.Layer, report: MigrationReport) ->
     by_name: dict[str, list[SlotRecord]] = {}
     for record in records:
         by_name.setdefault(record.name, []).append(record)
-    converted = [_convert_records(prim, name, named, report) for name, named in by_name.items()]
+    converted = [
+        _convert_records(prim, name, named, report, edits) for name, named in by_name.items()
+    ]
     lossless = all(converted)
     spec = layer.GetPrimAtPath(path)
     in_root = spec is not None and CUSTOM_DATA_KEY in spec.customData
     if lossless and records and in_root and _authored_only_in(prim, layer):
-        prim.ClearCustomDataByKey(CUSTOM_DATA_PATH)
-        if not prim.GetCustomDataByKey(CUSTOM_DATA_KEY):
-            prim.ClearCustomDataByKey(CUSTOM_DATA_KEY)
+        edits.cleared.append(path)
         report.changes.append(
             f"<{path}>: removed customData lambdasim:gripper_slots (all converted)"
         )
@@ -396,15 +529,21 @@ def migrate_stage(stage: Usd.Stage, *, lines_to_slots: bool = False) -> Migratio
     """Convert legacy authoring on ``stage`` in its root layer (see module doc).
 
     ``lines_to_slots``: also author a GripperSlotAPI instance per grasp vector line.
+
+    Raises:
+        TypeError: ``stage`` is not a ``Usd.Stage``.
     """
+    require_stage(stage)
     layer = stage.GetRootLayer()
     report = MigrationReport()
     with Usd.EditContext(stage, layer):
         for prim, markers in list(iter_site_prims(stage)):
             _migrate_site(prim, read_gripper_site(prim, markers), layer, report)
+        edits = _SlotEdits()
         for prim in list(iter_slot_prims(stage)):
             if prim.GetCustomDataByKey(CUSTOM_DATA_PATH) is not None:
-                _migrate_slots(prim, layer, report)
+                _migrate_slots(prim, layer, report, edits)
+        edits.apply(layer)  # before the lines: they look for slots of their names
         if lines_to_slots:
             _slots_from_lines(stage, report)
     return report

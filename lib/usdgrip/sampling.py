@@ -66,6 +66,14 @@ from usdgrip.slot_checks import (
 PERPENDICULAR_TOLERANCE_DEG = 1.0
 #: Allowed ``slot_input_angle`` range, degrees (inclusive).
 ANGLE_RANGE_DEG = (0.0, 360.0)
+#: Most candidates one call samples (arrays take 145 bytes per target, JSON about 460);
+#: for more, sample again with other seeds.
+MAX_COUNT = 100_000
+#: Most targets (candidates x slots) one call samples: 200,000 targets peak near 750 MB
+#: as JSON (``usdgrip sample``); 1,000 candidates on 10,000 slots would need gigabytes.
+MAX_TARGETS = 200_000
+#: Largest seed and end-effector id: both are stored as int64 (npz, downstream IK).
+MAX_ID = 2**63 - 1
 
 Poses = NDArray[np.float64]  # (count, n_ee, 4, 4)
 Draws = NDArray[np.float64]  # (count, n_ee)
@@ -114,7 +122,14 @@ def check_slot(
     Returns:
         The problems found, each naming the field, the value found and the
         value expected; empty when the slot can be sampled.
+
+    Raises:
+        TypeError: ``slot`` is not a :class:`GripperSlot`.
     """
+    if not isinstance(slot, GripperSlot):
+        raise TypeError(
+            f"slot is {type(slot).__name__}; expected a GripperSlot (usdgrip.read_gripper_slots)"
+        )
     problems: list[SlotProblem] = []
     center = get_center_problem(slot.center_local)
     if center:
@@ -420,11 +435,22 @@ def sample_gripper_groups(
         ``.candidates``.
 
     Raises:
-        ValueError: no slots; ``len(slots) != len(ee_ids)``; duplicate or
-            non-integer ee ids; ``count`` not an integer >= 1; a bad seed; or a
-            slot failing :func:`check_slot` (the message names the slot and the problem).
+        TypeError: ``slots`` is not a sequence of :class:`GripperSlot`.
+        ValueError: no slots; ``len(slots) != len(ee_ids)``; duplicate, non-integer
+            or out-of-range ee ids (0 to :data:`MAX_ID`); ``count`` not an integer in
+            1 to :data:`MAX_COUNT`, or ``count x len(slots)`` above :data:`MAX_TARGETS`;
+            a seed outside 0 to :data:`MAX_ID`; or a slot failing :func:`check_slot`
+            (the message names the slot and the problem).
     """
+    if isinstance(slots, GripperSlot | str | bytes) or not isinstance(slots, Sequence | Iterator):
+        raise TypeError(
+            f"slots is {type(slots).__name__}; expected a sequence of GripperSlot "
+            "(usdgrip.read_gripper_slots(prim))"
+        )
     slots = tuple(slots)
+    for index, slot in enumerate(slots):
+        if not isinstance(slot, GripperSlot):
+            raise TypeError(f"slots[{index}] is {type(slot).__name__}; expected a GripperSlot")
     if not slots:
         raise ValueError("no slots to sample; expected at least one GripperSlot")
     ee_list = list(ee_ids)
@@ -437,10 +463,23 @@ def sample_gripper_groups(
     for ee in ee_list:
         if isinstance(ee, bool) or not isinstance(ee, int | np.integer):
             raise ValueError(f"ee_ids {ee_list}: {ee!r} is not an integer")
+        if not 0 <= ee <= MAX_ID:
+            raise ValueError(f"ee_ids {ee_list}: id {ee} is outside 0 to {MAX_ID}")
     if len(set(ee_list)) != len(ee_list):
         raise ValueError(f"ee_ids {ee_list} repeat an id; expected one distinct id per slot")
     if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
         raise ValueError(f"count is {count!r}; expected an integer >= 1")
+    if count > MAX_COUNT:
+        raise ValueError(
+            f"count is {count}; expected 1 to {MAX_COUNT} candidates (sample again with other "
+            "seeds for more)"
+        )
+    if count * len(slots) > MAX_TARGETS:
+        raise ValueError(
+            f"count {count} x {len(slots)} slots is {count * len(slots):,} targets; expected at "
+            f"most {MAX_TARGETS:,} per call (memory); lower count to "
+            f"{max(1, MAX_TARGETS // len(slots)):,} or sample fewer slots per call"
+        )
     for index, slot in enumerate(slots):
         problems = check_slot(slot)
         if problems:
@@ -449,9 +488,9 @@ def sample_gripper_groups(
                 + "; ".join(str(p) for p in problems)
             )
     if seed is not None and (
-        isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0
+        isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed <= MAX_ID
     ):
-        raise ValueError(f"seed is {seed!r}; expected a non-negative integer (or None)")
+        raise ValueError(f"seed is {seed!r}; expected an integer from 0 to {MAX_ID} (or None)")
     rng = np.random.default_rng(seed)
     count = int(count)
     n = len(slots)

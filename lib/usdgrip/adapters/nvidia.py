@@ -296,7 +296,7 @@ class _PrimRuleChecker(_UsdGripChecker):
 
 
 class _StageRuleChecker(_UsdGripChecker):
-    """A stage rule (GA.001): ``CheckStage`` only."""
+    """A stage rule (GA.001, GA.002): ``CheckStage`` only."""
 
     def CheckStage(self, usdStage: Usd.Stage) -> None:
         """Run the stage-level rule on NVIDIA's stage."""

@@ -10,7 +10,9 @@ usdview's validation panel, ``GetOrLoadValidatorByName``); that module calls
 running the SAME rule code as ``usdgrip validate``.
 
 A process needs only ``eval "$(usdgrip env)"`` (PXR_PLUGINPATH_NAME and
-PYTHONPATH); it never has to import usdgrip itself.
+PYTHONPATH); it never has to import usdgrip itself. Without that
+environment, ``import usdgrip`` declares the plugin (and puts its module on
+``sys.path``) when it runs before UsdValidation's registry is first built.
 
 Each rule is a *stage* validator reading :func:`get_stage_issues`: the first
 one to run on a stage runs :func:`usdgrip.rules.validate` once for every rule
@@ -176,8 +178,10 @@ def register_validators(registry: UsdValidation.ValidationRegistry | None = None
         if name not in declared:
             raise ValueError(
                 f"validator {name} ({code}) is not declared by a registered {PLUGIN_NAME} "
-                f"plugInfo.json (declared: {len(declared)}); set PXR_PLUGINPATH_NAME as "
-                "`usdgrip env` prints, or regenerate plugins/usdValidation/plugInfo.json"
+                f"plugInfo.json (declared: {len(declared)}); import usdgrip before the "
+                "process's first ValidationRegistry()/ValidationContext, or set "
+                "PXR_PLUGINPATH_NAME as `usdgrip env` prints, or regenerate "
+                "plugins/usdValidation/plugInfo.json"
             )
         if registry.HasValidator(name):
             continue

@@ -17,6 +17,7 @@ from typing import IO, Any
 
 from usdgrip.batch.jobs import STATUSES
 from usdgrip.fileio import is_streamed, name_write_error, open_streamed, write_text_output
+from usdgrip.jsontext import load_json
 
 FAILED_STATUSES = ("error", "timeout", "crashed")
 
@@ -46,7 +47,7 @@ def read_results(
     lines = text.removesuffix("\n").split("\n") if text else []
     for number, line in enumerate(lines, start=1):
         try:
-            row = json.loads(line)
+            row = load_json(line)  # a line nested too deep is a ValueError, not a RecursionError
             error = "" if isinstance(row, dict) else f"a JSON {type(row).__name__}, not an object"
         except ValueError as exc:
             row, error = None, str(exc)

@@ -49,7 +49,23 @@ def run(args: argparse.Namespace) -> int:
     for name, value in DEFAULT_PARAMS.items():
         sys.stdout.write(f"  {name} = {value:g}  ({PARAM_DOCS[name]})\n")
     sys.stdout.write("\n`usdgrip rules CODE` prints a rule's doc.\n")
+    sys.stdout.write(_usdvalidation_hint() + "\n")
     return 0
+
+
+def _usdvalidation_hint() -> str:
+    """Where else these rules run: OpenUSD UsdValidation, or why not in this process."""
+    from usdgrip._plugin import get_validation_plugin_problem
+
+    problem = get_validation_plugin_problem()
+    if problem is not None:
+        return f"UsdValidation: {problem}."
+    return (
+        'UsdValidation: ValidationContext(keywords=["usdgrip"]) runs these rules in a Python '
+        "process that imports usdgrip before its first ValidationRegistry()/ValidationContext; "
+        'elsewhere (usdview, Kit, a process that never imports usdgrip) run eval "$(usdgrip env)" '
+        "first."
+    )
 
 
 def _as_dict(rule) -> dict:

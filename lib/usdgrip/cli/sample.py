@@ -10,6 +10,7 @@ from typing import IO
 
 import numpy as np
 
+from usdgrip import sampling
 from usdgrip.fileio import check_output, display_path, is_standard_output, write_output
 from usdgrip.model import GripperSlot
 from usdgrip.sampling import SlotSamples, sample_gripper_groups
@@ -28,11 +29,8 @@ Seeds and ee ids are integers from 0 to 2**63-1.
 Exit 0 ok, 2 bad input (file, prim, slot names, ee ids, seed, malformed slot)."""
 
 FORMATS = ("json", "npz", "text")
-#: Most candidates one run samples (arrays take 145 bytes per target, JSON about 460;
-#: 100 000 x 2 targets as JSON peak near 750 MB); for more, run again with other seeds.
-MAX_COUNT = 100_000
-#: Largest --seed and end-effector id: both are stored as int64 (npz, downstream IK).
-MAX_ID = 2**63 - 1
+#: Limits of one run: the sampler's own (see usdgrip.sampling).
+MAX_COUNT, MAX_TARGETS, MAX_ID = sampling.MAX_COUNT, sampling.MAX_TARGETS, sampling.MAX_ID
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--count",
         type=int,
         default=50,
-        help=f"number of candidates, 1 to {MAX_COUNT} (default 50)",
+        help=f"number of candidates, 1 to {MAX_COUNT}, and at most {MAX_TARGETS} targets "
+        "(count x slots) (default 50)",
     )
     parser.add_argument(
         "--seed", type=int, default=7, help=f"random seed, 0 to {MAX_ID} (default 7)"
@@ -202,6 +201,13 @@ def run(args: argparse.Namespace) -> int:
             slots = select_slots(
                 read_gripper_slots(prim, names=names), args.slots, where, list_slot_names(prim)
             )
+    if args.count * len(slots) > MAX_TARGETS:  # before any array is allocated
+        raise ValueError(
+            f"{where}: --count {args.count} x {len(slots)} slots is "
+            f"{args.count * len(slots):,} targets; expected at most {MAX_TARGETS:,} per run "
+            f"(memory): lower --count to {max(1, MAX_TARGETS // len(slots)):,} or pick slots "
+            "with --slots"
+        )
     ee_ids = parse_ee_ids(args.ee_ids) if args.ee_ids is not None else list(range(len(slots)))
     try:
         samples = sample_gripper_groups(slots, ee_ids=ee_ids, count=args.count, seed=args.seed)

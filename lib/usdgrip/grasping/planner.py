@@ -251,7 +251,13 @@ def plan_grasps(
             vector line (or mesh) when lines is asked for, or a mesh that does not
             bound a solid when antipodal runs.
         ValueError: bad ``methods``, ``support``, distances or counts.
+        TypeError: ``request`` is not a :class:`GraspPlanningRequest`.
     """
+    if not isinstance(request, GraspPlanningRequest):
+        raise TypeError(
+            f"request is {type(request).__name__}; expected a GraspPlanningRequest "
+            "(usdgrip.GraspPlanningRequest(object=..., grippers=[...]))"
+        )
     started = time.perf_counter()
     report = progress or (lambda message, fraction: None)
     options = _check_options(
@@ -478,6 +484,14 @@ def propose(
             if obj.vertices is None:
                 run.warnings.append(f"{label}: antipodal: object has no mesh")
                 continue
+            if not opening > options.clearance:
+                raise GripperError(
+                    f"{label}: max opening {opening:g} m ({site.max_opening_source}) is not above "
+                    f"the antipodal clearance {options.clearance:g} m (the opening kept free "
+                    f"beyond the contact width; default {DEFAULT_CLEARANCE:g} m); expected a max "
+                    "opening > clearance (check the gripper's max opening, in metres; "
+                    "plan_grasps(clearance=...) sets the clearance)"
+                )
             ids, poses, widths, scores, groups = propose_antipodal(
                 obj,
                 opening,

@@ -17,6 +17,10 @@ from usdgrip.errors import GripperError
 from usdgrip.frames import compute_rigid_part
 from usdgrip.grasping.proposals import ObjectData
 
+#: Largest object extent planned for, metres: a gripper opens at most 2 m, and a mesh that
+#: spans more (1e30 from a unit mistake) overflows the integer vertex grids of the mesh checks.
+MAX_OBJECT_SPAN_M = 1000.0
+
 
 class StageSource:
     """The stages of one planning run: each USD file is opened once, on first use.
@@ -91,6 +95,26 @@ def read_object(
             raise GripperError(f"{asset_path}: {exc}") from None
         notes.append(f"object has no mesh: {exc}")
     else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            span = float(np.max(np.ptp(mesh.vertices, axis=0))) if len(mesh.vertices) else 0.0
+        if not span <= MAX_OBJECT_SPAN_M:  # NaN too
+            raise GripperError(
+                f"{asset_path}: the object mesh ({', '.join(f'<{p}>' for p in mesh.source_paths)})"
+                f" spans {span:g} m; expected an object under {MAX_OBJECT_SPAN_M:g} m (planning "
+                "works in metres: check the stage's metersPerUnit and the mesh's scale)"
+            )
+        corners = mesh.vertices[np.asarray(mesh.faces, dtype=np.int64)]
+        with np.errstate(over="ignore", invalid="ignore"):
+            doubled_areas = np.linalg.norm(
+                np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1
+            )
+        if not np.any(doubled_areas > 0):
+            raise GripperError(
+                f"{asset_path}: every triangle of the object mesh "
+                f"({', '.join(f'<{p}>' for p in mesh.source_paths)}) has zero area "
+                f"({len(corners)} triangle(s), points on one line or coincident); expected a "
+                "mesh with a surface"
+            )
         problems = check_manifold(mesh)
         if problems and check_closed:
             raise GripperError(

@@ -14,6 +14,10 @@ from usdgrip.errors import GripperError
 
 #: Triangles drawn at most (evenly subsampled beyond that, to keep files small and fast).
 MAX_TRIANGLES = 20_000
+#: Grasps one picture draws at most. Reading a grasp file costs about 0.5 ms and 10 kB of
+#: memory per grasp (YAML, then the contract check): 50,000 take about half a minute, and
+#: more would draw an unreadable picture, so a larger file is refused before it is parsed.
+MAX_RENDER_GRASPS = 50_000
 
 
 @dataclass
@@ -51,7 +55,10 @@ def read_inputs(
     from usdgrip.usd.sites import find_gripper_sites
 
     prim = _find_object(stage, prim_path)
-    all_tris, tris = _read_mesh(prim, stage)
+    try:
+        all_tris, tris = _read_mesh(prim, stage)
+    except GripperError as exc:  # the mesh readers name the prim; say which file too
+        raise GripperError(f"{stage.GetRootLayer().identifier}: {exc}") from None
     inputs = RenderInputs(UsdGeom.GetStageUpAxis(stage), prim, all_tris, tris)
     if show_slots:
         inputs.slots = _read_slots(stage, prim)
@@ -68,7 +75,28 @@ def read_inputs(
         if s.grasp_frame is None
     )
     inputs.sites = [s for s in sites if s.grasp_frame is not None]
+    if not show_slots and not len(all_tris) and grasps is None and not inputs.sites:
+        inputs.skipped.extend(_describe_hidden_slots(stage, prim))  # why the picture is empty
     return inputs
+
+
+def _describe_hidden_slots(stage: Usd.Stage, prim: Usd.Prim | None) -> list[str]:
+    """``["the stage has N slot(s) ...; --slots draws them"]`` when slots were not asked for."""
+    from usdgrip.usd.slots import iter_slot_prims, list_slot_names
+
+    root = prim.GetPath() if prim is not None else None
+    counts = [
+        (p.GetPath(), len(list_slot_names(p)))
+        for p in iter_slot_prims(stage)
+        if root is None or p.GetPath().HasPrefix(root)
+    ]
+    total = sum(n for _, n in counts)
+    if not total:
+        return []
+    where = ", ".join(f"<{path}>" for path, n in counts[:3] if n) + (
+        f" and {len(counts) - 3} more" if len(counts) > 3 else ""
+    )
+    return [f"the stage has {total} slot(s) (on {where}); --slots draws them"]
 
 
 def _find_object(stage: Usd.Stage, prim_path: str | None) -> Usd.Prim | None:
@@ -134,7 +162,11 @@ def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None, prim_give
     from usdgrip.usd.stage import compute_world_transform
     from usdgrip.views.grasp_set import compute_grasp_set_from_plan
 
-    result = source if not isinstance(source, str | os.PathLike) else read_isaac_grasp(source)
+    if isinstance(source, str | os.PathLike):
+        _check_grasp_count(source)
+        result = read_isaac_grasp(source)
+    else:
+        result = source
     frame_path = str(getattr(result.metadata, "pose_frame", "") or "")
     if not prim_given and frame_path:
         absolute = frame_path.startswith("/") and Sdf.Path.IsValidPathString(frame_path)
@@ -154,3 +186,22 @@ def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None, prim_give
     grasps = compute_grasp_set_from_plan(result, str(prim.GetPath()))
     world = grasps.compute_world_poses(compute_world_transform(prim))
     return world, grasps.confidences, grasps.open_width, prim
+
+
+def _check_grasp_count(path: str | os.PathLike[str]) -> None:
+    """Refuse a grasp file with more than :data:`MAX_RENDER_GRASPS` entries, before parsing.
+
+    Every entry has a ``position`` key, so counting that word (bytes.count, C speed)
+    bounds the number of grasps from above without reading the YAML.
+    """
+    try:
+        with open(path, "rb") as handle:
+            count = handle.read().count(b"position")
+    except OSError:
+        return  # read_isaac_grasp names the problem
+    if count > MAX_RENDER_GRASPS:
+        raise GripperError(
+            f"{path}: holds about {count:,} grasps ({count:,} `position` keys); render draws "
+            f"at most {MAX_RENDER_GRASPS:,} per picture (reading more takes minutes and "
+            "gigabytes): plan with a smaller --max-candidates, or draw a subset of the file"
+        )

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 
-from pxr import Pcp, Usd
+import numpy as np
+from pxr import Pcp, Usd, UsdGeom
 
+from usdgrip.errors import GripperError
 from usdgrip.rules.contexts import StageContext
 from usdgrip.rules.records import Finding, rule
-from usdgrip.usd.discovery import compute_site_markers
-from usdgrip.usd.stage import TRAVERSAL
+from usdgrip.usd.discovery import compute_site_markers, iter_marked_prims
+from usdgrip.usd.grasp_lines import find_grasp_lines
+from usdgrip.usd.sites import read_gripper_site
+from usdgrip.usd.slots import read_gripper_slots
+from usdgrip.usd.stage import TRAVERSAL, get_meters_per_unit, get_meters_per_unit_problem
 
 _UNRESOLVED = {
     Pcp.ErrorType_InvalidAssetPath: "reference or payload",
@@ -94,3 +100,116 @@ def _authored_asset_path(prim: Usd.Prim, absolute: str) -> str | None:
 def _sites_under(prim: Usd.Prim) -> list[str]:
     """Paths of gripper sites at or under ``prim`` (what this file still authors there)."""
     return [str(p.GetPath()) for p in Usd.PrimRange(prim, TRAVERSAL) if compute_site_markers(p)]
+
+
+#: Sites and slots GA.002 describes by name; the rest are counted.
+_UNITS_EXAMPLES = 2
+
+
+@rule(
+    "GA.002",
+    "stage-units-unauthored",
+    "warning",
+    scope="stage",
+    title="Stage units authored",
+    summary=(
+        "A stage with gripper sites or grasp slots should author metersPerUnit and upAxis; "
+        "otherwise USD assumes 0.01 m per unit (centimetres) and Y up."
+    ),
+    message="{prim}: metersPerUnit or upAxis is not authored; USD's fallbacks are assumed.",
+    tags=("asset", "units"),
+)
+def check_stage_units(context: StageContext) -> Iterator[Finding]:
+    """GA.002: metersPerUnit/upAxis unauthored on a stage with sites or slots, with the lengths."""
+    stage = context.stage
+    unauthored = [key for key in ("metersPerUnit", "upAxis") if not stage.HasAuthoredMetadata(key)]
+    if not unauthored:
+        return
+    sites: list[tuple[Usd.Prim, tuple[str, ...]]] = []
+    slotted: list[Usd.Prim] = []
+    for prim, markers, has_slots in iter_marked_prims(stage):
+        if markers:
+            sites.append((prim, markers))
+        if has_slots:
+            slotted.append(prim)
+    mpu = get_meters_per_unit(stage)
+    lines = []
+    if get_meters_per_unit_problem(mpu) is None:  # GR.005/GS.001 report an unusable value
+        try:
+            lines = find_grasp_lines(stage)
+        except GripperError:
+            lines = []
+    if not sites and not slotted and not lines:
+        return  # no gripper data: the units change nothing usdgrip reads
+    assumed = []
+    if "metersPerUnit" in unauthored:
+        unit = " (centimetres)" if mpu == 0.01 else ""
+        assumed.append(f"metersPerUnit is not authored, so USD assumes {mpu:g} m per unit{unit}")
+    if "upAxis" in unauthored:
+        assumed.append(f'upAxis is not authored, so USD assumes "{UsdGeom.GetStageUpAxis(stage)}"')
+    found = f"{len(sites)} gripper site(s) and {len(slotted)} slotted object(s)"
+    if lines:
+        found = f"{len(sites)} gripper site(s), {len(slotted)} slotted object(s) and " + (
+            f"{len(lines)} grasp vector line(s)"
+        )
+    lengths = []
+    if "metersPerUnit" in unauthored and get_meters_per_unit_problem(mpu) is None:
+        lengths = _describe_lengths(sites, slotted, mpu)
+        lengths += [
+            f"grasp line <{line.path}> {line.length:.4g} m ({line.length / mpu:.4g} m if the "
+            "author meant metres)"
+            for line in lines[:_UNITS_EXAMPLES]
+            if math.isfinite(line.length)
+        ]
+    read = f"; read so: {'; '.join(lengths)}" if lengths else ""
+    expected = " and ".join(
+        {"metersPerUnit": "metersPerUnit (1 for an asset authored in metres)", "upAxis": "upAxis"}[
+            key
+        ]
+        for key in unauthored
+    )
+    yield Finding(
+        f"{', and '.join(assumed)}, for {found}{read}. Expected {expected} authored in the root "
+        'layer\'s metadata (e.g. metersPerUnit = 1, upAxis = "Z")',
+        prim="/",
+    )
+
+
+def _describe_lengths(
+    sites: list[tuple[Usd.Prim, tuple[str, ...]]], slotted: list[Usd.Prim], mpu: float
+) -> list[str]:
+    """What the first sites' curves and slots' centres read as, and would be in metres."""
+    described = []
+    for prim, markers in sites[:_UNITS_EXAMPLES]:
+        site = read_gripper_site(prim, markers, frame=False, strict=False)
+        parts = [
+            f"{label} {curve.length:.4g} m ({curve.length / mpu:.4g} m if the author meant metres)"
+            for label, curve in (("grip line", site.grip_line), ("forward axis", site.forward_axis))
+            if curve is not None and math.isfinite(curve.length)
+        ]
+        if site.max_opening is not None:
+            parts.append(f"beside max opening {site.max_opening:.4g} m (metres as authored)")
+        if parts:
+            described.append(f"site <{site.path}> {', '.join(parts)}")
+    for prim in slotted[:_UNITS_EXAMPLES]:
+        try:
+            slots = read_gripper_slots(prim)
+        except GripperError:
+            continue  # GS rules report it
+        for slot in slots[:1]:
+            here = _format_point(np.asarray(slot.center_local, dtype=np.float64) * mpu)
+            meant = _format_point(slot.center_local)
+            described.append(
+                f"slot <{slot.prim}> {slot.name!r} centre {here} m in the object's frame "
+                f"({meant} m if the author meant metres), up range {slot.up_range_local:.4g} m "
+                "(metres as authored)"
+            )
+    more = len(sites) + len(slotted) - min(len(sites), _UNITS_EXAMPLES)
+    more -= min(len(slotted), _UNITS_EXAMPLES)
+    if more > 0 and described:
+        described.append(f"and {more} more")
+    return described
+
+
+def _format_point(point) -> str:
+    return "(" + ", ".join(f"{float(c):.4g}" for c in point) + ")"

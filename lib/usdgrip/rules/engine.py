@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +106,11 @@ def resolve_params(params: Mapping[str, Any] | None = None) -> dict[str, float]:
             number or outside its :data:`PARAM_RANGES` range, or a minimum slot input
             angle (grasp line width) above the maximum.
     """
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(
+            f"params is {type(params).__name__} {params!r:.60}; expected a mapping of parameter "
+            f"name to value, e.g. {{'orthogonality_tolerance_deg': 5}}"
+        )
     resolved = dict(DEFAULT_PARAMS)
     for name, value in (params or {}).items():
         if name not in DEFAULT_PARAMS:
@@ -232,7 +238,7 @@ def check_stage_level(
     rules: Iterable[str | Rule] | None = None,
     params: Mapping[str, Any] | None = None,
 ) -> list[Issue]:
-    """Run the stage-scope rules (GA.001) on ``stage``.
+    """Run the stage-scope rules (GA.001, GA.002) on ``stage``.
 
     Raises:
         ValueError: an unknown rule code or parameter.
@@ -362,6 +368,8 @@ def validate(
         StageOpenError: the path cannot be opened as USD.
         ValueError: an unknown rule code or parameter (listing the valid ones), or
             an unknown ``scan``.
+        TypeError: ``stage_or_path`` is neither a stage nor a path, or ``params`` is not
+            a mapping.
     """
     if scan not in (None, "collection", "traverse"):
         raise ValueError(f"scan is {scan!r}; expected 'collection' or 'traverse'")
@@ -369,6 +377,10 @@ def validate(
     resolved = resolve_params(params)
     if isinstance(stage_or_path, Usd.Stage):
         stage, scan = stage_or_path, scan or "traverse"
+    elif not isinstance(stage_or_path, str | os.PathLike):
+        raise TypeError(
+            f"stage_or_path is {type(stage_or_path).__name__}; expected a Usd.Stage or a path"
+        )
     else:
         stage, scan = open_stage(stage_or_path), scan or "collection"
     site_rules, slot_rules, stage_rules = _split(selected)

@@ -16,8 +16,26 @@ from usdgrip.lambdasim import (
     format_lambdasim_records,
 )
 from usdgrip.model import LR_TOKENS, GripperSlot
+from usdgrip.slot_checks import (
+    get_center_problem,
+    get_input_angle_problem,
+    get_up_range_problem,
+    get_vector3,
+)
 from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API, SLOT_API
 from usdgrip.usd.slots import check_slot_instance_name, get_slot_attribute_name
+from usdgrip.usd.stage import require_number, require_prim, require_stage
+
+#: The schema's value type of each GripperSlotAPI property (``lr`` is also uniform).
+SLOT_TYPE_NAMES = {
+    "center": Sdf.ValueTypeNames.Point3d,
+    "forward": Sdf.ValueTypeNames.Vector3d,
+    "spanAxis": Sdf.ValueTypeNames.Vector3d,
+    "upRange": Sdf.ValueTypeNames.Double,
+    "slotInputAngle": Sdf.ValueTypeNames.Double,
+    "lr": Sdf.ValueTypeNames.Token,
+    "groupName": Sdf.ValueTypeNames.String,
+}
 
 
 def _define_axis_curve(stage: Usd.Stage, path: Sdf.Path, p0: ArrayLike, p1: ArrayLike) -> None:
@@ -63,8 +81,25 @@ def define_gripper_site(
         translate: optional site position in its parent frame.
 
     Raises:
-        ValueError: a value is out of range or the axes are degenerate.
+        TypeError: ``stage`` is not a ``Usd.Stage``, ``path`` not a string, a value not a number.
+        ValueError: ``path`` is not an absolute prim path, a value is out of range or the
+            axes are degenerate.
     """
+    require_stage(stage)
+    text = str(path) if isinstance(path, str | Sdf.Path) else None
+    if text is None:
+        raise TypeError(f"path is {path!r}; expected an absolute prim path string, e.g. '/G3'")
+    if not (
+        Sdf.Path.IsValidPathString(text)
+        and Sdf.Path(text).IsAbsolutePath()
+        and Sdf.Path(text).IsPrimPath()
+    ):
+        raise ValueError(
+            f"path is {text!r}; expected an absolute prim path, e.g. {'/' + text.lstrip('/')!r}"
+        )
+    max_opening = require_number(max_opening, "max_opening")
+    if max_payload is not None:
+        max_payload = require_number(max_payload, "max_payload")
     if not (math.isfinite(max_opening) and max_opening > 0):
         raise ValueError(f"max_opening is {max_opening} m; expected a finite value > 0 m")
     if max_payload is not None and not (math.isfinite(max_payload) and max_payload > 0):
@@ -103,8 +138,10 @@ def set_gripper_site(
     handles those).
 
     Raises:
-        ValueError: the prim is not Xformable, or an axis is zero or not finite.
+        TypeError: ``prim`` is not a ``Usd.Prim``.
+        ValueError: the prim is not valid or not Xformable, or an axis is zero or not finite.
     """
+    require_prim(prim)
     can_apply = prim.CanApplyAPI(SITE_API)
     if not can_apply:
         raise ValueError(f"<{prim.GetPath()}>: cannot apply {SITE_API}: {can_apply.whyNot}")
@@ -143,23 +180,34 @@ def apply_gripper_slot(
 ) -> None:
     """Apply ``GripperSlotAPI:<name>`` and author the given fields (local frame).
 
+    Values that would fail the GS rules are refused before anything is authored:
+    a ``center`` that is not 3 finite numbers, a ``forward``/``span_axis`` that
+    is not finite and non-zero, an ``up_range`` that is not finite, > 0 m and at
+    most 10 m, a ``slot_input_angle`` outside [0, 360] degrees.
+
     Raises:
-        ValueError: a bad instance name (see :func:`check_slot_instance_name`) or ``lr``.
+        TypeError: ``prim`` is not a ``Usd.Prim``.
+        ValueError: ``prim`` is not valid, a bad instance name (see
+            :func:`check_slot_instance_name`), ``lr``, or a value named above.
     """
+    require_prim(prim)
     check_slot_instance_name(name)
+    problem = _get_slot_value_problem(center, forward, span_axis, up_range, slot_input_angle)
+    if problem is not None:
+        raise ValueError(f"<{prim.GetPath()}> slot {name!r}: {problem}")
     prim.ApplyAPI(SLOT_API, name)
     vector = lambda v: Gf.Vec3d(*map(float, np.asarray(v, dtype=np.float64).reshape(3)))  # noqa: E731
     values = {
-        "center": (center, Sdf.ValueTypeNames.Point3d, vector),
-        "forward": (forward, Sdf.ValueTypeNames.Vector3d, vector),
-        "spanAxis": (span_axis, Sdf.ValueTypeNames.Vector3d, vector),
-        "upRange": (up_range, Sdf.ValueTypeNames.Double, float),
-        "slotInputAngle": (slot_input_angle, Sdf.ValueTypeNames.Double, float),
-        "groupName": (group, Sdf.ValueTypeNames.String, str),
+        "center": (center, vector),
+        "forward": (forward, vector),
+        "spanAxis": (span_axis, vector),
+        "upRange": (up_range, float),
+        "slotInputAngle": (slot_input_angle, float),
+        "groupName": (group, str),
     }
-    for prop, (value, type_name, convert) in values.items():
+    for prop, (value, convert) in values.items():
         if value is not None:
-            attr = prim.CreateAttribute(get_slot_attribute_name(name, prop), type_name)
+            attr = prim.CreateAttribute(get_slot_attribute_name(name, prop), SLOT_TYPE_NAMES[prop])
             attr.Set(convert(value))
     if lr is not None:
         token = lr if isinstance(lr, str) else (LR_TOKENS[lr] if lr in (0, 1) else None)
@@ -169,14 +217,34 @@ def apply_gripper_slot(
             )
         attr = prim.CreateAttribute(
             get_slot_attribute_name(name, "lr"),
-            Sdf.ValueTypeNames.Token,
+            SLOT_TYPE_NAMES["lr"],
             variability=Sdf.VariabilityUniform,
         )
         attr.Set(token)
 
 
+def _get_slot_value_problem(
+    center: object, forward: object, span_axis: object, up_range: object, angle: object
+) -> str | None:
+    """The first given slot value that the GS rules would fail (``None`` values are skipped)."""
+    if center is not None and (problem := get_center_problem(center)):
+        return problem
+    for name, value in (("forward", forward), ("span_axis", span_axis)):
+        if value is None:
+            continue
+        vector = get_vector3(value)
+        if vector is None or not all(map(math.isfinite, vector)) or not any(vector):
+            return f"{name} is {value!r}; expected 3 finite numbers, not all zero"
+    if up_range is not None and (problem := get_up_range_problem(up_range)):
+        return problem
+    if angle is not None:
+        return get_input_angle_problem(angle)
+    return None
+
+
 def write_slot_records(prim: Usd.Prim, slots: Sequence[GripperSlot | SlotRecord]) -> None:
     """Write slots as LambdaSim version-2 records (JSON list string) into ``prim``'s customData."""
+    require_prim(prim)
     records = [
         s if isinstance(s, SlotRecord) else _slot_to_record(s, i) for i, s in enumerate(slots)
     ]

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pxr import Usd, UsdGeom, UsdPhysics
+from pxr import Sdf, Usd, UsdGeom, UsdPhysics
 
 from usdgrip.errors import GripperError
 from usdgrip.frames import Mat4, compute_rigid_part
@@ -140,9 +140,9 @@ def _read_one_mesh(prim: Usd.Prim) -> tuple[Points, Triangles]:
     """Points (prim-local units) and outward-wound triangles of one Mesh prim; errors name it."""
     mesh = UsdGeom.Mesh(prim)
     path = prim.GetPath()
-    raw_points = mesh.GetPointsAttr().Get()
-    raw_counts = mesh.GetFaceVertexCountsAttr().Get()
-    raw_indices = mesh.GetFaceVertexIndicesAttr().Get()
+    raw_points = _read_default(mesh.GetPointsAttr(), path)
+    raw_counts = _read_default(mesh.GetFaceVertexCountsAttr(), path)
+    raw_indices = _read_default(mesh.GetFaceVertexIndicesAttr(), path)
     points = np.asarray(raw_points if raw_points is not None else [], dtype=np.float64)
     points = points.reshape(-1, 3)
     counts = np.asarray(raw_counts if raw_counts is not None else [], dtype=np.int64)
@@ -183,6 +183,18 @@ def _read_one_mesh(prim: Usd.Prim) -> tuple[Points, Triangles]:
     if mesh.GetOrientationAttr().Get() == UsdGeom.Tokens.leftHanded:
         triangles = triangles[:, ::-1]
     return points, triangles
+
+
+def _read_default(attr: Usd.Attribute, path: Sdf.Path) -> Any:
+    """The attribute's default value; an error naming it when it has only time samples."""
+    value = attr.Get()
+    if value is None and attr.GetNumTimeSamples():
+        raise GripperError(
+            f"<{path}>: {attr.GetName()} is time-sampled ({attr.GetNumTimeSamples()} sample(s)) "
+            "with no default value; usdgrip reads the default time: author a default value "
+            f"(e.g. the sample at time {attr.GetTimeSamples()[0]:g})"
+        )
+    return value
 
 
 def _transform_points(matrix: Mat4, points: Points) -> Points:

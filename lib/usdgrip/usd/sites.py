@@ -32,6 +32,8 @@ from usdgrip.usd.stage import (
     get_meters_per_unit_problem,
     gf_to_numpy,
     read_attribute_value,
+    require_prim,
+    require_stage,
 )
 
 
@@ -41,7 +43,9 @@ def find_gripper_sites(stage: Usd.Stage, *, strict: bool = True) -> list[Gripper
     Raises:
         GripperError: ``strict`` and a site has an unusable value (``strict=False``: the
             site is returned with its ``problems``, e.g. for a panel that lists sites).
+        TypeError: ``stage`` is not a ``Usd.Stage``.
     """
+    require_stage(stage)
     cache = UsdGeom.XformCache(Usd.TimeCode.Default())
     mpu = get_meters_per_unit(stage)
     return [
@@ -92,12 +96,9 @@ def _read_curve(
         local = gf_to_numpy(_XFORMABLE(child).GetLocalTransformation())
         points = points @ local[:3, :3].T + local[:3, 3]
         flat = points.ravel().tolist()
-    elif math.isfinite(sum(flat)):  # finite only if every term is (overflow: the slow path)
-        points = points + 0.0  # what the identity transform gives finite points (-0.0 -> 0.0)
+    else:  # no transform: the points as authored (-0.0 -> 0.0; inf stays inf, not inf * 0)
+        points = points + 0.0
         flat = [x + 0.0 for x in flat[:6]]
-    else:
-        points = points @ _IDENTITY[:3, :3] + _IDENTITY[:3, 3]  # as the identity transform gives
-        flat = points.ravel().tolist()
     direction, length = None, 0.0
     if len(flat) >= 6:
         # Plain floats: numpy costs more per call than these few products.
@@ -128,7 +129,6 @@ def _read_curve(
     )
 
 
-_IDENTITY = np.eye(4)
 #: Curve values the readers do not use (a curve's direction is ``p1 - p0``): unusable ones
 #: are GR.007 warnings and read as not authored.
 _IGNORABLE_CURVE_VALUES = ("type", "curveVertexCounts")
@@ -169,7 +169,11 @@ def read_gripper_site(
     Raises:
         GripperError: ``strict`` and an unusable value the readers need (names file,
             prim, attribute and the type found).
+        TypeError: ``prim`` is not a ``Usd.Prim``.
+        ValueError: ``prim`` is not valid.
     """
+    if facts is None:  # the fast path (rules, find_gripper_sites) passes facts of a valid prim
+        require_prim(prim)
     facts = read_prim_facts(prim) if facts is None else facts
     markers = compute_site_markers(prim, facts) if markers is None else markers
     if meters_per_unit is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ from usdgrip.usd.stage import (
     get_meters_per_unit,
     get_meters_per_unit_problem,
     read_attribute_value,
+    require_prim,
 )
 
 # --- grasp slots ------------------------------------------------------------
@@ -221,10 +222,18 @@ def read_gripper_slots(prim: Usd.Prim, names: Collection[str] | None = None) -> 
     names, so a bad slot that is not asked for does not refuse the others.
 
     Raises:
+        TypeError: ``prim`` is not a ``Usd.Prim``, or ``names`` is a string (not a
+            collection of names).
+        ValueError: ``prim`` is not valid.
         GripperError: a LambdaSim record is malformed (names file, prim, record and key),
             a GripperSlotAPI instance name is not usable (GS.005), or a slot value has
             the wrong type or only time samples (names file, prim, slot and attribute).
     """
+    require_prim(prim)
+    if isinstance(names, str | bytes) or not (names is None or isinstance(names, Iterable)):
+        raise TypeError(
+            f"names is {names!r}; expected a collection of slot names, e.g. [{names!r}]"
+        )
     wanted = (lambda name: True) if names is None else set(names).__contains__
     instances = [name for name in list_slot_instances(prim) if wanted(name)]
     for name in instances:

@@ -31,11 +31,18 @@ TRAVERSAL = Usd.TraverseInstanceProxies(Usd.PrimIsActive & Usd.PrimIsLoaded & ~U
 def open_stage(path: str | Path) -> Usd.Stage:
     """Open a USD file, turning every failure into one clear :class:`StageOpenError`.
 
+    Every layer file the stage composes is checked before USD reads it
+    (:func:`usdgrip.usd.dependencies.open_layer_files`): a named pipe or device
+    would block USD forever, and usda text nested deeper than
+    :data:`~usdgrip.usd.dependencies.MAX_LAYER_NESTING` levels would crash its parser.
+
     Raises:
         StageOpenError: the file is missing, unreadable (``permission denied``), a
-            directory, not USD, corrupt, or starts with a UTF-8 BOM.
+            directory, not USD, corrupt, or starts with a UTF-8 BOM; it or a layer it
+            composes is not a regular file, or nests too deep.
     """
     from usdgrip.fileio import describe_unreadable
+    from usdgrip.usd.dependencies import open_layer_files
 
     file = Path(path)
     problem = describe_unreadable(file)  # permission denied, a UTF-8 BOM
@@ -53,7 +60,11 @@ def open_stage(path: str | Path) -> Usd.Stage:
             f"{', '.join(USD_SUFFIXES)}"
         )
     try:
+        layers = open_layer_files(file)  # held until the stage has them: USD reads each once
         stage = Usd.Stage.Open(str(file))
+        del layers
+    except ValueError as exc:
+        raise StageOpenError(str(exc)) from None
     except Tf.ErrorException as exc:
         # Keep USD's own messages ('...' after each "Error in <function> at line ..."), not its
         # source locations.
@@ -74,6 +85,49 @@ def get_prim(stage: Usd.Stage, path: str) -> Usd.Prim:
         roots = ", ".join(f"<{p.GetPath()}>" for p in stage.GetPseudoRoot().GetChildren()) or "none"
         raise PrimNotFoundError(f"{_stage_name(stage)}: no prim at <{path}> (root prims: {roots})")
     return prim
+
+
+def require_prim(prim: object, argument: str = "prim") -> Usd.Prim:
+    """``prim`` when it is a valid ``Usd.Prim``; otherwise an error naming ``argument``.
+
+    Raises:
+        TypeError: ``prim`` is not a ``Usd.Prim`` (``None``, a path string...).
+        ValueError: ``prim`` is invalid: no prim at its path, or its stage was released.
+    """
+    if not isinstance(prim, Usd.Prim):
+        raise TypeError(f"{argument} is {_describe_object(prim)}; expected a Usd.Prim")
+    if not prim.IsValid():
+        if prim.GetPath().isEmpty:
+            raise ValueError(
+                f"{argument} is a null Usd.Prim: stage.GetPrimAtPath found no prim at the path "
+                "asked for"
+            )
+        raise ValueError(
+            f"{argument} <{prim.GetPath()}> is no longer valid: its stage was released or the "
+            "prim removed (keep the stage referenced while its prims are used)"
+        )
+    return prim
+
+
+def require_stage(stage: object, argument: str = "stage") -> Usd.Stage:
+    """``stage`` when it is a ``Usd.Stage``; otherwise a ``TypeError`` naming ``argument``."""
+    if not isinstance(stage, Usd.Stage):
+        raise TypeError(
+            f"{argument} is {_describe_object(stage)}; expected a Usd.Stage "
+            "(usdgrip.open_stage(path))"
+        )
+    return stage
+
+
+def require_number(value: object, argument: str) -> float:
+    """``value`` as a float when it is a number (not a bool); else a ``TypeError`` naming it."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise TypeError(f"{argument} is {value!r}; expected a number")
+    return float(value)
+
+
+def _describe_object(value: object) -> str:
+    return "None" if value is None else f"a {type(value).__name__} ({value!r:.60})"
 
 
 def _stage_name(stage: Usd.Stage) -> str:

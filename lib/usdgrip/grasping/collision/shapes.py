@@ -223,7 +223,9 @@ class _Geometry:
             tm = trimesh.Trimesh(shape.vertices, shape.faces, process=True)
             self.closed = bool(tm.is_watertight and tm.is_winding_consistent)
             if self.closed:
-                if tm.volume < 0:
+                with np.errstate(invalid="ignore", divide="ignore"):  # zero volume: 0 / 0
+                    volume = tm.volume
+                if volume < 0:
                     tm.invert()
                 self._trimesh = tm
         self.lo = np.asarray(lo, dtype=np.float64)
