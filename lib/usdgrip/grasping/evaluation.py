@@ -542,10 +542,14 @@ def read_target_samples(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise GripperError(f"{file}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise GripperError(f"{file}: cannot be read: {exc}") from None
+    from usdgrip.jsontext import load_json
+
     try:
-        data = json.loads(text)
+        data = load_json(text)  # nesting depth limited
     except json.JSONDecodeError as exc:
         raise GripperError(f"{file}: not valid JSON: {exc}") from None
+    except ValueError as exc:  # too deep, or an integer of too many digits
+        raise GripperError(f"{file}: cannot be read: {exc}") from None
     parse_target_samples(data, str(file))
     return data
 
