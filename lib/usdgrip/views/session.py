@@ -76,21 +76,45 @@ class GrippersSession(QtCore.QObject):
             panel = CandidatesPanel()
             panel.candidateSelected.connect(self.highlight)
             panel.exportRequested.connect(self.export_grasps)
+            panel.evaluateRequested.connect(self.evaluate_grasps)
             return panel
 
         return self._dock("Candidates", "Grippers: grasp candidates", make)
 
     def dialog(self, kind: str):
-        """The non-modal ``sample`` or ``plan`` dialog (created on first use)."""
-        from usdgrip.views.dialogs import PlanDialog, SampleDialog
+        """The non-modal ``sample``, ``plan`` or ``evaluate`` dialog (created on first use)."""
+        from usdgrip.views.dialogs import EvaluateDialog, PlanDialog, SampleDialog
 
         dialog = self._widgets.get(kind)
         if dialog is None:
+            if kind == "evaluate":
+                dialog = EvaluateDialog(self.host.window)
+                dialog.resultReady.connect(self._show_evaluated)
+                dialog.runner.failed.connect(
+                    lambda message: self.host.status(f"usdgrip: evaluation failed: {message}")
+                )
+                self._widgets[kind] = dialog
+                return dialog
             cls = SampleDialog if kind == "sample" else PlanDialog
             dialog = cls(self.host.window)
             dialog.resultReady.connect(self.show_grasps)
             self._widgets[kind] = dialog
         return dialog
+
+    def evaluate_grasps(self) -> None:
+        """Open the Evaluate dialog for the listed planned candidates (status line when none)."""
+        if self.grasps is None or self.grasps.source != "plan" or not len(self.grasps):
+            self.host.status(actions.NOTHING_TO_EVALUATE)
+            return
+        dialog = self.dialog("evaluate")
+        if not dialog.isRunning():
+            dialog.setGrasps(self.host.stage, self.grasps)
+        self.show_widget(dialog)
+
+    def _show_evaluated(self, grasps: GraspSet) -> None:
+        """Show an evaluated set (re-ranked, coloured by success) and its summary."""
+        self.show_grasps(grasps)
+        self.host.status(f"usdgrip: {actions.describe_evaluation(grasps)}")
 
     # --- overlays -----------------------------------------------------------
 
