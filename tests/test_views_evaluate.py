@@ -16,6 +16,7 @@ from fake_usdviewq.fake_api import FakeUsdviewApi
 from pxr import Usd, Vt
 from PySide6 import QtCore, QtWidgets
 from test_physics_wiring import DOWN_X, box_usda, candidate, make_result
+from test_views_panels import save_shot
 
 from usdgrip.grasping.isaac_yaml import read_isaac_grasp
 from usdgrip.views import actions, overlays
@@ -118,6 +119,12 @@ def test_evaluate_ranks_by_success_recolours_and_exports(session, qtbot, tmp_pat
         ["1", "g_centre", "0.500", "antipodal", "100%", "held"],
         ["2", "g_beside0", "0.900", "antipodal", "0%", "missed"],
     ]
+    dialog.adjustSize()
+    save_shot(dialog, "usdview_evaluate_dialog.png", tmp_path)
+    dock = panel.parentWidget()
+    dock.setFloating(True)
+    dock.resize(620, 160)
+    save_shot(dock, "usdview_candidates_evaluated.png", tmp_path)
     header = [panel.table().horizontalHeaderItem(c).text() for c in range(6)]
     assert header[4:] == ["Success", "Outcome"]
     assert panel.findChild(QtWidgets.QLabel).text() == "2 evaluated candidate(s) on /Box"
