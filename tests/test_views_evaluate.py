@@ -24,7 +24,7 @@ from usdgrip.views.dialogs import EvaluateDialog
 from usdgrip.views.grasp_set import GraspSet, compute_grasp_set_from_plan
 from usdgrip.views.host import UsdviewHost
 from usdgrip.views.panels import CandidatesPanel
-from usdgrip.views.session import get_session
+from usdgrip.views.session import EVALUATION_DROPPED, get_session
 from usdgrip.views.shapes import NEUTRAL_COLOR, compute_success_colors
 
 LEFT = QtCore.Qt.MouseButton.LeftButton
@@ -168,21 +168,28 @@ def test_trials_and_force_from_the_dialog_reach_the_evaluation(session, qtbot):
     assert ready.args[0].result.grasps["g_centre"].physics.trials == 2
 
 
-def test_cancel_stops_between_candidates_and_changes_nothing(session, qtbot, monkeypatch):
-    engine = importlib.import_module("usdgrip.grasping.physics.evaluate")
-    real = engine.evaluate_one
-    first_done, release = threading.Event(), threading.Event()
-    ran = []
+class Gate:
+    """Runs the real trials, but holds the worker after the first candidate until released."""
 
-    def gated(simulator, poses, index, seed):  # the real trial, then wait for Cancel
-        result = real(simulator, poses, index, seed)
-        ran.append(index)
+    def __init__(self, monkeypatch) -> None:
+        engine = importlib.import_module("usdgrip.grasping.physics.evaluate")
+        self.real = engine.evaluate_one
+        self.first_done, self.release = threading.Event(), threading.Event()
+        self.ran: list[int] = []
+        monkeypatch.setattr(engine, "evaluate_one", self.evaluate_one)
+
+    def evaluate_one(self, simulator, poses, index, seed):
+        result = self.real(simulator, poses, index, seed)
+        self.ran.append(index)
         if index == 0:
-            first_done.set()
-            release.wait(10)
+            self.first_done.set()
+            self.release.wait(10)
         return result
 
-    monkeypatch.setattr(engine, "evaluate_one", gated)
+
+def test_cancel_stops_between_candidates_and_changes_nothing(session, qtbot, monkeypatch):
+    gate = Gate(monkeypatch)
+    first_done, release, ran = gate.first_done, gate.release, gate.ran
     planned = _planned(misses=4)
     session.show_grasps(planned)
     stage = session.api.stage
@@ -205,6 +212,26 @@ def test_cancel_stops_between_candidates_and_changes_nothing(session, qtbot, mon
     assert session.candidates_panel().table().columnCount() == 4
     assert _colors(stage) == before
     assert not dialog.isRunning() and dialog.trialsSpin.isEnabled()
+
+
+def test_a_result_for_candidates_no_longer_listed_is_dropped(session, qtbot, monkeypatch):
+    gate = Gate(monkeypatch)
+    session.show_grasps(_planned(misses=2))
+    dialog = _open_dialog(session, qtbot)
+    assert dialog.run()
+    assert gate.first_done.wait(30)
+    replanned = _planned(misses=1)
+    session.show_grasps(replanned)  # e.g. Plan Grasps again while the evaluation runs
+    assert dialog.grasps() is not replanned, "a running evaluation keeps its candidates"
+    with qtbot.waitSignal(dialog.resultReady, timeout=30000):
+        gate.release.set()
+    assert session.grasps is replanned
+    assert session.api.status[-1] == EVALUATION_DROPPED
+    assert session.candidates_panel().table().columnCount() == 4
+    assert dialog.grasps() is replanned, "the next Run evaluates what is listed"
+    assert dialog.message() == EVALUATION_DROPPED[len("usdgrip: ") :]
+    session.clear()
+    assert dialog.run() is False and dialog.message() == actions.NOTHING_TO_EVALUATE
 
 
 def test_a_missing_object_file_is_one_status_line(session, qtbot, box_file, capfd):

@@ -399,12 +399,19 @@ class EvaluateDialog(_TaskDialog):
         self.form.addRow("Seed", self.seedSpin)
         self.form.addRow("Table", self.tableCheck)
 
-    def setGrasps(self, stage: Usd.Stage | None, grasps: GraspSet | None) -> None:
-        """Evaluate ``grasps`` (a plan of an object of ``stage``, read from its file)."""
+    def setGrasps(self, stage: Usd.Stage | None, grasps: GraspSet | None, note: str = "") -> None:
+        """Evaluate ``grasps`` (a plan of an object of ``stage``, read from its file).
+
+        ``note`` replaces the message (else: how many candidates Run evaluates).
+        """
         self._stage, self._grasps = stage, grasps
         count = 0 if grasps is None else len(grasps)
         where = "" if grasps is None else f" on {grasps.object_path}"
-        self._message.setText(f"{count} planned candidate(s){where}.")
+        self._message.setText(note or f"{count} planned candidate(s){where}.")
+
+    def grasps(self) -> GraspSet | None:
+        """The set Run evaluates (or last evaluated)."""
+        return self._grasps
 
     def _prepare(self):
         grasps, stage = self._grasps, self._stage
@@ -439,7 +446,10 @@ class EvaluateDialog(_TaskDialog):
         return task, lambda evaluated: evaluated
 
     def _on_finished(self, value: Any) -> None:
-        super()._on_finished(value)
+        evaluated = self._grasps
+        super()._on_finished(value)  # emits resultReady: the session may drop the result
+        if self._grasps is not evaluated and self._grasps is not value:
+            return  # dropped: the session set the candidates listed instead
         if isinstance(value, GraspSet) and value.success_rates is not None:
             self._message.setText(actions.describe_evaluation(value) + ".")
 

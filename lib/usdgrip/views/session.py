@@ -17,6 +17,10 @@ from usdgrip.views.host import UsdviewHost
 from usdgrip.views.qt import QtCore, QtWidgets
 
 SESSION_NAME = "usdgripSession"
+#: Status line when an evaluation ends after the listed candidates changed.
+EVALUATION_DROPPED = (
+    "usdgrip: evaluation result discarded: the listed candidates changed while it ran"
+)
 
 
 class GrippersSession(QtCore.QObject):
@@ -112,7 +116,15 @@ class GrippersSession(QtCore.QObject):
         self.show_widget(dialog)
 
     def _show_evaluated(self, grasps: GraspSet) -> None:
-        """Show an evaluated set (re-ranked, coloured by success) and its summary."""
+        """Show an evaluated set (re-ranked, coloured by success) and its summary.
+
+        Dropped when the list changed while it ran (a new plan, Clear Overlays).
+        """
+        dialog = self.dialog("evaluate")
+        if dialog.grasps() is not self.grasps:
+            self.host.status(EVALUATION_DROPPED)
+            dialog.setGrasps(self.host.stage, self.grasps, EVALUATION_DROPPED[len("usdgrip: ") :])
+            return
         self.show_grasps(grasps)
         self.host.status(f"usdgrip: {actions.describe_evaluation(grasps)}")
 
@@ -137,6 +149,9 @@ class GrippersSession(QtCore.QObject):
         self._author_grasps()
         panel = self.candidates_panel()
         panel.setGrasps(grasps)
+        evaluate = self._widgets.get("evaluate")
+        if evaluate is not None and not evaluate.isRunning():
+            evaluate.setGrasps(self.host.stage, grasps)  # Run evaluates what is listed
         self.show_widget(panel)
         self.host.status(f"usdgrip: {len(grasps)} grasp candidates on {grasps.object_path}")
 
@@ -180,6 +195,9 @@ class GrippersSession(QtCore.QObject):
         panel = self._widgets.get("Candidates")
         if panel is not None:
             panel.setGrasps(None)
+        evaluate = self._widgets.get("evaluate")
+        if evaluate is not None and not evaluate.isRunning():
+            evaluate.setGrasps(self.host.stage, None)
 
     def rebuild(self) -> None:
         """Re-author the overlays on a replaced stage (usdview's signalStageReplaced)."""
