@@ -150,7 +150,10 @@ def test_evaluate_ranks_by_success_recolours_and_exports(session, qtbot, tmp_pat
     assert written.grasps["g_beside0"].physics.success_rate == 0.0
     assert written.metadata.physics["ranking"] == "success_rate,confidence"
     assert written.metadata.physics["parameters"]["trials"] == 1
-    assert "default 50 N per finger" in " ".join(written.metadata.warnings)
+    gripper = written.metadata.physics["gripper"]  # examples/gripper.usda authors 235 N
+    assert gripper["grip_force_from"] == "gripper:maxGripForce"
+    assert gripper["grip_force_n"] == 235.0
+    assert "default friction 0.8" in " ".join(written.metadata.warnings)
 
 
 def test_trials_and_force_from_the_dialog_reach_the_evaluation(session, qtbot):
