@@ -192,12 +192,12 @@ class GrippersSession(QtCore.QObject):
         self.last_slots = actions.SlotOverlays(0, [], [])
         if self.host.stage is not None:
             overlays.clear_overlays(self.host.stage)
-        panel = self._widgets.get("Candidates")
-        if panel is not None:
-            panel.setGrasps(None)
         evaluate = self._widgets.get("evaluate")
         if evaluate is not None and not evaluate.isRunning():
             evaluate.setGrasps(self.host.stage, None)
+        panel = self._widgets.get("Candidates")
+        if panel is not None:
+            panel.setGrasps(None)
 
     def rebuild(self) -> None:
         """Re-author the overlays on a replaced stage (usdview's signalStageReplaced)."""
