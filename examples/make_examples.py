@@ -105,12 +105,16 @@ def make_tote() -> None:
     UsdGeom.Xform(stage.GetPrimAtPath("/Tote")).AddTranslateOp().Set(Gf.Vec3d(0.6, 0.0, 0.0))
     _mesh(stage, "/Tote/body", *walls)
     tote = stage.GetPrimAtPath("/Tote")
+    # Slot centre 3 cm below the rim: the pads (5 cm deep, tip 1 cm past the centre) cover
+    # the wall over 4 cm and the palm clears the rim by 1 cm (6 mm tilted by 15°). With the
+    # centre on the rim only a fifth of each pad touched the wall and no grasp held.
+    grip_height = 0.12  # h - 3 cm
     for name, x, span, lr in (
         ("left_edge", -lx + t / 2, (-1, 0, 0), 0),
         ("right_edge", lx - t / 2, (-1, 0, 0), 1),
     ):
         apply_gripper_slot(
-            tote, name, center=(x, 0, h), forward=(0, 0, -1), span_axis=span,
+            tote, name, center=(x, 0, grip_height), forward=(0, 0, -1), span_axis=span,
             up_range=0.2, slot_input_angle=30.0, lr=lr, group="carry",
         )  # fmt: skip
     stage.GetRootLayer().Save()

@@ -279,3 +279,61 @@ def test_orientation_quaternion_matches_the_pose():
     candidate = next(iter(result.grasps.values()))
     assert candidate.orientation.w == pytest.approx(math.cos(math.pi / 6))
     assert candidate.orientation.xyz[1] == pytest.approx(math.sin(math.pi / 6))
+
+
+def test_evaluated_file_stays_readable_by_both_loaders(tmp_path, result, poses):
+    # `usdgrip evaluate` adds `physics` per entry and metadata.physics; the importer and the
+    # loader read the same poses, ids and confidences as before.
+    from usdgrip.contracts import GraspPhysics
+
+    measured = {
+        cid: c.model_copy(
+            update={"physics": GraspPhysics(
+                success_rate=0.5, trials=2, outcome="held", outcomes={"held": 1, "missed": 1}
+            )}
+        )
+        for cid, c in result.grasps.items()
+    }  # fmt: skip
+    metadata = result.metadata.model_copy(
+        update={
+            "physics": {"engine": "mujoco", "parameters": {"trials": 2}, "ranking": "unchanged"}
+        }
+    )
+    evaluated = result.model_copy(update={"grasps": measured, "metadata": metadata})
+    path = write_isaac_grasp(evaluated, tmp_path / "evaluated.yaml")
+    error, warnings, grasps = isaac_sim_import(path)
+    assert error == "" and warnings == []
+    assert list(grasps) == list(result.grasps)  # candidate ids stable
+    for pose, grasp in zip(poses, grasps.values(), strict=True):
+        np.testing.assert_allclose(isaac_sim_pose(grasp), pose, atol=1e-12)
+    loaded, confidences = graspgen_load(path)
+    np.testing.assert_allclose(loaded, poses, atol=1e-12)
+    assert confidences.tolist() == [c.confidence for c in result.grasps.values()]
+    data = yaml.safe_load(path.read_text())
+    entry = next(iter(data["grasps"].values()))
+    assert list(entry)[:3] == ["confidence", "position", "orientation"]
+    assert entry["physics"]["outcomes"] == {"held": 1, "missed": 1}
+    assert read_isaac_grasp(path) == evaluated
+    # An unevaluated result writes no physics keys at all (files as before).
+    plain = write_isaac_grasp(result, tmp_path / "plain.yaml").read_text()
+    assert "physics" not in plain
+
+
+def test_physics_ranking_is_checked(result):
+    from usdgrip.contracts import GraspPhysics
+
+    rates = [0.0, 1.0, 0.5, 0.5, 0.0, 0.0]
+    measured = {
+        cid: c.model_copy(
+            update={"physics": GraspPhysics(success_rate=r, trials=2, outcome="held")}
+        )
+        for (cid, c), r in zip(result.grasps.items(), rates, strict=True)
+    }
+    ranked = {"physics": {"ranking": "success_rate,confidence"}}
+    with pytest.raises(ValueError, match=r"best-first within each gripper \(by success rate"):
+        GraspPlanningResult.model_validate(
+            {
+                "grasps": {k: v.model_dump() for k, v in measured.items()},
+                "metadata": result.metadata.model_copy(update=ranked).model_dump(),
+            }
+        )

@@ -113,8 +113,11 @@ def test_antipodal_widths_match_a_block_in_a_moved_frame(write_usda):
         assert np.isclose(np.abs(closing).max(), 1.0, atol=1e-6)  # along a face normal of M
 
 
-def test_slots_only_on_the_tote_follow_the_slot_ranges():
-    result = plan_grasps(make_request(EXAMPLES / "tote.usda", "/Tote", count=12), methods="slots")
+def test_slots_only_follow_the_slot_ranges(tmp_path):
+    # The tote's slots without their group: each is a single-gripper slot.
+    text = (EXAMPLES / "tote.usda").read_text().replace('groupName = "carry"', 'groupName = ""')
+    (tmp_path / "tote.usda").write_text(text)
+    result = plan_grasps(make_request(tmp_path / "tote.usda", "/Tote", count=12), methods="slots")
     assert len(result.grasps) == 12
     poses = compute_candidate_poses(result)
     for candidate, pose in zip(result.grasps.values(), poses, strict=True):
@@ -123,11 +126,24 @@ def test_slots_only_on_the_tote_follow_the_slot_ranges():
         assert "_slots_left_edge_" in candidate.candidate_id or "_slots_right_edge_" in (
             candidate.candidate_id
         )
-        # Object frame M (the tote's translate removed): x = ±0.195, z = 0.15, |y| <= up_range/2.
-        assert abs(pose[0, 3]) == pytest.approx(0.195) and pose[2, 3] == pytest.approx(0.15)
+        # Object frame M (the tote's translate removed): x = ±0.195, z = 0.12, |y| <= 0.1.
+        assert abs(pose[0, 3]) == pytest.approx(0.195) and pose[2, 3] == pytest.approx(0.12)
         assert abs(pose[1, 3]) <= 0.1 + 1e-9
         # Approach = forward (0, 0, -1) tilted by at most 15 degrees.
         assert pose[2, 2] <= -np.cos(np.radians(15)) + 1e-9
+
+
+def test_grouped_slots_are_left_out_of_single_gripper_planning():
+    # The tote's two slots are the hands of group 'carry': one gripper on one edge does not
+    # hold the tote, so they are not ranked as single-gripper grasps.
+    request = make_request(EXAMPLES / "tote.usda", "/Tote", count=30)
+    result = plan_grasps(request)
+    assert result.grasps
+    assert {c.generation_method for c in result.grasps.values()} == {"antipodal"}
+    notes = [w for w in result.metadata.warnings if "group 'carry'" in w]
+    assert len(notes) == 1 and "'left_edge', 'right_edge' left out" in notes[0]
+    with pytest.raises(GripperError, match=r"no single-gripper slot for method 'slots'.*carry"):
+        plan_grasps(request, methods="slots")
 
 
 def test_slot_score_formula():

@@ -35,6 +35,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     Strict,
     StrictInt,
     ValidationError,
@@ -182,6 +183,49 @@ CandidateId = Annotated[
 ]
 
 
+#: Outcomes of a physics trial, in report order (``usdgrip.grasping.physics.OUTCOMES``).
+PHYSICS_OUTCOMES = (
+    "held",
+    "collides_open",
+    "missed",
+    "dropped_lift",
+    "slipped_lift",
+    "dropped_shake",
+    "slipped_shake",
+    "unstable",
+)
+PhysicsOutcome = Literal[
+    "held",
+    "collides_open",
+    "missed",
+    "dropped_lift",
+    "slipped_lift",
+    "dropped_shake",
+    "slipped_shake",
+    "unstable",
+]
+
+
+class GraspPhysics(_Contract):
+    """Measured grasp-and-lift result of one candidate (``usdgrip evaluate``).
+
+    ``success_rate`` is trials held / ``trials``; ``outcome`` is trial 0's (the
+    nominal pose); ``outcomes`` counts the trials per outcome (only those that occurred).
+    """
+
+    success_rate: Annotated[Finite, Field(ge=0, le=1)]
+    trials: Annotated[StrictInt, Field(ge=1)]
+    outcome: PhysicsOutcome
+    outcomes: dict[PhysicsOutcome, Annotated[StrictInt, Field(ge=0)]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _counts(self) -> GraspPhysics:
+        total = sum(self.outcomes.values())
+        if self.outcomes and total != self.trials:
+            raise ValueError(f"outcomes count {total} trials; expected trials = {self.trials}")
+        return self
+
+
 class GraspCandidate(_Contract):
     """One extended Isaac-Grasp entry for one concrete gripper.
 
@@ -206,6 +250,8 @@ class GraspCandidate(_Contract):
     exclusions: tuple[NonEmptyStr, ...] = ()
     """Collision exclusions the checks of this candidate used, e.g.
     ``robot(object, 1)`` (intended contacts that were not counted)."""
+    physics: GraspPhysics | None = None
+    """Measured grasp-and-lift result (``usdgrip evaluate``), or ``None`` when not evaluated."""
 
 
 class GraspPlanningMetadata(_Contract):
@@ -228,6 +274,18 @@ class GraspPlanningMetadata(_Contract):
     grasp_frame_convention: Literal["graspgenx"] = "graspgenx"
     generation_mode: NonEmptyStr | None = None
     warnings: tuple[NonEmptyStr, ...] = ()
+    physics: dict[str, JsonValue] | None = None
+    """How the candidates' ``physics`` were measured (``usdgrip evaluate``): engine and
+    version, every parameter, what was read or assumed, summary, runtime, and
+    ``ranking`` (``success_rate,confidence`` when entries are ordered by measured success)."""
+
+
+def _rank_key(candidate: GraspCandidate, by_physics: bool) -> tuple[float, float]:
+    """Sort key, larger is better: (measured success rate, confidence) or (0, confidence)."""
+    if by_physics:
+        rate = candidate.physics.success_rate if candidate.physics is not None else -1.0
+        return (rate, candidate.confidence)
+    return (0.0, candidate.confidence)
 
 
 class GraspPlanningResult(_Contract):
@@ -237,6 +295,9 @@ class GraspPlanningResult(_Contract):
     grasp importer and GraspGen's loader. Candidate ids are the mapping keys
     (and equal each entry's ``candidate_id``). Entries are best-first for each
     gripper, grippers contiguous; the planner emits them in request order.
+    Best-first means by ``confidence``, or, when ``metadata.physics["ranking"]``
+    is ``success_rate,confidence`` (``usdgrip plan --evaluate``), by measured
+    ``physics.success_rate`` and then ``confidence``.
     """
 
     format: Literal["isaac_grasp"] = "isaac_grasp"
@@ -255,6 +316,8 @@ class GraspPlanningResult(_Contract):
     def _order(self) -> GraspPlanningResult:
         finished: set[GripperRef] = set()
         previous: GraspCandidate | None = None
+        physics = self.metadata.physics or {}
+        by_physics = physics.get("ranking") == "success_rate,confidence"
         for key, candidate in self.grasps.items():
             if key != candidate.candidate_id:
                 raise ValueError(
@@ -269,11 +332,14 @@ class GraspPlanningResult(_Contract):
                     f"candidate {key!r}: entries of gripper {candidate.gripper} are not "
                     "contiguous; expected all entries of one gripper together"
                 )
-            if previous is not None and candidate.confidence > previous.confidence:
+            if previous is not None and _rank_key(candidate, by_physics) > _rank_key(
+                previous, by_physics
+            ):
+                order = "success rate, then confidence" if by_physics else "confidence"
                 raise ValueError(
                     f"candidate {key!r} (confidence {candidate.confidence}) follows "
                     f"{previous.candidate_id!r} (confidence {previous.confidence}); expected "
-                    "entries best-first within each gripper"
+                    f"entries best-first within each gripper (by {order})"
                 )
             previous = candidate
         return self

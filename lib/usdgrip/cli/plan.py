@@ -29,7 +29,13 @@ Example:
   usdgrip plan examples/mug.usda --object /Mug --gripper examples/gripper.usda:/Gripper/tcp \\
       -o out/mug_grasps.yaml
 
-Exit 0 grasps found; 1 none survived (the file is still written, with the reasons in
+--evaluate then grasp-and-lifts every candidate in MuJoCo (as `usdgrip evaluate`, with
+--trials, --force, --friction, --density, --table or --scene/--support, --jobs) and
+orders each gripper's candidates best-first by measured success rate, then confidence
+(metadata.generation_mode says so; confidence keeps the backend's score).
+
+Exit 0 grasps found (with --evaluate: at least one held); 1 none survived or, with
+--evaluate, none held (the file is still written, with the reasons in
 metadata.warnings); 2 bad input (unreadable file, missing prim, no mesh, a mesh that
 is not closed, a gripper prim that is not a site, bad --gripper syntax)."""
 
@@ -96,6 +102,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="print nothing but errors (for scripts)"
     )
+    physics = parser.add_argument_group(
+        "physics (--evaluate)", "grasp-and-lift every candidate in MuJoCo, as `usdgrip evaluate`"
+    )
+    physics.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="simulate every candidate and order them by measured success rate, then confidence",
+    )
+    from usdgrip.cli.evaluate import add_physics_arguments
+
+    add_physics_arguments(physics, seed=False)
 
 
 #: The command-line option of each request field (for messages).
@@ -188,6 +205,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.show < 0:
         raise ValueError(f"--show {args.show}: expected a number of candidates >= 0")
+    if args.evaluate:
+        from usdgrip.cli.evaluate import check_physics_options
+
+        check_physics_options(args)
     grippers = [parse_gripper(text) for text in args.gripper]
     methods = parse_methods(args.method)
     output = Path(args.output)
@@ -214,14 +235,33 @@ def run(args: argparse.Namespace) -> int:
             progress=bar,
             stages=stages,
         )
+        if args.evaluate and result.grasps:
+            from usdgrip.cli.evaluate import physics_keywords
+            from usdgrip.grasping.evaluation import evaluate_grasps
+
+            result = evaluate_grasps(
+                result,
+                request.object.geometry,
+                rank=True,
+                stages=stages,
+                progress=bar,
+                **physics_keywords(args),
+            )
     finally:
         bar.close()
     write_isaac_grasp(result, output)
     if not args.quiet:  # the summary goes to stderr when the grasps go to stdout
         summary_to = sys.stderr if is_standard_output(output) else sys.stdout
         print_summary(result, output, len(grippers), args.show, summary_to)
+        if args.evaluate and result.grasps:
+            from usdgrip.cli.evaluate import print_grasps_summary
+
+            print_grasps_summary(result, output, args.show, summary_to)
         for warning in result.metadata.warnings:
             print(f"warning: {warning}", file=sys.stderr)
+    if args.evaluate:
+        held = any(c.physics and c.physics.success_rate > 0 for c in result.grasps.values())
+        return EXIT_OK if held else EXIT_FINDINGS
     return EXIT_OK if result.grasps else EXIT_FINDINGS
 
 
@@ -242,6 +282,8 @@ def print_summary(result, output: Path, requested: int, show: int, stream: TextI
             q = c.orientation
             quat = f"{q.w:+.3f}, " + ", ".join(f"{v:+.3f}" for v in q.xyz)
             width = f" width {c.width:.3f}" if c.width is not None else ""
+            if c.physics is not None:
+                width += f" held {100 * c.physics.success_rate:.0f}%"
             stream.write(
                 f"    {c.candidate_id}  {c.confidence:.3f}  {c.generation_method:<9} "
                 f"p=({position}) q=({quat}){width}\n"

@@ -104,12 +104,17 @@ def compute_document(result: GraspPlanningResult) -> dict[str, Any]:
     for key, entry in data["grasps"].items():
         ordered = {k: entry[k] for k in ISAAC_ENTRY_KEYS}
         ordered.update((k, v) for k, v in entry.items() if k not in ISAAC_ENTRY_KEYS)
+        if ordered.get("physics") is None:  # not evaluated: the file stays as before
+            ordered.pop("physics", None)
         grasps[key] = ordered
+    metadata = data["metadata"]
+    if metadata.get("physics") is None:
+        metadata.pop("physics", None)
     return {
         "format": data["format"],
         "format_version": data["format_version"],
         "grasps": grasps,
-        "metadata": data["metadata"],
+        "metadata": metadata,
     }
 
 

@@ -15,8 +15,10 @@ Pipeline for each gripper, in request order:
      approach quality (toward the centroid, away from the stage's authored up
      axis, nothing of the object behind the palm).
    - ``slots``: every valid GripperSlot of the object sampled on its own with
-     :func:`usdgrip.sampling.sample_gripper_groups` (a grouped slot becomes a
-     single-gripper grasp too); the slot target frame is already a GraspGenX
+     :func:`usdgrip.sampling.sample_gripper_groups`; slots of a group of two or
+     more (the hands of a two-handed grasp) are left out with a warning, since one
+     gripper on one of them does not hold the object (``usdgrip evaluate
+     --targets`` checks the group's hands together); the slot target frame is already a GraspGenX
      grasp frame (X span/closing, Z forward/approach); width = the site's
      max opening; score = ``1 - |s|/up_range - |θ|/slot_input_angle`` (1 at
      the slot centre, untilted; 0 at a corner of the range).
@@ -86,7 +88,11 @@ from usdgrip.grasping.backends.antipodal import DEFAULT_CLEARANCE, propose_antip
 from usdgrip.grasping.backends.antipodal_approach import DEFAULT_PAIR_DECAY, compute_pair_decay
 from usdgrip.grasping.backends.antipodal_contacts import get_ray_backend
 from usdgrip.grasping.backends.lines import propose_lines
-from usdgrip.grasping.backends.slots import propose_slots
+from usdgrip.grasping.backends.slots import (
+    describe_grouped_slots,
+    find_slot_groups,
+    propose_slots,
+)
 from usdgrip.grasping.checking import _RankedChecker
 from usdgrip.grasping.proposals import (
     ObjectData,
@@ -148,6 +154,11 @@ def _check_slots_usable(obj: ObjectData, asset_path: str) -> None:
             "`usdgrip info FILE` lists the prims that have some"
         )
     problems = {slot.name: check_slot(slot) for slot in obj.slots}
+    usable = [slot for slot in obj.slots if not problems[slot.name]]
+    groups = find_slot_groups(usable)
+    if usable and len(usable) == sum(len(names) for names in groups.values()):
+        notes = "; ".join(describe_grouped_slots(groups))
+        raise GripperError(f"{where}: no single-gripper slot for method 'slots': {notes}")
     if all(problems.values()):
         details = "; ".join(
             f"{name!r}: {', '.join(str(p) for p in found)}" for name, found in problems.items()

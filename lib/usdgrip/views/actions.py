@@ -11,6 +11,7 @@ its UI thread:
   lines of :func:`show_grasp_line_overlays`);
 - :func:`read_sampling_input` → :func:`sample_grasp_set` (Sample Slot Grasps);
 - :func:`build_plan_request` → :func:`plan_grasp_set` (Plan Grasps);
+- :func:`evaluate_grasp_set` (the candidates panel's Evaluate: measured success rates);
 - :func:`author_grasp_set_overlays` (draws either result);
 - :func:`export_grasp_set` (Export Grasps).
 """
@@ -33,6 +34,11 @@ from usdgrip.views.grasp_set import (
 )
 from usdgrip.views.shapes import DEFAULT_OPEN_WIDTH
 
+#: Status line when Evaluate has no planned grasps to evaluate.
+NOTHING_TO_EVALUATE = (
+    "usdgrip: nothing to evaluate; run Grippers > Plan Grasps… first "
+    "(only planned candidates are evaluated)."
+)
 #: Status line when Export Grasps has no planned grasps to write.
 NOTHING_TO_EXPORT = (
     "usdgrip: nothing to export; run Grippers > Plan Grasps… first "
@@ -160,7 +166,10 @@ def show_slot_overlays(
 
 
 def author_grasp_set_overlays(stage: Usd.Stage, grasps: GraspSet) -> list[str]:
-    """Draw ``grasps`` at their object's current world transform; [] when the object is gone."""
+    """Draw ``grasps`` at their object's current world transform; [] when the object is gone.
+
+    Evaluated sets (``success_rates``) are coloured by measured success, others by confidence.
+    """
     from usdgrip.usd.stage import compute_world_transform
 
     prim = stage.GetPrimAtPath(grasps.object_path)
@@ -168,7 +177,12 @@ def author_grasp_set_overlays(stage: Usd.Stage, grasps: GraspSet) -> list[str]:
         return []
     world = grasps.compute_world_poses(compute_world_transform(prim))
     return overlays.author_grasp_overlays(
-        stage, world, grasps.confidences, grasps.open_width, labels=grasps.labels
+        stage,
+        world,
+        grasps.confidences,
+        grasps.open_width,
+        labels=grasps.labels,
+        success_rates=grasps.success_rates,
     )
 
 
@@ -286,6 +300,76 @@ def plan_grasp_set(
 
     result = usdgrip.plan_grasps(request, methods=methods, progress=progress, stages=stages)
     return compute_grasp_set_from_plan(result, request.object.geometry.prim_path)
+
+
+def evaluate_grasp_set(
+    grasps: GraspSet,
+    object_file: str | Path,
+    *,
+    trials: int = 1,
+    table: bool = True,
+    progress: Callable[[str, float], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+    stages: dict[str, Any] | None = None,
+    **options: Any,
+) -> GraspSet:
+    """Grasp-and-lift a planned set in MuJoCo (:func:`usdgrip.evaluate_grasps`); reads files only.
+
+    The order and labels stay as shown (overlays keep their rows) unless ``rank=True``
+    is passed on (usdview's Evaluate does: best measured success first, then confidence,
+    as ``usdgrip plan --evaluate``); the returned set carries ``success_rates`` and
+    ``outcomes``, and its ``result`` the ``physics`` of every candidate.
+
+    Args:
+        grasps: a planned set (``source == "plan"``).
+        object_file: the USD file holding ``grasps.object_path``.
+        trials: trials per candidate.
+        table: the object rests on a plane under its lowest point (the usual case).
+        progress: ``(message, fraction)`` callback.
+        cancel: polled between candidates; True raises ``EvaluationCancelled``.
+        stages: stages the caller already opened, by asset path.
+        **options: further :func:`usdgrip.evaluate_grasps` keywords (force, friction, jobs...).
+
+    Raises:
+        ValueError: ``grasps`` is not a plan.
+    """
+    from usdgrip.contracts import GeometryRef
+    from usdgrip.grasping.evaluation import evaluate_grasps
+
+    if grasps is None or grasps.source != "plan":
+        raise ValueError("usdgrip: only planned grasps can be evaluated; run Plan Grasps… first")
+    geometry = GeometryRef(asset_path=str(object_file), prim_path=grasps.object_path)
+    result = evaluate_grasps(
+        grasps.result,
+        geometry,
+        trials=trials,
+        table=table,
+        progress=progress,
+        cancel=cancel,
+        stages=stages,
+        **options,
+    )
+    return compute_grasp_set_from_plan(result, grasps.object_path, grasps.open_width)
+
+
+def describe_evaluation(grasps: GraspSet) -> str:
+    """One line on an evaluated set: candidates held in every trial, mean success, outcomes.
+
+    Raises:
+        ValueError: ``grasps`` has no measured success rates.
+    """
+    if grasps.success_rates is None or grasps.outcomes is None:
+        raise ValueError("the grasp set is not evaluated (no success rates)")
+    count = len(grasps)
+    held = int((grasps.success_rates >= 1.0).sum())
+    mean = float(grasps.success_rates.mean()) if count else 0.0
+    tally: dict[str, int] = {}
+    for outcome in grasps.outcomes:
+        tally[outcome] = tally.get(outcome, 0) + 1
+    counts = ", ".join(f"{name} {n}" for name, n in sorted(tally.items(), key=lambda t: -t[1]))
+    return f"{held} of {count} candidate(s) held in every trial, mean success {mean:.0%}" + (
+        f" (first trials: {counts})" if counts else ""
+    )
 
 
 # --- export -----------------------------------------------------------------------

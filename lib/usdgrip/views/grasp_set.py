@@ -36,6 +36,10 @@ class GraspSet:
     """``plan`` (exportable :class:`~usdgrip.contracts.GraspPlanningResult`) or ``sample``."""
     result: Any = None
     """The library result the set came from (plan result or ``SlotSamples``)."""
+    success_rates: NDArray[np.float64] | None = None
+    """(N,) measured grasp-and-lift success rates (``usdgrip evaluate``), or ``None``."""
+    outcomes: tuple[str, ...] | None = None
+    """Outcome of each candidate's first trial (``held``, ``missed``...), with ``success_rates``."""
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -54,6 +58,7 @@ def compute_grasp_set_from_plan(
 
     candidates = list(result.grasps.values())
     widths = [c.width for c in candidates if getattr(c, "width", None)]
+    measured = all(getattr(c, "physics", None) is not None for c in candidates) and candidates
     return GraspSet(
         object_path=object_path,
         poses=compute_candidate_poses(result),
@@ -63,6 +68,12 @@ def compute_grasp_set_from_plan(
         open_width=float(max(widths)) if widths else float(open_width),
         source="plan",
         result=result,
+        success_rates=(
+            np.array([c.physics.success_rate for c in candidates], dtype=np.float64)
+            if measured
+            else None
+        ),
+        outcomes=tuple(c.physics.outcome for c in candidates) if measured else None,
     )
 
 

@@ -21,11 +21,37 @@ def compute_slot_scores(offsets, tilts_deg, up_range: float, angle_deg: float) -
     return np.clip(1.0 - 0.5 * s - 0.5 * t, 0.0, 1.0)
 
 
+def find_slot_groups(slots) -> dict[str, list[str]]:
+    """Groups of two or more ``slots`` (non-empty ``group``): group name -> slot names.
+
+    The slots of such a group are the hands of one multi-hand grasp (a two-handed
+    carry): one gripper on one of them is not a grasp of the object, so the planner
+    leaves them out of single-gripper planning (``usdgrip sample`` draws them
+    together and ``usdgrip evaluate --targets`` checks that the hands hold).
+    """
+    members: dict[str, list[str]] = {}
+    for slot in slots:
+        if slot.group:
+            members.setdefault(slot.group, []).append(slot.name)
+    return {name: names for name, names in members.items() if len(names) >= 2}
+
+
+def describe_grouped_slots(groups: dict[str, list[str]]) -> list[str]:
+    """One note per group left out of single-gripper planning."""
+    return [
+        f"slots {', '.join(repr(n) for n in names)} left out: they are the {len(names)} hands "
+        f"of group {group!r} (one gripper on one of them does not hold the object); sample "
+        "them together with `usdgrip sample` and check them with `usdgrip evaluate --targets`"
+        for group, names in groups.items()
+    ]
+
+
 def propose_slots(
     obj: ObjectData, max_opening: float, *, count: int, seed: int, key: str, stream: str
 ) -> tuple[list[str], Poses, np.ndarray, np.ndarray, list[str]]:
     """Slot proposals in M: (ids, poses, widths, scores, notes about skipped slots).
 
+    Slots of a group of two or more (:func:`find_slot_groups`) are left out, with a note.
     ``key`` names the gripper in the ids; ``stream`` (:func:`compute_stream_key`) seeds.
     """
     from usdgrip.sampling import check_slot, sample_gripper_groups
@@ -38,6 +64,10 @@ def propose_slots(
             notes.append(f"slot {slot.name!r} skipped: {'; '.join(str(p) for p in problems)}")
         else:
             usable.append(slot)
+    groups = find_slot_groups(usable)
+    notes.extend(describe_grouped_slots(groups))
+    grouped = {name for names in groups.values() for name in names}
+    usable = [slot for slot in usable if slot.name not in grouped]
     ids: list[str] = []
     poses: list[np.ndarray] = []
     scores: list[np.ndarray] = []

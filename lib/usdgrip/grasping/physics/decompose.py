@@ -1,6 +1,8 @@
 """Collision pieces for MuJoCo: exact convex parts, else CoACD pieces cached on disk.
 
-A mesh is welded and split into connected parts. A part that is its own convex
+A mesh authored as several closed convex solids (each with its own vertices) is
+used exactly, one piece per solid. Otherwise it is welded and split into
+connected parts. A part that is its own convex
 hull (:func:`usdgrip.grasping.physics.mesh.is_convex`) becomes one piece, exactly;
 a flat part becomes a thin slab; any other part is decomposed by CoACD. CoACD
 results are cached as ``<cache_dir>/<sha256>.npz``, the key hashing the part's
@@ -162,6 +164,33 @@ def _decompose_part(
     return pieces, "coacd", error
 
 
+#: Most authored solids used as they are (more: the welded parts, as any other mesh).
+MAX_AUTHORED_SOLIDS = 256
+
+
+def _authored_convex_solids(
+    vertices: Points, triangles: NDArray[np.int64], params: DecompositionParams
+) -> list[tuple[Points, NDArray[np.int64]]] | None:
+    """The mesh's parts as authored (not welded) when there are several, each a closed convex solid.
+
+    A mesh authored as touching or overlapping convex blocks (a tote's walls and floor,
+    each with its own vertices) is exactly their union. Welding would join the blocks
+    at shared corners into one non-convex part, which CoACD then only approximates.
+    """
+    if not meshes.is_closed(triangles):  # seams or a triangle soup: weld first
+        return None
+    parts = meshes.split_parts(vertices, triangles)
+    if not 2 <= len(parts) <= MAX_AUTHORED_SOLIDS:
+        return None
+    for pv, pf in parts:
+        if not meshes.is_closed(pf) or meshes.convex_hull(pv) is None:
+            return None
+        scale = float(np.linalg.norm(pv.max(axis=0) - pv.min(axis=0)))
+        if not meshes.is_convex(pv, pf, params.convex_tolerance * scale):
+            return None
+    return parts
+
+
 def decompose_mesh(
     vertices: ArrayLike,
     triangles: ArrayLike,
@@ -193,6 +222,10 @@ def decompose_mesh(
     if not isinstance(params, DecompositionParams):
         raise TypeError(f"params is {type(params).__name__}; expected DecompositionParams")
     v, f = meshes.check_mesh(vertices, triangles, what)
+    solids = _authored_convex_solids(v, f, params)
+    if solids is not None:
+        reports = tuple(PartReport(i, len(pf), "convex", 1) for i, (_, pf) in enumerate(solids))
+        return Decomposition(tuple(pv for pv, _ in solids), reports, True)
     v, f = meshes.weld(v, f)
     if len(f) == 0:
         raise ValueError(f"{what}: every triangle is degenerate (zero area); nothing to collide")

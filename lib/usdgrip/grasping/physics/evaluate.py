@@ -3,9 +3,10 @@
 Every candidate gets its own random stream ``numpy.random.default_rng([seed,
 index])``, so its outcome does not depend on ``jobs``, on the order workers
 finish, or on the other candidates. Trial 0 is the nominal pose with nominal
-friction and mass; trials 1.. perturb each hand's pose (normal position offset
-of ``position_sigma`` per axis, rotation of normal angle ``angle_sigma`` about a
-random axis through the grasp centre), the object's friction and its mass.
+friction and mass; trials 1.. perturb the hands' pose, all hands together as one
+rigid body (normal position offset of ``position_sigma`` per axis, rotation of
+normal angle ``angle_sigma`` about a random axis through the centroid of the
+hand origins: the grasp centre for one hand), the object's friction and its mass.
 """
 
 from __future__ import annotations
@@ -176,10 +177,15 @@ def evaluate_one(
         poses = hand_poses.copy()
         friction, mass = 1.0, 1.0
         if trial > 0:
-            for h in range(len(poses)):
-                rotation = _random_rotation(rng, params.angle_sigma)
-                poses[h, :3, :3] = rotation @ poses[h, :3, :3]
-                poses[h, :3, 3] += rng.normal(0.0, params.position_sigma, 3)
+            # One rigid perturbation of all hands about their centroid (for one hand, about
+            # the grasp centre): an error of the object's pose. The hands' placement relative
+            # to each other is the slot group's; rigid, welded hands cannot absorb
+            # independent errors along their closing axes the way compliant arms do.
+            rotation = _random_rotation(rng, params.angle_sigma)
+            shift = rng.normal(0.0, params.position_sigma, 3)
+            centre = hand_poses[:, :3, 3].mean(axis=0)
+            poses[:, :3, :3] = rotation @ poses[:, :3, :3]
+            poses[:, :3, 3] = centre + (hand_poses[:, :3, 3] - centre) @ rotation.T + shift
             friction = rng.uniform(1 - params.friction_spread, 1 + params.friction_spread)
             mass = rng.uniform(1 - params.mass_spread, 1 + params.mass_spread)
         results.append(simulator.run_trial(poses, friction, mass))
