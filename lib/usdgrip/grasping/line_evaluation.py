@@ -90,8 +90,10 @@ def evaluate_grasp_lines(
     Args:
         object: the object prim (its lines: the line or its rigid body at or under it).
         gripper: the gripper site that grasps.
-        candidates_per_line: grasps planned per line (``lines`` backend, fit and collision
-            checked); all are simulated.
+        candidates_per_line: grasps simulated per line: the best ranked of the ``lines``
+            backend (fit and collision checked; at least
+            :data:`DEFAULT_CANDIDATES_PER_LINE` are planned, so the approaches sampled
+            around a line do not depend on this count).
         table: the object rests on a plane under its lowest point; ``None`` (default):
             True unless ``support`` names what it rests on (FET005 uses a floor).
         trials: trials per candidate (trial 0 nominal, the others perturbed).
@@ -177,11 +179,14 @@ def evaluate_grasp_lines(
     grasps: dict[str, Any] = {}
     physics = None
     warnings: tuple[str, ...] = ()
+    # The planner samples approaches around a line by its budget: plan at least the default
+    # (every 5°, straight down included) and keep the best ``candidates_per_line``.
+    planned_per_line = max(candidates_per_line, DEFAULT_CANDIDATES_PER_LINE)
     if usable:
         request = GraspPlanningRequest(
             object=GraspObject(geometry=object),
             grippers=(gripper,),
-            max_candidates_per_gripper=min(100_000, candidates_per_line * len(usable)),
+            max_candidates_per_gripper=min(100_000, planned_per_line * len(usable)),
             seed=seed,
         )
         planned = plan_grasps(
