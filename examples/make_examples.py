@@ -80,9 +80,11 @@ def make_gripper() -> None:
         inner, outer = sign * 0.0425, sign * 0.0545
         lo, hi = (min(inner, outer), -0.011, 0.06), (max(inner, outer), 0.011, 0.145)
         _mesh(stage, f"/Gripper/{side}", *box_mesh(lo, hi))
+    # Max payload 5 kg and grip force 235 N (the top of its 20-235 N range): the Robotiq
+    # 2F-85's datasheet figures (2F-85 & 2F-140 instruction manual, technical specifications).
     define_gripper_site(
         stage, "/Gripper/tcp", 0.085, forward=(0, 0, 1), grip_line=(0, -1, 0),
-        pad_width=0.022, max_payload=5.0, translate=(0, 0, 0.13),
+        pad_width=0.022, max_payload=5.0, max_grip_force=235.0, translate=(0, 0, 0.13),
     )  # fmt: skip
     stage.GetPrimAtPath("/Gripper/tcp").SetDocumentation(
         "Grasp centre between the finger pads; +Z approach, +X closing."

@@ -274,6 +274,44 @@ CASES = [
         "gripper_maxPayload is -2 kg",
     ),
     ("GR.010", False, site(attrs="float gripper:maxOpening = 0.085"), None),
+    (
+        "GR.010",
+        True,
+        site(attrs="float gripper:maxOpening = 0.085\ndouble gripper:maxPayload = nan"),
+        "gripper:maxPayload is nan kg; expected a finite value > 0 kg",
+    ),
+    *(
+        (
+            "GR.012",
+            True,
+            site(attrs=f"float gripper:maxOpening = 0.085\n{force}"),
+            fragment,
+        )
+        for force, fragment in (
+            ("float gripper:maxGripForce = 0", "gripper:maxGripForce is 0 N; expected a finite"),
+            ("float gripper:maxGripForce = -235", "gripper:maxGripForce is -235 N"),
+            ("double gripper:maxGripForce = nan", "gripper:maxGripForce is nan N"),
+            ("double gripper:maxGripForce = -inf", "gripper:maxGripForce is -inf N"),
+            ("double gripper:maxGripForce = inf", "gripper:maxGripForce is inf N"),
+            ('string gripper:maxGripForce = "235 N"', "gripper:maxGripForce is string"),
+            ("float3 gripper:maxGripForce = (1, 2, 3)", "gripper:maxGripForce is float3"),
+            (
+                "float gripper:maxGripForce.timeSamples = {0: 100}",
+                "gripper:maxGripForce is time-sampled with no default value",
+            ),
+        )
+    ),
+    *(
+        ("GR.012", False, site(attrs=f"float gripper:maxOpening = 0.085\n{force}"), None)
+        for force in (
+            "",  # optional: not authored is fine
+            "float gripper:maxGripForce",  # declared without a value: not authored
+            "float gripper:maxGripForce = 235",
+            "double gripper:maxGripForce = 1e-3",
+            "int gripper:maxGripForce = 50",
+            "half gripper:maxGripForce = 140",
+        )
+    ),
     ("GR.011", True, site(attrs="float gripper_maxOpening = 0.085", api=False), "legacy markers"),
     (
         "GR.011",

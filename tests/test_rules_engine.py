@@ -38,6 +38,7 @@ ISSUE_TABLE = {
     "GR.009": ("gripper-grip-line-meaning", "warning"),
     "GR.010": ("gripper-max-payload", "warning"),
     "GR.011": ("gripper-site-undeclared", "info"),
+    "GR.012": ("gripper-grip-force", "warning"),  # issue 15
     "GS.001": ("slot-axes", "failure"),
     "GS.002": ("slot-up-range", "failure"),
     "GS.003": ("slot-input-angle", "failure"),

@@ -72,7 +72,9 @@ class GripperSite:
     """Attribute the value came from (``gripper:maxOpening``, ``gripper_maxOpening``,
     ``custom:maxOpening``) or ``None``."""
     max_payload: float | None = None
+    """Kilograms, finite and > 0; ``None`` when not authored or unusable (see ``problems``)."""
     max_payload_source: str | None = None
+    """Attribute the payload was read from (``gripper:maxPayload``, ``gripper_maxPayload``)."""
     forward_axis: CurveInfo | None = None
     grip_line: CurveInfo | None = None
     grasp_frame: Mat4 | None = None
@@ -81,8 +83,12 @@ class GripperSite:
     legacy_attributes: tuple[str, ...] = ()
     """Legacy attributes authored on the site (``gripper_maxOpening``, ...)."""
     problems: dict[str, str] = field(default_factory=dict)
-    """Unusable values (wrong type, time-sampled only) by attribute (``gripper:maxOpening``,
+    """Unusable values (wrong type, time-sampled only; for max payload and max grip force
+    also not finite or <= 0) by attribute (``gripper:maxOpening``,
     ``gripper_forward_axis.points``...); such a value reads as not authored."""
+    max_grip_force: float | None = None
+    """``gripper:maxGripForce`` in newtons (force of each pad on a held object), finite
+    and > 0; ``None`` when not authored or unusable (see ``problems``). No legacy name."""
 
     @property
     def declared(self) -> bool:

@@ -184,6 +184,13 @@ def get_max_opening_problem(
     return None
 
 
+def get_site_limit_problem(value: float, name: str, unit: str) -> str | None:
+    """An optional site limit (max payload in kg, max grip force in N) must be finite and > 0."""
+    if math.isfinite(value) and value > 0:
+        return None
+    return f"{name} is {value:g} {unit}; expected a finite value > 0 {unit} (or do not author it)"
+
+
 def get_input_angle_problem(
     value: Any, low: float = 0.0, high: float = 360.0, name: str = "slot_input_angle"
 ) -> str | None:

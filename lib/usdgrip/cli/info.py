@@ -12,18 +12,19 @@ import numpy as np
 from usdgrip.grasp_lines import GraspLine
 from usdgrip.model import GripperSite, GripperSlot
 from usdgrip.sampling import check_slot
+from usdgrip.usd.names import MAX_GRIP_FORCE_ATTRS
 
 NAME = "info"
 ORDER = 10
 HELP = "list the gripper sites, grasp slots and grasp vector lines in a USD file"
-DESCRIPTION = """List every gripper site (with its max opening, axes and grasp frame), every
-grasp slot (in world space) and every SimReady grasp vector line (grasp_identifier*:
-its object, both points in world metres, its length) that usdgrip finds in FILE.
---json prints the same data
-for scripts as strict JSON: a number that is not finite (NaN, infinity) is null. A slot
-that cannot be sampled shows why ("unusable: ..."; `problems` in JSON). Exit 0
-when the file was read, 2 when it cannot be (missing, not USD, corrupt), a slot record is
-malformed, or a value usdgrip reads has the wrong type or only time samples."""
+DESCRIPTION = """List every gripper site (with its max opening, axes, max payload, max grip
+force and grasp frame), every grasp slot (in world space) and every SimReady grasp vector
+line (grasp_identifier*: its object, both points in world metres, its length) that
+usdgrip finds in FILE. --json prints the same data for scripts as strict JSON: a number
+that is not finite (NaN, infinity) is null. A slot that cannot be sampled shows why
+("unusable: ..."; `problems` in JSON). Exit 0 when the file was read, 2 when it cannot
+be (missing, not USD, corrupt), a slot record is malformed, or a value usdgrip reads has
+the wrong type or only time samples."""
 
 
 def _vector(v) -> list[float] | None:
@@ -57,6 +58,7 @@ def compute_site_json(site: GripperSite) -> dict:
         "max_opening": site.max_opening,
         "max_opening_source": site.max_opening_source,
         "max_payload": site.max_payload,
+        "max_grip_force": site.max_grip_force,
         "forward_axis": curve(site.forward_axis),
         "grip_line": curve(site.grip_line),
         "grasp_frame": None
@@ -131,6 +133,12 @@ def format_table(
                     f"    {label:<10} {_fmt(curve.direction)} from {curve.child}, "
                     f"length {curve.length:.4g} m"
                 )
+        for label, value, unit, source in (
+            ("payload", site.max_payload, "kg", site.max_payload_source),
+            ("grip force", site.max_grip_force, "N", MAX_GRIP_FORCE_ATTRS[0]),
+        ):
+            shown = "not authored" if value is None else f"{value:g} {unit} ({source})"
+            lines.append(f"    {label:<10} {shown}")
         if site.grasp_frame is not None:
             lines.append(
                 f"    grasp G    origin {_fmt(site.grasp_frame[:3, 3])} "

@@ -2,7 +2,7 @@
 
 GR.001–GR.004 carry the codes of NVIDIA SimReady's PhysicsGrippers
 capability, extended to the seed's naming (prefixed child names win over
-unprefixed ones); GR.005–GR.011 are usdgrip's. Every rule reads the site
+unprefixed ones); GR.005–GR.012 are usdgrip's. Every rule reads the site
 once through :func:`usdgrip.usd.sites.read_gripper_site` (shared by the rules
 of one site) and checks what is authored, never a fallback.
 """
@@ -19,7 +19,7 @@ from usdgrip.model import CurveInfo
 from usdgrip.rules.contexts import SiteContext
 from usdgrip.rules.records import Finding, Fix, rule
 from usdgrip.slot_checks import get_max_opening_problem
-from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API
+from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, MAX_GRIP_FORCE_ATTRS, SITE_API
 
 _CURVE_ROLES = {
     "forward": (FORWARD_AXIS_NAMES, "approach direction"),
@@ -398,15 +398,10 @@ def check_grip_line_meaning(context: SiteContext) -> Iterator[Finding]:
 )
 def check_max_payload(context: SiteContext) -> Iterator[Finding]:
     """GR.010: authored ``gripper:maxPayload`` (else legacy) finite and > 0."""
+    # The reader judged it (``_read_limit``): a bad value reads as not authored.
     site = context.site
-    value = site.max_payload
     if site.max_payload_source in site.problems:
         yield Finding(site.problems[site.max_payload_source])
-    elif value is not None and not (math.isfinite(value) and value > 0):
-        yield Finding(
-            f"{site.max_payload_source} is {value:g} kg; expected a finite value > 0 kg "
-            "(or do not author it)"
-        )
 
 
 def _apply_site_api(path: Sdf.Path) -> callable:
@@ -448,3 +443,21 @@ def check_site_declared(context: SiteContext) -> Iterator[Finding]:
         'GripperSiteAPI (or simready:attachment:socketType = "Gripper") so every tool finds it',
         fixes,
     )
+
+
+@rule(
+    "GR.012",
+    "gripper-grip-force",
+    "warning",
+    scope="site",
+    title="Gripper max grip force",
+    summary="When authored, the max grip force must be finite and > 0 N.",
+    message="Gripper site {prim}: max grip force is not a finite value > 0 N.",
+    tags=("grippers", "physics"),
+)
+def check_grip_force(context: SiteContext) -> Iterator[Finding]:
+    """GR.012: authored ``gripper:maxGripForce`` finite and > 0 (no legacy name)."""
+    # The reader judged it (``_read_limit``): a bad value reads as not authored.
+    problem = context.site.problems.get(MAX_GRIP_FORCE_ATTRS[0])
+    if problem is not None:
+        yield Finding(problem)

@@ -22,7 +22,13 @@ from usdgrip.slot_checks import (
     get_up_range_problem,
     get_vector3,
 )
-from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API, SLOT_API
+from usdgrip.usd.names import (
+    FORWARD_AXIS_NAMES,
+    GRIP_LINE_NAMES,
+    MAX_GRIP_FORCE_ATTRS,
+    SITE_API,
+    SLOT_API,
+)
 from usdgrip.usd.slots import check_slot_instance_name, get_slot_attribute_name
 from usdgrip.usd.stage import require_number, require_prim, require_stage
 
@@ -48,6 +54,16 @@ def _define_axis_curve(stage: Usd.Stage, path: Sdf.Path, p0: ArrayLike, p1: Arra
     curve.CreateExtentAttr(UsdGeom.PointBased.ComputeExtent(Vt.Vec3fArray(points)))
 
 
+def _check_site_limit(name: str, value: float | None, unit: str) -> float | None:
+    """An optional site limit (``max_payload``, ``max_grip_force``) as a float, or raise."""
+    if value is None:
+        return None
+    number = require_number(value, name)
+    if not (math.isfinite(number) and number > 0):
+        raise ValueError(f"{name} is {value} {unit}; expected a finite value > 0 {unit}")
+    return number
+
+
 def define_gripper_site(
     stage: Usd.Stage,
     path: str,
@@ -58,12 +74,14 @@ def define_gripper_site(
     forward_length: float = 0.05,
     pad_width: float = 0.02,
     max_payload: float | None = None,
+    max_grip_force: float | None = None,
     translate: ArrayLike | None = None,
 ) -> Usd.Prim:
     """Define a complete, valid gripper site in one call.
 
     Creates (or reuses) an Xform at ``path``, applies ``GripperSiteAPI``,
-    authors ``gripper:maxOpening`` (and ``gripper:maxPayload``), and defines
+    authors ``gripper:maxOpening`` (and ``gripper:maxPayload``,
+    ``gripper:maxGripForce`` when given), and defines
     both axis curves as linear 2-point ``guide`` BasisCurves with extents: the
     forward axis from the origin along ``forward`` (``forward_length`` long)
     and the grip line centred on the origin along ``grip_line``
@@ -78,6 +96,7 @@ def define_gripper_site(
         forward_length: drawn length of the forward curve (stage units).
         pad_width: grip pad width, length of the grip line (stage units).
         max_payload: kilograms, optional.
+        max_grip_force: newtons (force of each pad on a held object), optional.
         translate: optional site position in its parent frame.
 
     Raises:
@@ -98,12 +117,10 @@ def define_gripper_site(
             f"path is {text!r}; expected an absolute prim path, e.g. {'/' + text.lstrip('/')!r}"
         )
     max_opening = require_number(max_opening, "max_opening")
-    if max_payload is not None:
-        max_payload = require_number(max_payload, "max_payload")
     if not (math.isfinite(max_opening) and max_opening > 0):
         raise ValueError(f"max_opening is {max_opening} m; expected a finite value > 0 m")
-    if max_payload is not None and not (math.isfinite(max_payload) and max_payload > 0):
-        raise ValueError(f"max_payload is {max_payload} kg; expected a finite value > 0 kg")
+    max_payload = _check_site_limit("max_payload", max_payload, "kg")  # before anything is defined
+    max_grip_force = _check_site_limit("max_grip_force", max_grip_force, "N")
     xform = UsdGeom.Xform.Define(stage, path)
     prim = xform.GetPrim()
     if translate is not None:
@@ -112,6 +129,7 @@ def define_gripper_site(
         prim,
         max_opening=max_opening,
         max_payload=max_payload,
+        max_grip_force=max_grip_force,
         forward=forward,
         grip_line=grip_line,
         forward_length=forward_length,
@@ -125,6 +143,7 @@ def set_gripper_site(
     *,
     max_opening: float | None = None,
     max_payload: float | None = None,
+    max_grip_force: float | None = None,
     forward: ArrayLike | None = None,
     grip_line: ArrayLike | None = None,
     forward_length: float = 0.05,
@@ -137,10 +156,24 @@ def set_gripper_site(
     legacy attributes and unprefixed curves are left alone (``usdgrip migrate``
     handles those).
 
+    Args:
+        prim: the site prim (an Xformable).
+        max_opening: metres, finite > 0.
+        max_payload: kilograms, finite > 0.
+        max_grip_force: newtons, finite > 0.
+        forward: approach direction in the site frame (any length).
+        grip_line: graspable tube axis in the site frame (any length).
+        forward_length: drawn length of the forward curve (stage units).
+        pad_width: grip pad width, length of the grip line (stage units).
+
     Raises:
-        TypeError: ``prim`` is not a ``Usd.Prim``.
-        ValueError: the prim is not valid or not Xformable, or an axis is zero or not finite.
+        TypeError: ``prim`` is not a ``Usd.Prim``, ``max_payload`` or ``max_grip_force`` is
+            not a number.
+        ValueError: the prim is not valid or not Xformable, a value is out of range (nothing
+            is authored then), or an axis is zero or not finite.
     """
+    max_payload = _check_site_limit("max_payload", max_payload, "kg")
+    max_grip_force = _check_site_limit("max_grip_force", max_grip_force, "N")
     require_prim(prim)
     can_apply = prim.CanApplyAPI(SITE_API)
     if not can_apply:
@@ -150,6 +183,10 @@ def set_gripper_site(
         prim.CreateAttribute("gripper:maxOpening", Sdf.ValueTypeNames.Float).Set(float(max_opening))
     if max_payload is not None:
         prim.CreateAttribute("gripper:maxPayload", Sdf.ValueTypeNames.Float).Set(float(max_payload))
+    if max_grip_force is not None:
+        prim.CreateAttribute(MAX_GRIP_FORCE_ATTRS[0], Sdf.ValueTypeNames.Float).Set(
+            float(max_grip_force)
+        )
     stage, base = prim.GetStage(), prim.GetPath()
     if forward is not None:
         unit = compute_unit(forward)

@@ -14,6 +14,8 @@ SOCKET_TYPE_ATTRS = {
 }
 MAX_OPENING_ATTRS = ("gripper:maxOpening", "gripper_maxOpening", "custom:maxOpening")
 MAX_PAYLOAD_ATTRS = ("gripper:maxPayload", "gripper_maxPayload")
+#: No legacy name: SimReady and LambdaSim author no grip force.
+MAX_GRIP_FORCE_ATTRS = ("gripper:maxGripForce",)
 LEGACY_SITE_ATTRS = ("gripper_maxOpening", "custom:maxOpening", "gripper_maxPayload")
 FORWARD_AXIS_NAMES = ("gripper_forward_axis", "forward_axis")
 GRIP_LINE_NAMES = ("gripper_grip_line", "grip_line")

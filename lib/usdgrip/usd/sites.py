@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 
 import numpy as np
 from pxr import Usd, UsdGeom
@@ -11,11 +11,13 @@ from pxr import Usd, UsdGeom
 from usdgrip.errors import GripperError
 from usdgrip.frames import ZERO_LENGTH_TOLERANCE, compute_grasp_frame
 from usdgrip.model import CurveInfo, GripperSite
+from usdgrip.slot_checks import get_site_limit_problem
 from usdgrip.usd.discovery import PrimFacts, _iter_sites, compute_site_markers, read_prim_facts
 from usdgrip.usd.names import (
     FORWARD_AXIS_NAMES,
     GRIP_LINE_NAMES,
     LEGACY_SITE_ATTRS,
+    MAX_GRIP_FORCE_ATTRS,
     MAX_OPENING_ATTRS,
     MAX_PAYLOAD_ATTRS,
 )
@@ -160,10 +162,11 @@ def read_gripper_site(
 
     Values are read at the default time code. A value of the wrong type, or one
     that is only time-sampled, is unusable and reads as not authored, the site's
-    ``problems`` saying why. ``strict`` (the default) raises for one the readers
-    need (max opening, curve points, ``metersPerUnit``: their rules fail); an
-    unusable max payload or curve ``type``/``curveVertexCounts`` (warning rules
-    GR.010, GR.007) is a ``warnings`` entry instead. ``strict=False`` (the
+    ``problems`` saying why; so is a max payload or max grip force that is not
+    finite or <= 0. ``strict`` (the default) raises for one the readers need (max
+    opening, curve points, ``metersPerUnit``: their rules fail); an unusable max
+    payload, max grip force or curve ``type``/``curveVertexCounts`` (warning rules
+    GR.010, GR.012, GR.007) is a ``warnings`` entry instead. ``strict=False`` (the
     validation rules, panels) never raises.
 
     Raises:
@@ -189,13 +192,19 @@ def read_gripper_site(
             "check the asset paths of its layers"
         )
     max_opening, opening_source, opening_problem = _read_float(prim, MAX_OPENING_ATTRS, authored)
-    max_payload, payload_source, payload_problem = _read_float(prim, MAX_PAYLOAD_ATTRS, authored)
+    max_payload, payload_source, payload_problem = _read_limit(
+        prim, MAX_PAYLOAD_ATTRS, authored, "kg"
+    )
+    max_grip_force, force_source, force_problem = _read_limit(
+        prim, MAX_GRIP_FORCE_ATTRS, authored, "N"
+    )
     problems = {
         name: problem
         for name, problem in (
             ("metersPerUnit", get_meters_per_unit_problem(meters_per_unit)),
             (opening_source, opening_problem),
             (payload_source, payload_problem),
+            (force_source, force_problem),
         )
         if problem is not None
     }
@@ -209,7 +218,7 @@ def read_gripper_site(
             )
     # Values no reader needs (the rules only warn about them) read as not authored, with
     # a warning; the rest refuse, as their failure rules do (no failure => readable site).
-    ignorable = {payload_source} | {
+    ignorable = {payload_source, force_source} | {
         f"{curve.child}.{name}"
         for curve in (forward, grip)
         if curve is not None
@@ -267,4 +276,21 @@ def read_gripper_site(
         tuple(warnings),
         legacy,
         problems,
+        max_grip_force,
     )
+
+
+def _read_limit(
+    prim: Usd.Prim, names: Sequence[str], authored: Container[str], unit: str
+) -> tuple[float | None, str | None, str | None]:
+    """An optional limit (max payload, max grip force): ``(value, source, problem)``.
+
+    A value that is not finite or <= 0 is unusable like one of the wrong type: its
+    rule (GR.010, GR.012) only warns, so it reads as not authored, ``problem`` saying why.
+    """
+    value, source, problem = _read_float(prim, names, authored)
+    if value is not None and problem is None:
+        problem = get_site_limit_problem(value, source, unit)
+        if problem is not None:
+            value = None
+    return value, source, problem
