@@ -183,11 +183,13 @@ def test_evaluate_grasps_measures_a_held_and_a_missed_grasp(box_file, grasps_fil
     assert meta["ranking"] == "unchanged" and meta["support"] == "table"
     assert meta["object"]["mass_from"] == "default density"
     assert meta["object"]["mass_kg"] == pytest.approx(400 * 0.04 * 0.04 * 0.1)
-    assert meta["gripper"]["grip_force_n"] == 50.0
+    # The example gripper authors gripper:maxGripForce (235 N, a Robotiq 2F-85's).
+    assert meta["gripper"]["grip_force_n"] == 235.0
+    assert meta["gripper"]["grip_force_from"] == "gripper:maxGripForce"
     assert meta["summary"]["held_candidates"] == 1
     warnings = " | ".join(result.metadata.warnings)
     assert "default density 400" in warnings and "default friction 0.8" in warnings
-    assert "default 50 N per finger" in warnings
+    assert "grip force" not in warnings
 
     ranked = evaluate_grasps(
         result, GeometryRef(asset_path=str(box_file), prim_path="/Box"), table=True,
@@ -236,7 +238,7 @@ def test_two_hands_carry_a_long_box_that_one_hand_at_its_end_cannot(tmp_path, ca
     path = tmp_path / "long.usda"
     path.write_text(box_usda((0.6, 0.04, 0.06), translate=(0.3, 0.0, 0.0)))
     geometry = GeometryRef(asset_path=str(path), prim_path="/Box")
-    common = {"table": True, "density": 1000.0, "cache_dir": cache}
+    common = {"table": True, "density": 1000.0, "force": 50.0, "cache_dir": cache}
     both = evaluate_targets(long_box_samples([-0.27, 0.27]), geometry, GRIPPER, **common)
     one = evaluate_targets(long_box_samples([0.27]), geometry, GRIPPER, **common)
     assert both["hands"] == 2 and one["hands"] == 1
@@ -394,7 +396,7 @@ def test_cli_targets_two_hands_carry_the_long_box(tmp_path, capsys, cache):
     assert report["candidates"][0]["success_rate"] == 1.0
 
 
-def test_cli_tote_carry_group_holds_with_two_hands(tmp_path, capsys):
+def test_cli_tote_carry_group_holds_with_two_hands_at_50_n(tmp_path, capsys):
     samples = tmp_path / "tote.json"
     code, _, _ = run_cli(
         capsys, "sample", EXAMPLES / "tote.usda", "--prim", "/Tote", "--count", 4, "-o", samples
@@ -403,20 +405,23 @@ def test_cli_tote_carry_group_holds_with_two_hands(tmp_path, capsys):
     out = tmp_path / "carry.json"
     code, stdout, stderr = run_cli(
         capsys, "evaluate", EXAMPLES / "tote.usda", "--object", "/Tote",
-        "--gripper", f"{GRIPPER_FILE}:/Gripper/tcp", "--targets", samples, "--table", "-o", out,
+        "--gripper", f"{GRIPPER_FILE}:/Gripper/tcp", "--targets", samples, "--table",
+        "--force", 50, "-o", out,
     )  # fmt: skip
     assert code == 0, stderr
     report = json.loads(out.read_text())
     assert [c["outcome"] for c in report["candidates"]] == ["held"] * 4
     assert report["physics"]["object"]["collision_pieces"] == 5  # walls and floor, exactly
-    # One hand on one edge does not hold the tote.
+    # At 50 N per finger one hand on one edge does not hold the tote (at the example
+    # gripper's own 235 N it does: the README's table).
     data = json.loads(samples.read_text())
     for c in data["candidates"]:
         c["targets"] = c["targets"][:1]
     samples.write_text(json.dumps(data))
     code, stdout, _ = run_cli(
         capsys, "evaluate", EXAMPLES / "tote.usda", "--object", "/Tote",
-        "--gripper", f"{GRIPPER_FILE}:/Gripper/tcp", "--targets", samples, "--table", "-o", out,
+        "--gripper", f"{GRIPPER_FILE}:/Gripper/tcp", "--targets", samples, "--table",
+        "--force", 50, "-o", out,
     )  # fmt: skip
     assert code == 1 and "held: 0 of 4" in stdout
 

@@ -15,8 +15,8 @@ Inputs and their fallbacks (a warning names every default taken):
   else ``density`` (default :data:`~usdgrip.grasping.physics.DEFAULT_DENSITY`);
 - friction: the bound ``UsdPhysics.MaterialAPI`` material, else ``friction``
   (default :data:`~usdgrip.grasping.physics.DEFAULT_FRICTION`);
-- grip force: ``force``, else the site's ``gripper:maxGripForce`` (when the schema
-  has it), else :data:`~usdgrip.grasping.physics.DEFAULT_GRIP_FORCE` N per finger;
+- grip force: ``force``, else the site's ``gripper:maxGripForce``, else
+  :data:`~usdgrip.grasping.physics.DEFAULT_GRIP_FORCE` N per finger;
 - gripper shapes: the planner's collision model (``gripper_model`` auto/proxy/geometry);
 - up: the object stage's ``upAxis`` rotated into M (USD's fallback ``Y`` when not authored);
 - support: ``table=True`` (a plane under the object's lowest point) or the meshes of
@@ -220,19 +220,14 @@ def read_physics_inputs(
         )
         pad = DEFAULT_PAD_WIDTH
     force, force_from = options.force, "force option"
-    authored_force = getattr(site, "max_grip_force", None)  # once the schema has it
-    if force is None and authored_force is not None:
-        if math.isfinite(authored_force) and authored_force > 0:
-            force, force_from = float(authored_force), "gripper:maxGripForce"
-        else:
-            warnings.append(
-                f"gripper {gripper}: gripper:maxGripForce is {authored_force!r}; expected a "
-                "finite value > 0 N (GR.012), not used"
-            )
+    if force is None and site.max_grip_force is not None:
+        force, force_from = float(site.max_grip_force), "gripper:maxGripForce"
+    unusable = site.problems.get("gripper:maxGripForce")
     if force is None:
         force, force_from = DEFAULT_GRIP_FORCE, "default grip force"
+        authored = f"gripper:maxGripForce unusable ({unusable})" if unusable else "none authored"
         warnings.append(
-            f"gripper {gripper}: no grip force given and none authored; using the default "
+            f"gripper {gripper}: no grip force given and {authored}; using the default "
             f"{DEFAULT_GRIP_FORCE:g} N per finger"
         )
     model = read_gripper_model(gripper, site, options.gripper_model, stages)

@@ -47,7 +47,7 @@ class EvaluationParams:
     """
 
     # --- simulation (MuJoCo options)
-    timestep: float = 0.004
+    timestep: float = 0.002
     """Integration step, s."""
     integrator: str = "implicitfast"
     """MuJoCo integrator: ``euler``, ``implicit``, ``implicitfast`` or ``RK4``."""
@@ -57,7 +57,7 @@ class EvaluationParams:
     """Ratio of frictional to normal constraint impedance (> 1 reduces creep in grasps)."""
     solver_iterations: int = 50
     """Constraint solver iterations per step."""
-    contact_time_constant: float = 0.01
+    contact_time_constant: float = 0.004
     """Contact stiffness as a time constant (``solref[0]``), s; at least 2 × timestep."""
     contact_damping_ratio: float = 1.0
     """Contact damping ratio (``solref[1]``)."""
