@@ -92,9 +92,9 @@ def test_every_line_held_exit_0_text_on_stdout(tmp_path, capsys):
     )
     code, stdout, _ = run_cli(capsys, "evaluate", path, "--gripper", GRIPPER, "--lines", *FEW)
     assert code == 0
-    head, held, by = stdout.splitlines()
-    assert head.startswith(f"{path}:/Block: 1 of 1 grasp line(s) held (gripper ")
-    assert "support table; 2 grasp(s) per line, 1 trial(s) each; MuJoCo " in head
+    head, run, held, by = stdout.splitlines()
+    assert head == f"{path}:/Block: 1 of 1 grasp line(s) held"
+    assert run.startswith(f"  gripper {GRIPPER}, support table, 2 grasp(s) per line, 1 trial(s)")
     assert held.split() == [
         "grasp_identifier_01", "held", "2", "grasp(s),", "best", "100%;", "outcomes:", "held", "2",
     ]  # fmt: skip

@@ -363,10 +363,10 @@ def format_lines_report(report: dict[str, Any]) -> str:
     params = meta.get("parameters", {})
     engine = f"MuJoCo {meta['engine_version']}, " if "engine_version" in meta else ""
     out = [
-        f"{report['object']}: {summary['held']} of {summary['lines']} grasp line(s) held "
-        f"(gripper {report['gripper']}; support {meta.get('support', 'none')}; "
+        f"{report['object']}: {summary['held']} of {summary['lines']} grasp line(s) held",
+        f"  gripper {report['gripper']}, support {meta.get('support', 'none')}, "
         f"{report['candidates_per_line']} grasp(s) per line, {params.get('trials', 1)} "
-        f"trial(s) each; {engine}seed {meta.get('seed', 0)}; {report['runtime_seconds']:.2f} s)"
+        f"trial(s) each ({engine}seed {meta.get('seed', 0)}, {report['runtime_seconds']:.2f} s)",
     ]
     width = max(len(line["name"]) for line in report["lines"])
     for line in report["lines"]:
