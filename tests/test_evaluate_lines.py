@@ -136,6 +136,29 @@ def test_unusable_lines_are_reported_without_planning(tmp_path):
     assert report["physics"] is None and not report["summary"]["any_line_held"]
 
 
+def test_a_line_wider_than_the_gripper_is_not_provable(tmp_path):
+    wide = 'double3 xformOp:scale = (2.5, 1, 1)\n            uniform token[] xformOpOrder = ["xformOp:scale"]'
+    path = prop_variant(
+        tmp_path,
+        f'over "Block"\n{{\n    over "visuals"\n    {{\n        over "body"\n        {{\n'
+        f"            {wide}\n        }}\n    }}\n"
+        f'    over "colliders"\n    {{\n        over "body"\n        {{\n'
+        f"            {wide}\n        }}\n    }}\n"
+        '    over "grasp_identifier_01"\n    {\n'
+        "        point3f[] points = [(-0.1, 0, 0.1), (0.1, 0, 0.1)]\n    }\n}",
+    )  # a 12.5 cm block: the 8.5 cm gripper fits no grasp on the line
+    report = evaluate_grasp_lines(
+        GeometryRef(asset_path=str(path), prim_path="/Block"),
+        GripperRef(asset_path=str(EXAMPLES / "gripper.usda"), prim_path="/Gripper/tcp"),
+    )
+    wide_line, missing = report["lines"]
+    assert wide_line["verdict"] == "not_provable" and wide_line["candidates"] == 0
+    assert wide_line["note"].startswith("no grasp on it was planned (too wide")
+    assert any("wider than max opening" in w for w in report["warnings"])
+    assert missing["note"] == "it does not meet the object (GP.001)"
+    assert report["physics"] is None
+
+
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
     no_lines = EXAMPLES / "mug.usda"
     two = prop_variant(

@@ -278,7 +278,7 @@ def _describe_grasp(candidate: Any) -> dict[str, Any]:
 
 
 def _explain_no_candidate(line: Any, verdict: Any, warnings: tuple[str, ...]) -> str | None:
-    """Why a line has no candidate: its points, the backend's note on it, or the checks."""
+    """Why a line has no candidate: its points, the backend's note on it, else the planner's."""
     if verdict is not None and verdict.candidates:
         return None
     if verdict is None:
@@ -287,4 +287,6 @@ def _explain_no_candidate(line: Any, verdict: Any, warnings: tuple[str, ...]) ->
     for warning in warnings:
         if marker in warning:
             return warning.split(marker, 1)[1].removeprefix("skipped: ")
-    return "no candidate survived the fit and collision checks (see the warnings)"
+    return (
+        "no grasp on it was planned (too wide, colliding, or the gripper skipped: see the warnings)"
+    )
