@@ -496,3 +496,21 @@ def test_authored_convex_blocks_are_used_exactly(cache):
     assert [p.method for p in result.parts] == ["convex", "convex"] and result.coacd_calls == 0
     assert sorted(len(p) for p in result.pieces) == [8, 8]
     np.testing.assert_allclose(result.pieces[1].max(axis=0), [0.01, 0.3, 0.15])
+
+
+def test_an_unusable_authored_grip_force_falls_back_with_a_warning(box_file, tmp_path, cache):
+    gripper = tmp_path / "gripper.usda"
+    text = Path(GRIPPER_FILE).read_text()
+    assert "float gripper:maxGripForce = 235" in text
+    gripper.write_text(text.replace("gripper:maxGripForce = 235", "gripper:maxGripForce = -5"))
+    site = GripperRef(asset_path=str(gripper), prim_path="/Gripper/tcp")
+    planned = make_result(
+        candidate("g_centre", (0.0, 0.0, 0.075), DOWN_X, 0.5).model_copy(update={"gripper": site})
+    )
+    evaluated = evaluate_grasps(
+        planned, GeometryRef(asset_path=str(box_file), prim_path="/Box"), table=True,
+        cache_dir=cache,
+    )  # fmt: skip
+    assert evaluated.metadata.physics["gripper"]["grip_force_n"] == 50.0
+    warning = next(w for w in evaluated.metadata.warnings if "grip force" in w)
+    assert "gripper:maxGripForce unusable" in warning and "default 50 N per finger" in warning

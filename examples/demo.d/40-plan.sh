@@ -9,6 +9,6 @@ for object in mug:/Mug tote:/Tote; do
         --evaluate --table --trials 2 2>/dev/null && status=0 || status=$?
     echo "(exit $status)"
 done
-echo "(the tote: one gripper on one wall does not lift it; its slots are a two-handed group, next step)"
+echo "(the tote's slots are a two-handed group, left out of single-gripper planning: next step)"
 echo "\$ head -n 24 out/mug_grasps.yaml"
 head -n 24 out/mug_grasps.yaml
