@@ -201,6 +201,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
             (*base, "--object", "/Block", "--grasps", "g.yaml"),
             "-o OUT is required with --grasps and --targets",
         ),
+        "show with lines": ((*base, "--lines", "--show", "3"), "--show 3: not with --lines"),
         "lines and grasps": (
             (*base, "--lines", "--grasps", "g.yaml"),
             "argument --grasps: not allowed with argument --lines",

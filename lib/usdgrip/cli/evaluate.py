@@ -116,7 +116,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--show",
         type=int,
-        default=DEFAULT_SHOW,
+        default=None,
         metavar="N",
         help=f"best candidates listed in the summary (default {DEFAULT_SHOW}; 0 for none)",
     )
@@ -215,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.grasping.evaluation import evaluate_grasps, evaluate_targets
     from usdgrip.grasping.isaac_yaml import read_isaac_grasp, write_isaac_grasp
 
-    if args.show < 0:
+    if args.show is not None and args.show < 0:
         raise ValueError(f"--show {args.show}: expected a number of candidates >= 0")
     check_physics_options(args)
     if args.scene and not args.support:
@@ -224,7 +224,12 @@ def run(args: argparse.Namespace) -> int:
             "the object rests on), or use --table"
         )
     if args.lines:
+        if args.show is not None:
+            raise ValueError(
+                f"--show {args.show}: not with --lines (the report lists every line's grasp)"
+            )
         return run_lines(args)
+    show = DEFAULT_SHOW if args.show is None else args.show
     for option, value in (
         ("--format", args.format),
         ("--candidates-per-line", args.candidates_per_line),
@@ -269,13 +274,13 @@ def run(args: argparse.Namespace) -> int:
         held = any(c.physics and c.physics.success_rate > 0 for c in result.grasps.values())
         warnings = result.metadata.warnings[len(source.metadata.warnings) :]
         if not args.quiet:
-            print_grasps_summary(result, output, args.show, summary_to)
+            print_grasps_summary(result, output, show, summary_to)
     else:
         write_text_output(output, json.dumps(report, indent=1) + "\n")
         held = report["summary"]["held_candidates"] > 0
         warnings = report["warnings"]
         if not args.quiet:
-            print_targets_summary(report, output, args.show, summary_to)
+            print_targets_summary(report, output, show, summary_to)
     if not args.quiet:
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)

@@ -221,11 +221,12 @@ def evaluate_grasp_lines(
         verdict = by_part.get(parts[usable.index(line)]) if line in usable else None
         held = grasps[verdict.held_by] if verdict is not None and verdict.held else None
         candidates = verdict.candidates if verdict else 0
+        verdict_name = "held" if held is not None else "not_held" if candidates else "not_provable"
         records.append(
             {
                 "name": line.name,
                 "path": line.path,
-                "verdict": "held" if held else "not_held" if candidates else "not_provable",
+                "verdict": verdict_name,
                 "candidates": candidates,
                 "best_success_rate": verdict.best_success_rate if verdict else 0.0,
                 "outcomes": verdict.outcomes if verdict else {},
