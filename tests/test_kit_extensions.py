@@ -166,6 +166,9 @@ def test_menu_entries_call_the_same_functions_as_the_usdview_commands(
         run_dialog("sample")
         calls["sample_slot_grasps"] = recorder.take()
         api.dataModel.stage = Usd.Stage.Open(str(mug))
+        # usdview's stage-replaced follow-up (panels, dialogs and overlays move to the new
+        # stage) has no Kit counterpart in this sequence: not part of any menu entry's calls.
+        recorder.take()
         api.select("/Mug")
         commands.plan_grasps(api)
         run_dialog("plan")

@@ -75,7 +75,10 @@ def test_installed_wheel_registers_schema_and_prints_env(wheel, tmp_path):
     env_out = subprocess.run(
         [str(venv / "bin" / "usdgrip"), "env"], capture_output=True, text=True, env=env, check=True
     ).stdout
-    assert f"PXR_PLUGINPATH_NAME={site}/usdgrip/share" in env_out
+    assert (
+        f"PXR_PLUGINPATH_NAME=${{PXR_PLUGINPATH_NAME:+$PXR_PLUGINPATH_NAME:}}{site}/usdgrip/share"
+        in env_out
+    )
     kit_out = subprocess.run(
         [str(venv / "bin" / "usdgrip"), "env", "--kit"],
         capture_output=True, text=True, env=env, check=True,

@@ -10,15 +10,14 @@ plugin.Load() → pythonClass() → registerPlugins + configureView. Where a rea
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from real_usdview import requires_usdview, usdview_python_path
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "tests" / "fake_usdviewq" / "load_plugins.py"
@@ -38,10 +37,17 @@ EXPECTED_MENU = [
 ]
 
 
-def _load(*extra: str, plugin_path: str | None = None) -> dict:
+def _load(
+    *extra: str,
+    plugin_path: str | None = None,
+    pythonpath: str | None = os.environ.get("PYTHONPATH"),
+) -> dict:
     env = dict(os.environ)
     env["PXR_PLUGINPATH_NAME"] = plugin_path if plugin_path is not None else str(REPO)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "plugins" / "usdview"), str(REPO / "lib")])
+    # The parent's PYTHONPATH is kept (a source-built USD puts its pxr there), after ours.
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO / "plugins" / "usdview"), str(REPO / "lib"), *filter(None, [pythonpath])]
+    )
     env["QT_QPA_PLATFORM"] = "offscreen"
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), *extra],
@@ -101,9 +107,6 @@ def test_menu_screenshot(loaded):
     shot = loaded["menu_png"]
     assert loaded["menu_shot"] is True
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 1000
-    target = os.environ.get("USDGRIP_SCREENSHOTS")
-    if target:
-        shutil.copyfile(shot, Path(target) / shot.name)
 
 
 def test_menu_actions_run_the_library_commands(loaded):
@@ -174,16 +177,25 @@ def test_plug_info_declares_the_container_type():
     assert "plugins/*/" in root["Includes"]
 
 
-def _real_usdviewq() -> bool:
-    try:
-        return importlib.util.find_spec("pxr.Usdviewq") is not None
-    except (ImportError, ValueError):
-        return False
+@requires_usdview
+def test_stand_in_is_used_even_beside_a_real_usdview():
+    # The real pxr (with its Usdviewq) on PYTHONPATH, as with a source-built USD: the
+    # stand-in tests still run the stand-in, with that pxr.
+    out = _load(str(REPO / "examples" / "tote.usda"), "/Tote", pythonpath=usdview_python_path())
+    assert out["pxr"].startswith(usdview_python_path())
+    assert "fake_usdviewq" in out["usdviewq"]
+    assert ("container", "usdGripUsdview.GrippersPluginContainer") in [
+        tuple(c) for c in out["calls"]
+    ]
+    assert out["steps"]["Show Slots"]["in_session"]
 
 
-@pytest.mark.skipif(not _real_usdviewq(), reason="needs a USD build with usdview (pxr.Usdviewq)")
-def test_real_usdview_loads_the_grippers_menu():
-    out = _load("--real", str(REPO / "examples" / "tote.usda"), "/Tote")
+@requires_usdview
+def test_real_usdview_plugin_module_loads_the_grippers_menu():
+    out = _load(
+        "--real", str(REPO / "examples" / "tote.usda"), "/Tote", pythonpath=usdview_python_path()
+    )
+    assert out["usdviewq"].startswith(usdview_python_path())
     assert out["registry"] is True
     assert [a["text"] for a in out["menus"]["Grippers"]] == EXPECTED_MENU
     assert out["steps"]["Show Slots"]["in_session"]

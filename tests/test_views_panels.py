@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -45,13 +44,10 @@ def Xform "Tote" (
 
 
 def save_shot(widget: QtWidgets.QWidget, name: str, tmp_path: Path) -> Path:
-    """Grab ``widget`` offscreen; also into $USDGRIP_SCREENSHOTS (docs/img) when set."""
+    """Grab ``widget`` offscreen (docs/img holds real-usdview grabs: tests/test_usdview_real.py)."""
     image = widget.grab()
     path = tmp_path / name
     assert image.save(str(path))
-    target = os.environ.get("USDGRIP_SCREENSHOTS")
-    if target:
-        image.save(str(Path(target) / name))
     assert path.stat().st_size > 1000
     return path
 
@@ -158,7 +154,7 @@ def test_fix_one_issue_into_the_session_layer(panel, api, qtbot):
     assert "GR.011" not in [i.code for i in panel.issues()]
     assert "GripperSiteAPI" in stage.GetSessionLayer().ExportToString()
     assert "GripperSiteAPI" not in stage.GetRootLayer().ExportToString()
-    assert api.status[-1] == "usdgrip: 1 fix(es) written to the session layer"
+    assert api.status[-1] == "usdgrip: 1 fix(es) written to the session layer (not saved)"
 
 
 def test_fix_all_into_the_root_layer_then_revalidates(panel, api, qtbot):
@@ -174,7 +170,9 @@ def test_fix_all_into_the_root_layer_then_revalidates(panel, api, qtbot):
     assert 'uniform token type = "linear"' in root and "GripperSiteAPI" in root
     assert "GripperSiteAPI" not in stage.GetSessionLayer().ExportToString()
     assert not panel.findChild(QtWidgets.QPushButton, "fixAll").isEnabled()
-    assert api.status[-1] == "usdgrip: 3 fix(es) written to the root layer"
+    assert (
+        api.status[-1] == "usdgrip: 3 fix(es) written to the root layer; Save writes it to its file"
+    )
 
 
 def test_selection_scope_lists_only_issues_under_it(panel, api):
@@ -258,3 +256,90 @@ def test_overlays_follow_a_replaced_stage(api, open_usda, qtbot):
     assert np.array(x.GetPointsAttr().Get())[:, 0].mean() == pytest.approx(0.9, abs=1e-6)
     assert "__usdgrip" not in new.GetRootLayer().ExportToString()
     assert isinstance(old, Usd.Stage)
+
+
+def _fix_all_into_root(panel, qtbot):
+    panel.setTargetLayer("Root layer")
+    qtbot.mouseClick(panel.findChild(QtWidgets.QPushButton, "fixAll"), QtCore.Qt.LeftButton)
+
+
+def test_save_writes_the_fixed_root_layer_to_its_file(panel, api, qtbot):
+    path = Path(api.stage.GetRootLayer().realPath)
+    save = panel.findChild(QtWidgets.QPushButton, "save")
+    assert save.isHidden(), "no Save while fixes go to the session layer"
+    panel.setTargetLayer("Root layer")
+    assert not save.isHidden() and not save.isEnabled(), "nothing to save yet"
+    _fix_all_into_root(panel, qtbot)
+    assert (
+        api.status[-1] == "usdgrip: 3 fix(es) written to the root layer; Save writes it to its file"
+    )
+    assert save.isEnabled() and "GripperSiteAPI" not in path.read_text()
+    qtbot.mouseClick(save, QtCore.Qt.LeftButton)
+    assert api.status[-1] == f"usdgrip: saved {path}"
+    assert "GripperSiteAPI" in path.read_text()
+    assert not api.stage.GetRootLayer().dirty and not save.isEnabled()
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name], "no temp file left"
+    reopened = Usd.Stage.Open(str(path))
+    assert [i.code for i in panel.issues()] == ["GR.003", "GR.008", "GS.008"]
+    assert reopened.GetPrimAtPath("/Gripper/tcp").HasAPI("GripperSiteAPI")
+
+
+def test_save_refuses_a_read_only_file_and_keeps_it(panel, api, qtbot):
+    path = Path(api.stage.GetRootLayer().realPath)
+    before = path.read_bytes()
+    _fix_all_into_root(panel, qtbot)
+    path.chmod(0o444)
+    try:
+        save = panel.findChild(QtWidgets.QPushButton, "save")
+        panel.setTargetLayer("Session layer")
+        panel.setTargetLayer("Root layer")
+        assert not save.isEnabled() and "read-only (mode 0444" in save.toolTip()
+        assert panel.saveRootLayer() is False
+        assert api.status[-1].startswith(f"usdgrip: not saved: {path}: read-only (mode 0444")
+        assert path.read_bytes() == before
+    finally:
+        path.chmod(0o644)
+
+
+def test_save_refuses_a_file_changed_on_disk_and_keeps_what_was_written(panel, api, qtbot):
+    path = Path(api.stage.GetRootLayer().realPath)
+    _fix_all_into_root(panel, qtbot)
+    theirs = path.read_text() + "\n# someone else's edit\n"
+    path.write_text(theirs)
+    assert panel.saveRootLayer() is False
+    assert api.status[-1].startswith(f"usdgrip: not saved: {path}: changed since usdgrip read it")
+    assert path.read_text() == theirs
+
+
+def test_save_is_not_offered_for_an_in_memory_stage(api, qtbot):
+    stage = Usd.Stage.CreateInMemory()
+    panel = ResultsPanel(UsdviewHost(api))
+    qtbot.addWidget(panel)
+    panel.setStage(stage)
+    panel.setTargetLayer("Root layer")
+    stage.DefinePrim("/X", "Xform")
+    panel.validate()
+    save = panel.findChild(QtWidgets.QPushButton, "save")
+    assert not save.isEnabled() and "in-memory layer" in save.toolTip()
+    assert panel.saveRootLayer() is False
+
+
+def test_save_is_not_offered_for_a_usdz_package(api, qtbot, tmp_path):
+    from pxr import UsdUtils
+
+    source = tmp_path / "pkg.usda"
+    source.write_text('#usda 1.0\ndef Xform "X"\n{\n}\n')
+    package = tmp_path / "pkg.usdz"
+    assert UsdUtils.CreateNewUsdzPackage(str(source), str(package))
+    stage = Usd.Stage.Open(str(package))
+    panel = ResultsPanel(UsdviewHost(api))
+    qtbot.addWidget(panel)
+    panel.setStage(stage)
+    panel.setTargetLayer("Root layer")
+    stage.GetRootLayer().customLayerData = {"touched": 1}
+    panel.validate()
+    save = panel.findChild(QtWidgets.QPushButton, "save")
+    assert not save.isEnabled() and "cannot write into a .usdz package" in save.toolTip()
+    before = package.read_bytes()
+    assert panel.saveRootLayer() is False
+    assert package.read_bytes() == before

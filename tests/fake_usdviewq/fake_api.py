@@ -2,7 +2,7 @@
 
 Mirrors ``pxr/usdImaging/usdviewq/usdviewApi.py``: ``stage``, ``selectedPrims``,
 ``selectedPaths``, ``frame``, ``dataModel`` (``signalStageReplaced``,
-``selection.signalPrimSelectionChanged``), ``qMainWindow``, ``PrintStatus``,
+``selection.signalPrimSelectionChanged``, ``viewSettings.displayGuide``), ``qMainWindow``, ``PrintStatus``,
 ``ClearPrimSelection``, ``AddPrimToSelection``.
 """
 
@@ -38,6 +38,27 @@ class FakeSelection(QtCore.QObject):
         return self._prims[-1] if self._prims else None
 
 
+class FakeViewSettings(QtCore.QObject):
+    """``dataModel.viewSettings``: usdview emits its signals on every assignment, even of the same value."""
+
+    signalSettingChanged = QtCore.Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._displayGuide = False
+        self.assignments: list[bool] = []
+
+    @property
+    def displayGuide(self) -> bool:
+        return self._displayGuide
+
+    @displayGuide.setter
+    def displayGuide(self, value: bool) -> None:
+        self._displayGuide = value
+        self.assignments.append(value)
+        self.signalSettingChanged.emit()
+
+
 class FakeDataModel(QtCore.QObject):
     signalStageReplaced = QtCore.Signal()
 
@@ -45,6 +66,7 @@ class FakeDataModel(QtCore.QObject):
         super().__init__()
         self._stage = stage
         self.selection = FakeSelection()
+        self.viewSettings = FakeViewSettings()
         self.currentFrame = Usd.TimeCode.Default()
 
     @property

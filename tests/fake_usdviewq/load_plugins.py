@@ -55,7 +55,15 @@ stage = Usd.Stage.Open(args[0])
 api = FakeUsdviewApi(stage, window)
 registry = plugin.loadPlugins(api, window)
 
-out: dict = {"registry": registry is not None, "menus": {}, "calls": []}
+import pxr  # noqa: E402
+
+out: dict = {
+    "registry": registry is not None,
+    "menus": {},
+    "calls": [],
+    "pxr": pxr.__file__,
+    "usdviewq": plugin.__file__,
+}
 for menu in window.menuBar().findChildren(QtWidgets.QMenu):
     out["menus"][menu.title()] = [
         {

@@ -17,7 +17,13 @@ a UsdValidation client). Use:  eval "$(usdgrip env)" && usdview examples/tote.us
 
 
 def compute_env_lines() -> list[str]:
-    """The ``export`` lines, prepending to any existing values."""
+    """The ``export`` lines, appending usdgrip's entries AFTER any existing values.
+
+    The host's own paths keep their place in front: a usdview, Kit or Houdini
+    build's ``pxr`` on ``PYTHONPATH`` is never shadowed, even when usdgrip is
+    installed beside usd-core's ``pxr`` (the ``usd`` extra) and the package's
+    folder is a whole site-packages.
+    """
     import usdgrip
 
     package_parent = os.path.dirname(os.path.dirname(usdgrip.__file__))
@@ -30,7 +36,7 @@ def compute_env_lines() -> list[str]:
         ("PYTHONPATH", python_path),
     ):
         value = os.pathsep.join(entries)
-        lines.append(f"export {var}={shlex.quote(value)}${{{var}:+{os.pathsep}${var}}}")
+        lines.append(f"export {var}=${{{var}:+${var}{os.pathsep}}}{shlex.quote(value)}")
     return lines
 
 

@@ -61,19 +61,21 @@ class SlotOverlays(NamedTuple):
     prim_paths: list[str]
     """The prims asked for (kept, so a host can redraw them on a replaced stage)."""
     problems: list[str]
-    """Why prims were skipped, one line each."""
+    """Why prims or slots were skipped, one line each."""
     grasp_lines: GraspLineOverlays | None = None
     """The grasp vector lines drawn with the slots (``None``: not asked for)."""
+    drawn_prim_count: int = 0
+    """Prims with at least one slot drawn."""
 
     @property
     def status(self) -> str:
         """The one-line summary a host shows (``N slot(s) shown on M prim(s)``, grasp lines)."""
-        shown = len(self.prim_paths) - len(self.problems)
         note = f"; {len(self.problems)} skipped: {self.problems[0]}" if self.problems else ""
         lines = self.grasp_lines
         also = f", {lines.line_count} grasp line(s)" if lines and lines.line_count else ""
         if lines and lines.problem:
             note += f"; grasp lines not shown: {lines.problem}"
+        shown = self.drawn_prim_count
         return f"usdgrip: {self.slot_count} slot(s) shown on {shown} prim(s){also}{note}"
 
 
@@ -119,30 +121,43 @@ def show_slot_overlays(
 ) -> SlotOverlays:
     """Draw the slots of ``prim_paths`` in the session layer, replacing earlier slot overlays.
 
-    A prim whose slots cannot be read (a value of the wrong type, say) is
-    skipped and named in :attr:`SlotOverlays.problems`; a path with no prim is
-    ignored. With ``grasp_line_roots`` (the host's selection; empty: the whole
-    stage) the grasp vector lines there are drawn too (:func:`show_grasp_line_overlays`).
+    A prim whose slots cannot be read (a value of the wrong type, say) and a
+    slot whose frame cannot be drawn (forward parallel to spanAxis, GS.001) are
+    skipped and named in :attr:`SlotOverlays.problems`; the others are drawn. A
+    path with no prim is ignored. With ``grasp_line_roots`` (the host's selection;
+    empty: the whole stage) the grasp vector lines there are drawn too
+    (:func:`show_grasp_line_overlays`).
 
     Raises:
-        ValueError: the stage has no session layer, or a slot frame is degenerate.
+        ValueError: the stage has no session layer.
     """
     from usdgrip.usd.slots import read_gripper_slots
+    from usdgrip.views.shapes import compute_slot_shape
 
     slots = []
     problems: list[str] = []
     for path in prim_paths:
         prim = stage.GetPrimAtPath(path)
-        if prim:
+        if not prim:
+            continue
+        try:
+            read = read_gripper_slots(prim)
+        except GripperError as exc:
+            problems.append(str(exc))
+            continue
+        for slot in read:
             try:
-                slots.extend(read_gripper_slots(prim))
-            except GripperError as exc:
+                compute_slot_shape(slot)
+            except ValueError as exc:
                 problems.append(str(exc))
+            else:
+                slots.append(slot)
     overlays.author_slot_overlays(stage, slots)
     lines = None
     if grasp_line_roots is not None:
         lines = show_grasp_line_overlays(stage, grasp_line_roots)
-    return SlotOverlays(len(slots), list(prim_paths), problems, lines)
+    drawn = len({slot.prim for slot in slots})
+    return SlotOverlays(len(slots), list(prim_paths), problems, lines, drawn)
 
 
 def author_grasp_set_overlays(stage: Usd.Stage, grasps: GraspSet) -> list[str]:

@@ -19,7 +19,8 @@ class UsdviewHost:
 
     Args:
         usdview_api: usdview's ``usdviewApi`` (or an object with the same members:
-            ``stage``, ``selectedPaths``, ``qMainWindow``, ``dataModel``,
+            ``stage``, ``selectedPaths``, ``qMainWindow``, ``dataModel`` (its
+            ``viewSettings`` optional),
             ``PrintStatus``, ``ClearPrimSelection``, ``AddPrimToSelection``).
     """
 
@@ -52,6 +53,23 @@ class UsdviewHost:
         self.api.ClearPrimSelection()
         self.api.AddPrimToSelection(prim)
         return True
+
+    @property
+    def guides_displayed(self) -> bool | None:
+        """The viewer's Display Purposes > Guide setting; ``None`` when it has none."""
+        settings = getattr(self.api.dataModel, "viewSettings", None)
+        value = getattr(settings, "displayGuide", None)
+        return None if value is None else bool(value)
+
+    def set_guides_displayed(self, displayed: bool) -> None:
+        """Set usdview's guide display (``dataModel.viewSettings.displayGuide``).
+
+        usdview recomputes its bounds and refreshes the menu check mark on every
+        assignment, even of the same value. Nothing happens without view settings.
+        """
+        settings = getattr(self.api.dataModel, "viewSettings", None)
+        if settings is not None and hasattr(settings, "displayGuide"):
+            settings.displayGuide = bool(displayed)
 
     def status(self, message: str) -> None:
         """Show ``message`` in usdview's status bar."""

@@ -6,11 +6,14 @@ Every overlay lives in the stage's SESSION layer under one root prim,
 layer is never touched, so saving or exporting the asset never saves an
 overlay. Points are written in stage units (world metres / metersPerUnit) at
 the root of the stage, so they line up with the geometry whatever the
-object's transform.
+object's transform. Every overlay prim has ``purpose = "guide"`` (USD's mark
+for helper geometry): bounding boxes, framing and renders leave it out unless
+guides are displayed, and the Grippers session turns usdview's guide display
+on while overlays are shown.
 
 Layout::
 
-    /__usdgrip_overlays            Scope (visibility toggled here)
+    /__usdgrip_overlays            Scope, purpose guide (visibility toggled here)
         slots/<object>_<slot>      BasisCurves, colour by slot group
         grasps/g0000 ...           BasisCurves, one gripper wireframe each,
                                    colour by confidence, best first
@@ -101,6 +104,7 @@ def _write_curves(
     _set(spec, "points", Sdf.ValueTypeNames.Point3fArray, Vt.Vec3fArray.FromNumpy(points))
     _set(spec, "curveVertexCounts", Sdf.ValueTypeNames.IntArray, Vt.IntArray([2] * len(segments)))
     _set(spec, "type", Sdf.ValueTypeNames.Token, "linear", Sdf.VariabilityUniform)
+    _set_guide(spec)
     _set(spec, "widths", Sdf.ValueTypeNames.FloatArray, Vt.FloatArray([w])).SetInfo(
         "interpolation", UsdGeom.Tokens.constant
     )
@@ -119,10 +123,16 @@ def _write_curves(
     return spec
 
 
+def _set_guide(spec: Sdf.PrimSpec) -> None:
+    """``purpose = "guide"``: helper geometry, out of bounds and renders unless guides are shown."""
+    _set(spec, "purpose", Sdf.ValueTypeNames.Token, UsdGeom.Tokens.guide, Sdf.VariabilityUniform)
+
+
 def _ensure_root(layer: Sdf.Layer, scope: Sdf.Path) -> None:
     if layer.GetPrimAtPath(OVERLAY_ROOT) is None:
         root = _define(layer, OVERLAY_ROOT, "Scope")
         root.SetInfo("comment", "usdgrip overlays (session layer only; never saved with the asset)")
+        _set_guide(root)
     if layer.GetPrimAtPath(scope) is not None:
         del layer.GetPrimAtPath(OVERLAY_ROOT).nameChildren[scope.name]
     _define(layer, scope, "Scope")

@@ -52,7 +52,11 @@ def _in_scope(prim: str, scope: Sequence[str] | None) -> bool:
 
 
 class ResultsPanel(QtWidgets.QWidget):
-    """Validation results: filter, inspect, select the prim, fix into a chosen layer.
+    """Validation results: filter, inspect, select the prim, fix into a chosen layer, save it.
+
+    Fixes go into the session layer (try them; never saved) or the root layer,
+    which **Save** writes to its file (shown while the root layer is chosen, enabled
+    when it has unsaved changes that can be kept; see :mod:`usdgrip.views.saving`).
 
     Args:
         host: the viewer (selection and status line).
@@ -76,6 +80,7 @@ class ResultsPanel(QtWidgets.QWidget):
         self._scope: list[str] | None = None
         self._report: Any = None
         self._issues: list[Any] = []
+        self._opened: Any = None  # FileSnapshot of the root layer's file when the stage came
 
         self._severity = QtWidgets.QComboBox()
         self._severity.setObjectName("severityFilter")
@@ -91,6 +96,12 @@ class ResultsPanel(QtWidgets.QWidget):
         self._fix.setObjectName("fix")
         self._fix_all = QtWidgets.QPushButton("Fix all")
         self._fix_all.setObjectName("fixAll")
+        self._save = QtWidgets.QPushButton("Save")
+        self._save.setObjectName("save")
+        self._save.setToolTip(
+            "Write the root layer, with the fixes, to its file (usdview has no File > Save): "
+            "atomic; refuses a read-only file or one changed on disk since it was read"
+        )
         self._rerun = QtWidgets.QPushButton("Re-validate")
         self._rerun.setObjectName("revalidate")
         self._summary = QtWidgets.QLabel("No stage validated yet.")
@@ -118,6 +129,7 @@ class ResultsPanel(QtWidgets.QWidget):
         bar.addWidget(self._layer)
         bar.addWidget(self._fix)
         bar.addWidget(self._fix_all)
+        bar.addWidget(self._save)
         bar.addWidget(self._rerun)
         layout = QtWidgets.QVBoxLayout(self)
         layout.addLayout(bar)
@@ -130,13 +142,19 @@ class ResultsPanel(QtWidgets.QWidget):
         self._tree.currentItemChanged.connect(self._update_buttons)
         self._fix.clicked.connect(self.fixSelected)
         self._fix_all.clicked.connect(self.fixAll)
+        self._save.clicked.connect(self.saveRootLayer)
         self._rerun.clicked.connect(self.validate)
+        self._layer.currentTextChanged.connect(self._update_buttons)
         self._update_buttons()
 
     # --- public API -----------------------------------------------------------
 
     def setStage(self, stage: Usd.Stage | None, prim_paths: Sequence[str] | None = None) -> None:
         """Validate ``stage``; with ``prim_paths`` only issues on or under them are listed."""
+        if stage is not self._stage:
+            from usdgrip.views.saving import take_layer_snapshot
+
+            self._opened = take_layer_snapshot(stage.GetRootLayer() if stage else None)
         self._stage = stage
         self._scope = list(prim_paths) if prim_paths else None
         self.validate()
@@ -149,6 +167,10 @@ class ResultsPanel(QtWidgets.QWidget):
             self._issues = [i for i in self._report.issues if _in_scope(i.prim, self._scope)]
         self._fill()
         self.validated.emit(len(self._issues))
+
+    def scope(self) -> list[str] | None:
+        """The prim paths the list is limited to, or ``None`` for the whole stage."""
+        return list(self._scope) if self._scope else None
 
     def issues(self) -> list[Any]:
         """Issues in scope, in report order."""
@@ -184,6 +206,31 @@ class ResultsPanel(QtWidgets.QWidget):
         """Make row ``row`` (display order) current."""
         self._tree.setCurrentItem(self._tree.topLevelItem(row))
 
+    def saveRootLayer(self) -> bool:
+        """Write the root layer to its file (:func:`usdgrip.views.saving.save_layer`).
+
+        Returns:
+            True when saved; otherwise the one-line reason is shown and False returned.
+        """
+        from usdgrip.views.saving import save_layer
+
+        if self._stage is None:
+            return False
+        layer = self._stage.GetRootLayer()
+        try:
+            self._opened, notes = save_layer(layer, self._opened)
+        except (ValueError, OSError) as exc:
+            self._summary.setText(f"Not saved: {exc}")
+            if self._host is not None:
+                self._host.status(f"usdgrip: not saved: {exc}")
+            self._update_buttons()
+            return False
+        if self._host is not None:
+            note = f" ({'; '.join(notes)})" if notes else ""
+            self._host.status(f"usdgrip: saved {layer.realPath}{note}")
+        self.validate()
+        return True
+
     def fixSelected(self) -> int:
         """Apply the fixes of the current issue into :meth:`targetLayer`, then re-validate."""
         item = self._tree.currentItem()
@@ -210,8 +257,11 @@ class ResultsPanel(QtWidgets.QWidget):
             self._summary.setText(str(exc))
             return 0
         if self._host is not None:
-            where = "session" if layer == self._stage.GetSessionLayer() else "root"
-            self._host.status(f"usdgrip: {len(changed)} fix(es) written to the {where} layer")
+            if layer == self._stage.GetSessionLayer():
+                note = "session layer (not saved)"
+            else:
+                note = "root layer; Save writes it to its file"
+            self._host.status(f"usdgrip: {len(changed)} fix(es) written to the {note}")
         self.validate()
         return len(changed)
 
@@ -272,6 +322,18 @@ class ResultsPanel(QtWidgets.QWidget):
         issue = self._issue_of(item) if item is not None else None
         self._fix.setEnabled(bool(issue is not None and issue.fixes))
         self._fix_all.setEnabled(any(i.fixes for i in self._issues))
+        self._update_save()
+
+    def _update_save(self) -> None:
+        """Save is offered only for a root layer with unsaved changes that can be kept."""
+        from usdgrip.views.saving import compute_unsavable_reason
+
+        self._save.setVisible(self._layer.currentText() == TARGET_LAYERS[1])
+        layer = self._stage.GetRootLayer() if self._stage is not None else None
+        reason = compute_unsavable_reason(layer) if layer is not None else "no stage"
+        self._save.setEnabled(bool(layer is not None and layer.dirty and reason is None))
+        if reason is not None and layer is not None:
+            self._save.setToolTip(f"Cannot save: {reason}")
 
     def _on_double_click(self, item: QtWidgets.QTreeWidgetItem, _column: int = 0) -> None:
         path = self._issue_of(item).prim

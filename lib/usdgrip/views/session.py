@@ -28,11 +28,13 @@ class GrippersSession(QtCore.QObject):
         self.host = host
         self.slot_prims: list[str] = []
         self.slot_problems: list[str] = []
-        """Why prims of the last :meth:`show_slots` were skipped (one line each)."""
+        """Why prims or slots of the last :meth:`show_slots` were skipped (one line each)."""
         self.last_slots = actions.SlotOverlays(0, [], [])
         """What the last :meth:`show_slots` drew (its status line included)."""
         self.grasps: GraspSet | None = None
         self.visible = True
+        self._guides_before: bool | None = None
+        """usdview's guide display before the overlays turned it on (None: not turned on)."""
         self._widgets: dict[str, QtWidgets.QWidget] = {}
         host.connect_stage_replaced(self.rebuild)
         host.connect_selection_changed(self._on_selection_changed)
@@ -97,13 +99,15 @@ class GrippersSession(QtCore.QObject):
     def show_slots(self, prim_paths: list[str], grasp_line_roots: list[str] | None = None) -> int:
         """Overlay the slots of ``prim_paths``; returns the number of slots drawn.
 
-        A prim whose slots cannot be read (a value of the wrong type, say) is
-        skipped; why is kept in :attr:`slot_problems`, one line per prim. With
+        A prim whose slots cannot be read (a value of the wrong type, say) and a
+        slot whose frame is degenerate are skipped; why is kept in
+        :attr:`slot_problems`, one line each. The other slots are drawn. With
         ``grasp_line_roots`` the grasp vector lines there are drawn too.
         """
+        self.slot_prims = list(prim_paths)
         self.last_slots = actions.show_slot_overlays(self.host.stage, prim_paths, grasp_line_roots)
         self.slot_problems = self.last_slots.problems
-        self.slot_prims = list(prim_paths)
+        self._show_guides()
         self._apply_visibility()
         return self.last_slots.slot_count
 
@@ -119,6 +123,7 @@ class GrippersSession(QtCore.QObject):
     def _author_grasps(self) -> None:
         if self.host.stage is not None and self.grasps is not None:
             actions.author_grasp_set_overlays(self.host.stage, self.grasps)
+            self._show_guides()
             self._apply_visibility()
 
     def highlight(self, index: int) -> None:
@@ -148,30 +153,64 @@ class GrippersSession(QtCore.QObject):
             overlays.set_overlays_visible(self.host.stage, self.visible)
 
     def clear(self) -> None:
-        """Remove every overlay and forget what was shown."""
-        self.slot_prims, self.grasps = [], None
+        """Remove every overlay, forget what was shown, give the viewer back its guide setting.
+
+        usdview's guide display is set back to what it was before the overlays
+        turned it on; setting it makes usdview recompute its bounds, so framing
+        and the selection box are again those of the stage alone.
+        """
+        self.slot_prims, self.slot_problems, self.grasps = [], [], None
         self.last_slots = actions.SlotOverlays(0, [], [])
         if self.host.stage is not None:
             overlays.clear_overlays(self.host.stage)
         panel = self._widgets.get("Candidates")
         if panel is not None:
             panel.setGrasps(None)
+        before, self._guides_before = self._guides_before, None
+        current = self.host.guides_displayed
+        if current is not None:
+            self.host.set_guides_displayed(current if before is None else before)
+
+    def _show_guides(self) -> None:
+        """Overlays are guides: turn usdview's guide display on while they are shown."""
+        if self._guides_before is None:
+            self._guides_before = self.host.guides_displayed
+            if self._guides_before is not None:
+                self.host.set_guides_displayed(True)
 
     def rebuild(self) -> None:
-        """Re-author the overlays on a replaced stage (usdview's signalStageReplaced)."""
-        if self.host.stage is None:
-            return
+        """Follow a replaced stage (usdview's signalStageReplaced): panels, dialogs, overlays.
+
+        Each step runs on its own: a step that fails (an overlay that cannot be
+        drawn on the new stage, say) is reported in the status line and never
+        stops the others.
+        """
         stage = self.host.stage
+        if stage is None:
+            return
         self.slot_prims = [p for p in self.slot_prims if stage.GetPrimAtPath(p)]
-        lines = self.last_slots.grasp_lines
-        drawn_lines = lines is not None and lines.line_count > 0
-        if self.slot_prims or drawn_lines:
-            self.show_slots(self.slot_prims, lines.roots if drawn_lines else None)
-        if self.grasps is not None:
-            self._author_grasps()
+        steps = []
         results = self._widgets.get("Results")
         if results is not None:
-            results.setStage(stage)
+            steps.append(("validation", lambda: results.setStage(stage, results.scope())))
+        for kind in ("sample", "plan"):
+            dialog = self._widgets.get(kind)
+            if dialog is not None and not dialog.isRunning():
+                steps.append((f"{kind} dialog", lambda d=dialog: d.setStage(stage, [])))
+        lines = self.last_slots.grasp_lines
+        line_roots = lines.roots if lines is not None and lines.line_count > 0 else None
+        if self.slot_prims or line_roots is not None:
+            steps.append(("slots", lambda: self.show_slots(self.slot_prims, line_roots)))
+        if self.grasps is not None:
+            steps.append(("grasps", self._author_grasps))
+        failures = []
+        for name, step in steps:
+            try:
+                step()
+            except Exception as exc:  # reported; the other steps still run
+                failures.append(f"{name}: {exc}")
+        if failures:
+            self.host.status(f"usdgrip: on the reopened stage, {'; '.join(failures)}")
 
     # --- export -------------------------------------------------------------
 
