@@ -35,7 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 DRIVER = REPO / "tests" / "usdview_real" / "drive_grippers.py"
 CHECK_ENV = REPO / "tests" / "usdview_real" / "check_env.py"
-PLAN = {"count": 12, "seed": 0}
+#: The tote is planned on its mesh (its slots are one two-handed group): 50 asked, 10 survive.
+PLAN = {"count": 50, "seed": 0, "rows": 10}
 XVFB = ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24"]
 
 
@@ -196,8 +197,8 @@ def test_sample_and_plan_run_in_their_dialogs(run):
     assert steps["sample"]["message"] == "16 candidate(s)."  # 8 draws x 2 slots
     assert steps["sample"]["rows"] == 16 and len(steps["sample"]["layers"]["grasps"]) == 16
     assert steps["plan_form"] == {"object": "/Tote", "site": "/Gripper/tcp"}
-    assert steps["plan"]["message"] == f"{PLAN['count']} candidate(s)."
-    assert steps["plan"]["rows"] == PLAN["count"] == len(steps["plan"]["layers"]["grasps"])
+    assert steps["plan"]["message"] == f"{PLAN['rows']} candidate(s)."
+    assert steps["plan"]["rows"] == PLAN["rows"] == len(steps["plan"]["layers"]["grasps"])
     assert steps["pick"]["highlight_color"] == [0.1, 0.9, 1.0], "row 2 highlighted"
     assert steps["pick"]["row_after_pick"] == 3, "picking g0003 selects its row"
 
@@ -205,7 +206,7 @@ def test_sample_and_plan_run_in_their_dialogs(run):
 def test_exported_grasps_match_usdgrip_plan(run, tmp_path):
     steps = run["steps"]
     exported = Path(run["config"]["export"])
-    assert steps["export"]["status"] == f"usdgrip: wrote {PLAN['count']} grasps to {exported}"
+    assert steps["export"]["status"] == f"usdgrip: wrote {PLAN['rows']} grasps to {exported}"
     cli = tmp_path / "cli.yaml"
     subprocess.run(
         [sys.executable, "-m", "usdgrip", "plan", str(EXAMPLES / "tote.usda"), "--object", "/Tote",
@@ -251,7 +252,7 @@ def test_reopened_stage_keeps_panels_and_overlays(run):
     assert reopen["new_stage"] and reopen["results_follow"]
     assert reopen["status"] == "Stage Reopened"
     assert len(reopen["layers"]["slots"]) == 2
-    assert len(reopen["layers"]["grasps"]) == PLAN["count"] == reopen["rows"]
+    assert len(reopen["layers"]["grasps"]) == PLAN["rows"] == reopen["rows"]
 
 
 def test_clear_removes_everything_and_gives_framing_back(run):
