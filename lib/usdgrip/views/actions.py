@@ -34,6 +34,11 @@ from usdgrip.views.grasp_set import (
 )
 from usdgrip.views.shapes import DEFAULT_OPEN_WIDTH
 
+#: Status line when Evaluate has no planned grasps to evaluate.
+NOTHING_TO_EVALUATE = (
+    "usdgrip: nothing to evaluate; run Grippers > Plan Grasps… first "
+    "(only planned candidates are evaluated)."
+)
 #: Status line when Export Grasps has no planned grasps to write.
 NOTHING_TO_EXPORT = (
     "usdgrip: nothing to export; run Grippers > Plan Grasps… first "
@@ -161,7 +166,10 @@ def show_slot_overlays(
 
 
 def author_grasp_set_overlays(stage: Usd.Stage, grasps: GraspSet) -> list[str]:
-    """Draw ``grasps`` at their object's current world transform; [] when the object is gone."""
+    """Draw ``grasps`` at their object's current world transform; [] when the object is gone.
+
+    Evaluated sets (``success_rates``) are coloured by measured success, others by confidence.
+    """
     from usdgrip.usd.stage import compute_world_transform
 
     prim = stage.GetPrimAtPath(grasps.object_path)
@@ -169,7 +177,12 @@ def author_grasp_set_overlays(stage: Usd.Stage, grasps: GraspSet) -> list[str]:
         return []
     world = grasps.compute_world_poses(compute_world_transform(prim))
     return overlays.author_grasp_overlays(
-        stage, world, grasps.confidences, grasps.open_width, labels=grasps.labels
+        stage,
+        world,
+        grasps.confidences,
+        grasps.open_width,
+        labels=grasps.labels,
+        success_rates=grasps.success_rates,
     )
 
 
@@ -302,8 +315,10 @@ def evaluate_grasp_set(
 ) -> GraspSet:
     """Grasp-and-lift a planned set in MuJoCo (:func:`usdgrip.evaluate_grasps`); reads files only.
 
-    The order and labels stay as shown (overlays keep their rows); the returned set
-    carries ``success_rates`` and its ``result`` the ``physics`` of every candidate.
+    The order and labels stay as shown (overlays keep their rows) unless ``rank=True``
+    is passed on (usdview's Evaluate does: best measured success first, then confidence,
+    as ``usdgrip plan --evaluate``); the returned set carries ``success_rates`` and
+    ``outcomes``, and its ``result`` the ``physics`` of every candidate.
 
     Args:
         grasps: a planned set (``source == "plan"``).
@@ -335,6 +350,26 @@ def evaluate_grasp_set(
         **options,
     )
     return compute_grasp_set_from_plan(result, grasps.object_path, grasps.open_width)
+
+
+def describe_evaluation(grasps: GraspSet) -> str:
+    """One line on an evaluated set: candidates held in every trial, mean success, outcomes.
+
+    Raises:
+        ValueError: ``grasps`` has no measured success rates.
+    """
+    if grasps.success_rates is None or grasps.outcomes is None:
+        raise ValueError("the grasp set is not evaluated (no success rates)")
+    count = len(grasps)
+    held = int((grasps.success_rates >= 1.0).sum())
+    mean = float(grasps.success_rates.mean()) if count else 0.0
+    tally: dict[str, int] = {}
+    for outcome in grasps.outcomes:
+        tally[outcome] = tally.get(outcome, 0) + 1
+    counts = ", ".join(f"{name} {n}" for name, n in sorted(tally.items(), key=lambda t: -t[1]))
+    return f"{held} of {count} candidate(s) held in every trial, mean success {mean:.0%}" + (
+        f" (first trials: {counts})" if counts else ""
+    )
 
 
 # --- export -----------------------------------------------------------------------

@@ -353,6 +353,115 @@ class PlanDialog(_TaskDialog):
         return task, lambda grasps: grasps
 
 
+#: Most trials per candidate the Evaluate dialog offers, and the most grip force (N).
+MAX_TRIALS = 1000
+MAX_FORCE = 100_000.0
+
+
+class EvaluateDialog(_TaskDialog):
+    """Grasp-and-lift the listed planned candidates in MuJoCo (``evaluate_grasps``).
+
+    Trials (default 1), grip force per finger (default: the site's
+    ``gripper:maxGripForce``, else 50 N), seed and whether the object rests on a table
+    (default on) are asked; everything else is ``usdgrip evaluate``'s default, with one
+    worker process (``jobs=1``: a viewer's Python may not start worker processes). The
+    result is ranked best-first by measured success, then confidence
+    (``rank=True``, as ``usdgrip plan --evaluate``). Cancel stops between candidates;
+    the candidates finished by then are counted in the message, nothing is changed.
+    """
+
+    TITLE = "Grippers: evaluate grasps"
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._grasps: GraspSet | None = None
+        self._finished_before_cancel: tuple[int, int] | None = None
+        self.trialsSpin = QtWidgets.QSpinBox()
+        self.trialsSpin.setObjectName("trials")
+        self.trialsSpin.setRange(1, MAX_TRIALS)
+        self.trialsSpin.setValue(1)
+        self.forceSpin = QtWidgets.QDoubleSpinBox()
+        self.forceSpin.setObjectName("force")
+        self.forceSpin.setDecimals(1)
+        self.forceSpin.setRange(0.0, MAX_FORCE)
+        self.forceSpin.setSingleStep(5.0)
+        self.forceSpin.setSuffix(" N")
+        self.forceSpin.setSpecialValueText("site's, else 50 N")
+        self.forceSpin.setValue(0.0)
+        self.seedSpin = QtWidgets.QSpinBox()
+        self.seedSpin.setObjectName("seed")
+        self.seedSpin.setRange(0, MAX_SEED)
+        self.tableCheck = QtWidgets.QCheckBox("a plane under the object's lowest point")
+        self.tableCheck.setObjectName("table")
+        self.tableCheck.setChecked(True)
+        self.form.addRow("Trials", self.trialsSpin)
+        self.form.addRow("Grip force", self.forceSpin)
+        self.form.addRow("Seed", self.seedSpin)
+        self.form.addRow("Table", self.tableCheck)
+
+    def setGrasps(self, stage: Usd.Stage | None, grasps: GraspSet | None, note: str = "") -> None:
+        """Evaluate ``grasps`` (a plan of an object of ``stage``, read from its file).
+
+        ``note`` replaces the message (else: how many candidates Run evaluates).
+        """
+        self._stage, self._grasps = stage, grasps
+        count = 0 if grasps is None else len(grasps)
+        where = "" if grasps is None else f" on {grasps.object_path}"
+        self._message.setText(note or f"{count} planned candidate(s){where}.")
+
+    def grasps(self) -> GraspSet | None:
+        """The set Run evaluates (or last evaluated)."""
+        return self._grasps
+
+    def _prepare(self):
+        grasps, stage = self._grasps, self._stage
+        if grasps is None or grasps.source != "plan" or not len(grasps):
+            raise ValueError(actions.NOTHING_TO_EVALUATE)
+        object_file = stage.GetRootLayer().realPath if stage is not None else ""
+        if not object_file:
+            raise ValueError(
+                "The stage is not saved to a file; the evaluation reads the object from disk."
+            )
+        trials, seed = self.trialsSpin.value(), self.seedSpin.value()
+        table = self.tableCheck.isChecked()
+        force = self.forceSpin.value() or None
+        self._finished_before_cancel = None
+
+        def task(context: TaskContext) -> GraspSet:
+            from usdgrip.grasping.physics import EvaluationCancelled
+
+            def progress(message: str, fraction: float) -> None:
+                context.report(round(1000 * fraction), 1000, message)
+
+            context.report(0, 0, f"Reading the object and gripper for {len(grasps)} candidate(s)…")
+            try:
+                return actions.evaluate_grasp_set(
+                    grasps, object_file, trials=trials, table=table, force=force, seed=seed,
+                    rank=True, progress=progress, cancel=lambda: context.cancelled,
+                )  # fmt: skip
+            except EvaluationCancelled as exc:  # partial results: counted, not shown
+                self._finished_before_cancel = (len(exc.results), len(grasps))
+                raise TaskCancelled(str(exc)) from None
+
+        return task, lambda evaluated: evaluated
+
+    def _on_finished(self, value: Any) -> None:
+        evaluated = self._grasps
+        super()._on_finished(value)  # emits resultReady: the session may drop the result
+        if self._grasps is not evaluated and self._grasps is not value:
+            return  # dropped: the session set the candidates listed instead
+        if isinstance(value, GraspSet) and value.success_rates is not None:
+            self._message.setText(actions.describe_evaluation(value) + ".")
+
+    def _on_cancelled(self) -> None:
+        super()._on_cancelled()
+        done = self._finished_before_cancel
+        if done is not None:
+            self._message.setText(
+                f"Cancelled after {done[0]} of {done[1]} candidate(s); nothing was changed."
+            )
+
+
 def _planning_methods() -> tuple[str, ...]:
     try:
         from usdgrip.grasping.proposals import METHODS

@@ -38,6 +38,8 @@ class GraspSet:
     """The library result the set came from (plan result or ``SlotSamples``)."""
     success_rates: NDArray[np.float64] | None = None
     """(N,) measured grasp-and-lift success rates (``usdgrip evaluate``), or ``None``."""
+    outcomes: tuple[str, ...] | None = None
+    """Outcome of each candidate's first trial (``held``, ``missed``...), with ``success_rates``."""
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -71,6 +73,7 @@ def compute_grasp_set_from_plan(
             if measured
             else None
         ),
+        outcomes=tuple(c.physics.outcome for c in candidates) if measured else None,
     )
 
 

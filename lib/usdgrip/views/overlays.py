@@ -16,7 +16,8 @@ Layout::
     /__usdgrip_overlays            Scope, purpose guide (visibility toggled here)
         slots/<object>_<slot>      BasisCurves, colour by slot group
         grasps/g0000 ...           BasisCurves, one gripper wireframe each,
-                                   colour by confidence, best first
+                                   colour by confidence (or measured success),
+                                   best first
         grasp_lines/<name>         BasisCurves, a SimReady grasp vector line p0-p1
                                    with a pad tick at each end
 """
@@ -40,6 +41,7 @@ from usdgrip.views.shapes import (
     compute_gripper_wireframe,
     compute_group_colors,
     compute_slot_shape,
+    compute_success_colors,
 )
 
 OVERLAY_ROOT = Sdf.Path("/__usdgrip_overlays")
@@ -184,6 +186,7 @@ def author_grasp_overlays(
     confidences: ArrayLike | None = None,
     open_width: float = DEFAULT_OPEN_WIDTH,
     labels: Sequence[str] | None = None,
+    success_rates: ArrayLike | None = None,
 ) -> list[str]:
     """Draw grasp candidates as gripper wireframes, replacing earlier grasp overlays.
 
@@ -194,6 +197,9 @@ def author_grasp_overlays(
         confidences: ``(N,)`` scores coloured red (0) → green (1), or ``None`` (grey).
         open_width: drawn jaw opening in metres.
         labels: optional candidate ids stored in each prim's customData.
+        success_rates: ``(N,)`` measured success rates (``usdgrip evaluate``); when given
+            they colour the overlays instead of ``confidences``, on the same ramp over the
+            fixed range 0 (red) → 1 (green), and each rate is stored in customData.
 
     Returns:
         Overlay prim paths ``/__usdgrip_overlays/grasps/gNNNN``, in pose order.
@@ -204,7 +210,10 @@ def author_grasp_overlays(
     layer = _session_layer(stage)
     mpu = _meters_per_unit(stage)
     frames = compute_gripper_wireframe(poses, open_width)
-    colors = compute_confidence_colors(confidences, len(frames))
+    if success_rates is None:
+        colors = compute_confidence_colors(confidences, len(frames))
+    else:
+        colors = compute_success_colors(success_rates, len(frames))
     if labels is not None and len(labels) != len(frames):
         raise ValueError(f"{len(labels)} labels for {len(frames)} poses; expected one per pose.")
     paths: list[str] = []
@@ -215,6 +224,9 @@ def author_grasp_overlays(
             spec = _write_curves(layer, path, segments, color, LINE_WIDTH, mpu)
             if labels is not None:
                 spec.customData = dict(spec.customData, **{"usdgripCandidate": str(labels[i])})
+            if success_rates is not None:
+                rate = float(np.ravel(success_rates)[i])
+                spec.customData = dict(spec.customData, **{"usdgripSuccessRate": rate})
             paths.append(str(path))
     return paths
 

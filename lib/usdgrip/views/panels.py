@@ -347,8 +347,11 @@ class CandidatesPanel(QtWidgets.QWidget):
     candidateSelected = Signal(int)
     """Row of the current candidate, or -1."""
     exportRequested = Signal()
+    evaluateRequested = Signal()
 
     COLUMNS = ("#", "Candidate", "Confidence", "Method / slot")
+    #: Columns added after an evaluation: success rate over the trials, first trial's outcome.
+    MEASURED_COLUMNS = ("Success", "Outcome")
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -365,35 +368,51 @@ class CandidatesPanel(QtWidgets.QWidget):
         self._label = QtWidgets.QLabel("No candidates.")
         self._export = QtWidgets.QPushButton("Export…")
         self._export.setObjectName("export")
+        self._evaluate = QtWidgets.QPushButton("Evaluate…")
+        self._evaluate.setObjectName("evaluate")
+        self._evaluate.setToolTip("Grasp-and-lift every candidate in MuJoCo (usdgrip evaluate)")
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(self._label, 1)
+        bar.addWidget(self._evaluate)
         bar.addWidget(self._export)
         layout = QtWidgets.QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(self._table)
         self._table.currentCellChanged.connect(lambda row, *_: self.candidateSelected.emit(row))
         self._export.clicked.connect(self.exportRequested.emit)
+        self._evaluate.clicked.connect(self.evaluateRequested.emit)
         self.setGrasps(None)
 
     def setGrasps(self, grasps: GraspSet | None) -> None:
         """List ``grasps`` (``None`` clears the list)."""
         self._grasps = grasps
+        measured = grasps is not None and grasps.success_rates is not None
         self._table.blockSignals(True)
+        self._table.setColumnCount(len(self.COLUMNS) + (len(self.MEASURED_COLUMNS) * measured))
+        self._table.setHorizontalHeaderLabels(
+            list(self.COLUMNS) + (list(self.MEASURED_COLUMNS) if measured else [])
+        )
         self._table.setRowCount(0 if grasps is None else len(grasps))
         if grasps is not None:
             for row in range(len(grasps)):
                 conf = "" if grasps.confidences is None else f"{grasps.confidences[row]:.3f}"
                 cells = (str(row + 1), grasps.labels[row], conf, grasps.details[row])
+                if measured:
+                    outcome = grasps.outcomes[row] if grasps.outcomes else ""
+                    cells += (f"{grasps.success_rates[row]:.0%}", outcome)
                 for column, text in enumerate(cells):
                     self._table.setItem(row, column, QtWidgets.QTableWidgetItem(text))
         self._table.blockSignals(False)
         self._table.resizeColumnsToContents()
         self._table.horizontalHeader().setStretchLastSection(True)
-        self._export.setEnabled(grasps is not None and grasps.source == "plan")
+        planned = grasps is not None and grasps.source == "plan"
+        self._export.setEnabled(planned)
+        self._evaluate.setEnabled(planned and len(grasps) > 0)
         if grasps is None:
             self._label.setText("No candidates.")
         else:
             kind = "planned" if grasps.source == "plan" else "sampled"
+            kind = "evaluated" if measured else kind
             self._label.setText(f"{len(grasps)} {kind} candidate(s) on {grasps.object_path}")
 
     def grasps(self) -> GraspSet | None:

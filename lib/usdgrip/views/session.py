@@ -17,6 +17,10 @@ from usdgrip.views.host import UsdviewHost
 from usdgrip.views.qt import QtCore, QtWidgets
 
 SESSION_NAME = "usdgripSession"
+#: Status line when an evaluation ends after the listed candidates changed.
+EVALUATION_DROPPED = (
+    "usdgrip: evaluation result discarded: the listed candidates changed while it ran"
+)
 
 
 class GrippersSession(QtCore.QObject):
@@ -78,21 +82,53 @@ class GrippersSession(QtCore.QObject):
             panel = CandidatesPanel()
             panel.candidateSelected.connect(self.highlight)
             panel.exportRequested.connect(self.export_grasps)
+            panel.evaluateRequested.connect(self.evaluate_grasps)
             return panel
 
         return self._dock("Candidates", "Grippers: grasp candidates", make)
 
     def dialog(self, kind: str):
-        """The non-modal ``sample`` or ``plan`` dialog (created on first use)."""
-        from usdgrip.views.dialogs import PlanDialog, SampleDialog
+        """The non-modal ``sample``, ``plan`` or ``evaluate`` dialog (created on first use)."""
+        from usdgrip.views.dialogs import EvaluateDialog, PlanDialog, SampleDialog
 
         dialog = self._widgets.get(kind)
         if dialog is None:
+            if kind == "evaluate":
+                dialog = EvaluateDialog(self.host.window)
+                dialog.resultReady.connect(self._show_evaluated)
+                dialog.runner.failed.connect(
+                    lambda message: self.host.status(f"usdgrip: evaluation failed: {message}")
+                )
+                self._widgets[kind] = dialog
+                return dialog
             cls = SampleDialog if kind == "sample" else PlanDialog
             dialog = cls(self.host.window)
             dialog.resultReady.connect(self.show_grasps)
             self._widgets[kind] = dialog
         return dialog
+
+    def evaluate_grasps(self) -> None:
+        """Open the Evaluate dialog for the listed planned candidates (status line when none)."""
+        if self.grasps is None or self.grasps.source != "plan" or not len(self.grasps):
+            self.host.status(actions.NOTHING_TO_EVALUATE)
+            return
+        dialog = self.dialog("evaluate")
+        if not dialog.isRunning():
+            dialog.setGrasps(self.host.stage, self.grasps)
+        self.show_widget(dialog)
+
+    def _show_evaluated(self, grasps: GraspSet) -> None:
+        """Show an evaluated set (re-ranked, coloured by success) and its summary.
+
+        Dropped when the list changed while it ran (a new plan, Clear Overlays).
+        """
+        dialog = self.dialog("evaluate")
+        if dialog.grasps() is not self.grasps:
+            self.host.status(EVALUATION_DROPPED)
+            dialog.setGrasps(self.host.stage, self.grasps, EVALUATION_DROPPED[len("usdgrip: ") :])
+            return
+        self.show_grasps(grasps)
+        self.host.status(f"usdgrip: {actions.describe_evaluation(grasps)}")
 
     # --- overlays -----------------------------------------------------------
 
@@ -117,6 +153,9 @@ class GrippersSession(QtCore.QObject):
         self._author_grasps()
         panel = self.candidates_panel()
         panel.setGrasps(grasps)
+        evaluate = self._widgets.get("evaluate")
+        if evaluate is not None and not evaluate.isRunning():
+            evaluate.setGrasps(self.host.stage, grasps)  # Run evaluates what is listed
         self.show_widget(panel)
         self.host.status(f"usdgrip: {len(grasps)} grasp candidates on {grasps.object_path}")
 
@@ -163,6 +202,9 @@ class GrippersSession(QtCore.QObject):
         self.last_slots = actions.SlotOverlays(0, [], [])
         if self.host.stage is not None:
             overlays.clear_overlays(self.host.stage)
+        evaluate = self._widgets.get("evaluate")
+        if evaluate is not None and not evaluate.isRunning():
+            evaluate.setGrasps(self.host.stage, None)
         panel = self._widgets.get("Candidates")
         if panel is not None:
             panel.setGrasps(None)

@@ -158,9 +158,27 @@ def compute_confidence_colors(confidences: ArrayLike | None, count: int) -> Colo
     c = np.nan_to_num(np.asarray(confidences, dtype=np.float64).reshape(count))
     span = float(c.max() - c.min()) if count else 0.0
     c = (c - c.min()) / span if span > 0 else np.ones_like(c)
-    red = np.clip(2.0 * (1.0 - c), 0, 1)
-    green = np.clip(2.0 * c, 0, 1) * 0.8
-    return np.stack([red, green, np.full_like(c, 0.1)], axis=1)
+    return _compute_ramp_colors(c)
+
+
+def compute_success_colors(success_rates: ArrayLike, count: int) -> Colors:
+    """Map measured success rates to the same ramp over the fixed range 0 (red) → 1 (green).
+
+    Unlike backend scores, a success rate is a measured fraction (trials held / trials),
+    so it is not rescaled to the set: a set where nothing held is all red. A rate that
+    is not finite (not measured) is the neutral grey.
+    """
+    rates = np.asarray(success_rates, dtype=np.float64).reshape(count)
+    colors = _compute_ramp_colors(np.clip(np.nan_to_num(rates), 0.0, 1.0))
+    colors[~np.isfinite(rates)] = NEUTRAL_COLOR
+    return colors
+
+
+def _compute_ramp_colors(fractions: NDArray[np.float64]) -> Colors:
+    """Red (0) → yellow (0.5) → green (1), ``(N, 3)``."""
+    red = np.clip(2.0 * (1.0 - fractions), 0, 1)
+    green = np.clip(2.0 * fractions, 0, 1) * 0.8
+    return np.stack([red, green, np.full_like(fractions, 0.1)], axis=1)
 
 
 def compute_group_colors(groups: list[str]) -> Colors:
