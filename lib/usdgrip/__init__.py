@@ -50,6 +50,7 @@ _EXPORTS = {
     "plan_grasps": "usdgrip.grasping.planner",
     "evaluate_grasps": "usdgrip.grasping.evaluation",
     "evaluate_targets": "usdgrip.grasping.evaluation",
+    "evaluate_grasp_lines": "usdgrip.grasping.line_evaluation",
     "GraspPhysics": "usdgrip.contracts",
     "GraspObject": "usdgrip.contracts",
     "GraspPlanningRequest": "usdgrip.contracts",

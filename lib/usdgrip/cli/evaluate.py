@@ -1,4 +1,4 @@
-"""``usdgrip evaluate OBJECT_FILE --object PRIM --gripper FILE:/SITE --grasps IN -o OUT``."""
+"""``usdgrip evaluate OBJECT_FILE --gripper FILE:/SITE (--grasps IN | --targets IN | --lines)``."""
 
 from __future__ import annotations
 
@@ -32,20 +32,38 @@ kg/m3). Friction: the UsdPhysics.MaterialAPI material bound to the object's coll
 else --friction (default 0.8). Grip force: --force, else the site's
 gripper:maxGripForce, else 50 N per finger. Every default taken is a warning.
 
-Example:
+--lines (FET005 on the CPU, docs/graspable-props.md): for each SimReady grasp vector line
+(grasp_identifier*) of the object, plan --candidates-per-line grasps on it (`usdgrip plan
+--method lines`) and grasp-and-lift them; the object rests on a table unless --scene/--support
+name its support. --object defaults to the object the lines belong to. Reports per line
+whether a grasp held (its id and pose), the best success rate and the outcome counts, as
+text or JSON (--format; -o OUT.json picks json), on stdout or in -o.
+
+Examples:
   usdgrip evaluate examples/mug.usda --object /Mug --gripper examples/gripper.usda:/Gripper/tcp \\
       --grasps out/mug_grasps.yaml --table --trials 3 -o out/mug_evaluated.yaml
+  usdgrip evaluate examples/graspable_prop.usda --gripper examples/gripper.usda:/Gripper/tcp \\
+      --lines -o out/graspable_prop_lines.json
 
-Exit 0 at least one candidate held; 1 none held (the file is still written); 2 bad input
-(unreadable file, missing prim, no mesh, not a grasp file or samples file, a bad option)."""
+Exit 0 at least one candidate held (--lines: every grasp line has a grasp that held); 1 none
+held (--lines: some line has none, e.g. a line that misses the object; the output is still
+written); 2 bad input (unreadable file, missing prim, no mesh, not a grasp file or samples
+file, --lines on an object without grasp lines, a bad option)."""
 
 #: Candidates listed in the summary (``--show``).
 DEFAULT_SHOW = 10
+#: ``--candidates-per-line`` default (``usdgrip.grasping.line_evaluation``; not imported
+#: here so that ``--help`` stays fast).
+CANDIDATES_PER_LINE = 24
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="OBJECT_FILE", help="USD file holding the object")
-    parser.add_argument("--object", required=True, metavar="PRIM", help="object prim, e.g. /Mug")
+    parser.add_argument(
+        "--object",
+        metavar="PRIM",
+        help="object prim, e.g. /Mug (required, but with --lines: default the lines' object)",
+    )
     parser.add_argument(
         "--gripper",
         required=True,
@@ -62,8 +80,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="`usdgrip sample --format json` output: each candidate's targets are hands "
         "that close and lift together",
     )
+    what.add_argument(
+        "--lines",
+        action="store_true",
+        help="FET005 on the CPU: does a grasp on each grasp vector line (grasp_identifier*) hold",
+    )
     parser.add_argument(
-        "-o", "--output", required=True, metavar="OUT", help="output file (YAML or JSON)"
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="output file (YAML or JSON); required, but with --lines: default stdout",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        help="--lines report format (default: json when -o ends in .json, else text)",
+    )
+    parser.add_argument(
+        "--candidates-per-line",
+        type=int,
+        metavar="N",
+        help=f"--lines: grasps planned and simulated per line (default {CANDIDATES_PER_LINE})",
     )
     add_physics_arguments(parser)
     parser.add_argument(
@@ -79,7 +116,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--show",
         type=int,
-        default=DEFAULT_SHOW,
+        default=None,
         metavar="N",
         help=f"best candidates listed in the summary (default {DEFAULT_SHOW}; 0 for none)",
     )
@@ -169,7 +206,6 @@ def physics_keywords(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, open_input
     from usdgrip.cli.plan import _ProgressBar
-    from usdgrip.contracts import GeometryRef
     from usdgrip.fileio import (
         check_output,
         check_output_path,
@@ -179,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.grasping.evaluation import evaluate_grasps, evaluate_targets
     from usdgrip.grasping.isaac_yaml import read_isaac_grasp, write_isaac_grasp
 
-    if args.show < 0:
+    if args.show is not None and args.show < 0:
         raise ValueError(f"--show {args.show}: expected a number of candidates >= 0")
     check_physics_options(args)
     if args.scene and not args.support:
@@ -187,19 +223,29 @@ def run(args: argparse.Namespace) -> int:
             f"--scene {args.scene}: needs --support PRIM (the evaluation simulates only what "
             "the object rests on), or use --table"
         )
+    if args.lines:
+        if args.show is not None:
+            raise ValueError(
+                f"--show {args.show}: not with --lines (the report lists every line's grasp)"
+            )
+        return run_lines(args)
+    show = DEFAULT_SHOW if args.show is None else args.show
+    for option, value in (
+        ("--format", args.format),
+        ("--candidates-per-line", args.candidates_per_line),
+    ):
+        if value is not None:
+            raise ValueError(f"{option} {value}: only with --lines")
+    for option, value in (("--object PRIM", args.object), ("-o OUT", args.output)):
+        if value is None:
+            raise ValueError(f"{option} is required with --grasps and --targets")
     gripper = parse_gripper(args.gripper)
     output = Path(args.output)
     data_file = args.grasps or args.targets
     inputs = [args.file, gripper.asset_path, data_file, *filter(None, [args.scene])]
     check_output_path(output, inputs)
     check_output(output)
-    from pydantic import ValidationError
-
-    try:
-        geometry = GeometryRef(asset_path=args.file, prim_path=args.object)
-    except ValidationError as exc:
-        message = exc.errors()[0]["msg"].removeprefix("Value error, ")
-        raise ValueError(f"--object {args.object!r}: {message}") from None
+    geometry = _object_ref(args.file, args.object)
     if args.grasps:
         source: Any = read_isaac_grasp(args.grasps)
     else:
@@ -228,17 +274,122 @@ def run(args: argparse.Namespace) -> int:
         held = any(c.physics and c.physics.success_rate > 0 for c in result.grasps.values())
         warnings = result.metadata.warnings[len(source.metadata.warnings) :]
         if not args.quiet:
-            print_grasps_summary(result, output, args.show, summary_to)
+            print_grasps_summary(result, output, show, summary_to)
     else:
         write_text_output(output, json.dumps(report, indent=1) + "\n")
         held = report["summary"]["held_candidates"] > 0
         warnings = report["warnings"]
         if not args.quiet:
-            print_targets_summary(report, output, args.show, summary_to)
+            print_targets_summary(report, output, show, summary_to)
     if not args.quiet:
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)
     return EXIT_OK if held else EXIT_FINDINGS
+
+
+def _object_ref(file: str, prim: str) -> Any:
+    """The :class:`~usdgrip.contracts.GeometryRef` of ``--object``, a bad path named."""
+    from pydantic import ValidationError
+
+    from usdgrip.contracts import GeometryRef
+
+    try:
+        return GeometryRef(asset_path=file, prim_path=prim)
+    except ValidationError as exc:
+        message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise ValueError(f"--object {prim!r}: {message}") from None
+
+
+def run_lines(args: argparse.Namespace) -> int:
+    """``--lines``: per grasp vector line, does a planned grasp on it hold (FET005)."""
+    from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, open_input
+    from usdgrip.cli.plan import _ProgressBar
+    from usdgrip.fileio import (
+        check_output,
+        check_output_path,
+        display_path,
+        is_standard_output,
+        write_text_output,
+    )
+    from usdgrip.grasping.line_evaluation import evaluate_grasp_lines, find_line_object
+
+    per_line = args.candidates_per_line
+    if per_line is not None and per_line < 1:
+        raise ValueError(f"--candidates-per-line {per_line}: expected an integer >= 1")
+    gripper = parse_gripper(args.gripper)
+    output = args.output
+    fmt = args.format or ("json" if output and output.lower().endswith(".json") else "text")
+    if output is not None:
+        check_output_path(output, [args.file, gripper.asset_path, *filter(None, [args.scene])])
+        try:
+            check_output(output)
+        except ValueError as exc:
+            raise ValueError(f"-o {exc}") from None
+    files = dict.fromkeys([args.file, gripper.asset_path, *filter(None, [args.scene])])
+    stages = {file: open_input(file, output) for file in files}
+    geometry = _object_ref(args.file, args.object or find_line_object(args.file, stages))
+    keywords = physics_keywords(args)
+    keywords["table"] = keywords["table"] or None  # default: a table unless --support
+    bar = _ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
+    try:
+        report = evaluate_grasp_lines(
+            geometry,
+            gripper,
+            candidates_per_line=per_line or CANDIDATES_PER_LINE,
+            stages=stages,
+            progress=bar,
+            **keywords,
+        )
+    finally:
+        bar.close()
+    text = json.dumps(report, indent=1) + "\n" if fmt == "json" else format_lines_report(report)
+    summary = report["summary"]
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        write_text_output(output, text)
+        if not args.quiet:
+            print(
+                f"wrote {display_path(output)} ({fmt}): {summary['held']} of "
+                f"{summary['lines']} grasp line(s) held",
+                file=sys.stderr if is_standard_output(output) else sys.stdout,
+            )
+    if not args.quiet:
+        for warning in report["warnings"]:
+            print(f"warning: {warning}", file=sys.stderr)
+    return EXIT_OK if summary["every_line_held"] else EXIT_FINDINGS
+
+
+def format_lines_report(report: dict[str, Any]) -> str:
+    """The ``--lines`` report as text: a header, then per line its verdict and the grasp."""
+    from usdgrip.cli.plan import format_pose
+
+    summary, meta = report["summary"], report["physics"] or {}
+    params = meta.get("parameters", {})
+    engine = f"MuJoCo {meta['engine_version']}, " if "engine_version" in meta else ""
+    out = [
+        f"{report['object']}: {summary['held']} of {summary['lines']} grasp line(s) held",
+        f"  gripper {report['gripper']}, support {meta.get('support', 'none')}, "
+        f"{report['candidates_per_line']} grasp(s) per line, {params.get('trials', 1)} "
+        f"trial(s) each ({engine}seed {meta.get('seed', 0)}, {report['runtime_seconds']:.2f} s)",
+    ]
+    width = max(len(line["name"]) for line in report["lines"])
+    for line in report["lines"]:
+        verdict = line["verdict"].replace("_", " ")
+        verdict = verdict if line["held"] else verdict.upper()
+        head = f"  {line['name']:<{width}}  {verdict:<12}  {line['candidates']:>3} grasp(s)"
+        if line["note"]:
+            out.append(f"{head}: {line['note']}")
+            continue
+        outcomes = ", ".join(f"{k} {v}" for k, v in line["outcomes"].items())
+        out.append(f"{head}, best {100 * line['best_success_rate']:.0f}%; outcomes: {outcomes}")
+        grasp = line["grasp"]
+        if grasp is not None:
+            pose = format_pose(
+                grasp["position"], grasp["orientation"]["w"], grasp["orientation"]["xyz"]
+            )
+            out.append(f"      by {grasp['id']}  {pose} width {grasp['width']:.3f}")
+    return "\n".join(out) + "\n"
 
 
 def _summary_lines(summary: dict[str, Any]) -> list[str]:

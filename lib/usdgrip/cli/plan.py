@@ -278,15 +278,20 @@ def print_summary(result, output: Path, requested: int, show: int, stream: TextI
         candidates = result.get_candidates(gripper)
         stream.write(f"  {gripper}: {len(candidates)} candidate(s)\n")
         for c in candidates[:show]:
-            position = ", ".join(f"{v:+.3f}" for v in c.position)
             q = c.orientation
-            quat = f"{q.w:+.3f}, " + ", ".join(f"{v:+.3f}" for v in q.xyz)
             width = f" width {c.width:.3f}" if c.width is not None else ""
             if c.physics is not None:
                 width += f" held {100 * c.physics.success_rate:.0f}%"
             stream.write(
                 f"    {c.candidate_id}  {c.confidence:.3f}  {c.generation_method:<9} "
-                f"p=({position}) q=({quat}){width}\n"
+                f"{format_pose(c.position, q.w, q.xyz)}{width}\n"
             )
     if not result.grasps:
         stream.write("  no candidate survived; see the warnings\n")
+
+
+def format_pose(position: Sequence[float], w: float, xyz: Sequence[float]) -> str:
+    """``p=(x, y, z) q=(w, x, y, z)`` of a grasp pose, 3 decimals (metres)."""
+    p = ", ".join(f"{v:+.3f}" for v in position)
+    q = ", ".join(f"{v:+.3f}" for v in (w, *xyz))
+    return f"p=({p}) q=({q})"

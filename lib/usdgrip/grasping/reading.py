@@ -6,7 +6,7 @@ Each reader takes an open stage when the caller has one (see :class:`StageSource
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ import numpy as np
 from usdgrip.contracts import GripperRef
 from usdgrip.errors import GripperError
 from usdgrip.frames import compute_rigid_part
+from usdgrip.grasp_lines import GraspLine
 from usdgrip.grasping.proposals import ObjectData
 
 #: Largest object extent planned for, metres: a gripper opens at most 2 m, and a mesh that
@@ -134,12 +135,9 @@ def read_object(
         found = find_grasp_lines(stage)
     except GripperError as exc:
         raise GripperError(f"{asset_path}: {exc}") from None
-    root = str(prim.GetPath())
     inverse = np.linalg.inv(frame)
     lines: list[tuple[str, np.ndarray, np.ndarray]] = []
-    for line in found:
-        if not (_is_at_or_under(line.path, root) or _is_at_or_under(line.object_path, root)):
-            continue
+    for line in select_object_lines(found, str(prim.GetPath())):
         if not line.is_usable:
             notes.append(f"grasp line <{line.path}> skipped: not two distinct finite points")
             continue
@@ -204,6 +202,15 @@ def read_scene(scene: Any, stages: StageSource | None = None):
     raise TypeError(
         f"scene is {type(scene).__name__}; expected None, a CollisionScene or a USD file path"
     )
+
+
+def select_object_lines(lines: Sequence[GraspLine], prim_path: str) -> list[GraspLine]:
+    """The grasp lines of the object ``prim_path``: the line or its object is at or under it."""
+    return [
+        line
+        for line in lines
+        if _is_at_or_under(line.path, prim_path) or _is_at_or_under(line.object_path, prim_path)
+    ]
 
 
 def _is_at_or_under(path: str, root: str) -> bool:

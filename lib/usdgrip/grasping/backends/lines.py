@@ -153,6 +153,18 @@ def propose_line_grasps(
     return LineGrasps(ids, poses, widths, scores, names, notes)
 
 
+def name_lines(names: Sequence[str]) -> list[str]:
+    """The id part of each line (``g_<key>_lines_<part>_<k>``): its name, made unique in order."""
+    parts: list[str] = []
+    for name in names:
+        part = base = _id_part(name)
+        suffix = len(parts)
+        while part in parts:  # two lines with one name (in two instances, say)
+            part, suffix = f"{base}_{suffix}", suffix + 1
+        parts.append(part)
+    return parts
+
+
 def propose_lines(
     obj: ObjectData, max_opening: float, *, count: int, key: str
 ) -> tuple[list[str], Poses, np.ndarray, np.ndarray, np.ndarray, list[str]]:
@@ -167,13 +179,8 @@ def propose_lines(
     if obj.vertices is None or not obj.grasp_lines:
         why = "the object has no mesh" if obj.grasp_lines else "the object has no grasp lines"
         return [], np.zeros((0, 4, 4)), empty, empty, empty, [why]
-    named, used = [], set()
-    for name, p0, p1 in obj.grasp_lines:
-        part = _id_part(name)
-        if part in used:  # two lines with one name (in two instances, say)
-            part = f"{part}_{len(used)}"
-        used.add(part)
-        named.append((part, p0, p1))
+    parts = name_lines([name for name, _, _ in obj.grasp_lines])
+    named = [(part, p0, p1) for part, (_, p0, p1) in zip(parts, obj.grasp_lines, strict=True)]
     grasps = propose_line_grasps(
         named, obj.vertices, obj.faces, count=count, key=key, support_normal=obj.up
     )
