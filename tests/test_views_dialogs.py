@@ -13,6 +13,7 @@ from PySide6 import QtCore, QtWidgets
 from test_views_panels import save_shot
 
 import usdgrip
+import usdgrip.sampling
 from usdgrip.grasping.isaac_yaml import read_isaac_grasp
 from usdgrip.views import commands, overlays
 from usdgrip.views.dialogs import PlanDialog, SampleDialog
