@@ -66,12 +66,16 @@ from usdgrip.slot_checks import (
 PERPENDICULAR_TOLERANCE_DEG = 1.0
 #: Allowed ``slot_input_angle`` range, degrees (inclusive).
 ANGLE_RANGE_DEG = (0.0, 360.0)
-#: Most candidates one call samples (arrays take 145 bytes per target, JSON about 460);
-#: for more, sample again with other seeds.
+#: Most candidates one ``usdgrip sample`` run writes (JSON takes about 460 bytes per
+#: target); for more, run again with other seeds. The Python API has no count limit.
 MAX_COUNT = 100_000
-#: Most targets (candidates x slots) one call samples: 200,000 targets peak near 750 MB
-#: as JSON (``usdgrip sample``); 1,000 candidates on 10,000 slots would need gigabytes.
+#: Most targets (candidates x slots) one ``usdgrip sample`` run writes: 200,000 targets
+#: peak near 750 MB as JSON; 1,000 candidates on 10,000 slots would need gigabytes.
 MAX_TARGETS = 200_000
+#: Most targets one :func:`sample_gripper_groups` call returns: the arrays take about
+#: 145 bytes per target, so 10,000,000 targets are about 1.5 GB (batch IK of a million
+#: two-handed candidates fits).
+MAX_ARRAY_TARGETS = 10_000_000
 #: Largest seed and end-effector id: both are stored as int64 (npz, downstream IK).
 MAX_ID = 2**63 - 1
 
@@ -437,8 +441,8 @@ def sample_gripper_groups(
     Raises:
         TypeError: ``slots`` is not a sequence of :class:`GripperSlot`.
         ValueError: no slots; ``len(slots) != len(ee_ids)``; duplicate, non-integer
-            or out-of-range ee ids (0 to :data:`MAX_ID`); ``count`` not an integer in
-            1 to :data:`MAX_COUNT`, or ``count x len(slots)`` above :data:`MAX_TARGETS`;
+            or out-of-range ee ids (0 to :data:`MAX_ID`); ``count`` not an integer >= 1,
+            or ``count x len(slots)`` above :data:`MAX_ARRAY_TARGETS`;
             a seed outside 0 to :data:`MAX_ID`; or a slot failing :func:`check_slot`
             (the message names the slot and the problem).
     """
@@ -469,16 +473,11 @@ def sample_gripper_groups(
         raise ValueError(f"ee_ids {ee_list} repeat an id; expected one distinct id per slot")
     if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
         raise ValueError(f"count is {count!r}; expected an integer >= 1")
-    if count > MAX_COUNT:
-        raise ValueError(
-            f"count is {count}; expected 1 to {MAX_COUNT} candidates (sample again with other "
-            "seeds for more)"
-        )
-    if count * len(slots) > MAX_TARGETS:
+    if count * len(slots) > MAX_ARRAY_TARGETS:
         raise ValueError(
             f"count {count} x {len(slots)} slots is {count * len(slots):,} targets; expected at "
-            f"most {MAX_TARGETS:,} per call (memory); lower count to "
-            f"{max(1, MAX_TARGETS // len(slots)):,} or sample fewer slots per call"
+            f"most {MAX_ARRAY_TARGETS:,} per call (about 145 bytes each); lower count to "
+            f"{max(1, MAX_ARRAY_TARGETS // len(slots)):,} or sample again with other seeds"
         )
     for index, slot in enumerate(slots):
         problems = check_slot(slot)
