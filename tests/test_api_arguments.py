@@ -126,7 +126,10 @@ def test_apply_gripper_slot_refuses_values_the_rules_fail(xform, values, message
         ({"ee_ids": (0, 2**63)}, f"ee_ids [0, {2**63}]: id {2**63} is outside 0 to {MAX_ID}"),
         ({"seed": 2**63}, f"seed is {2**63}; expected an integer from 0 to {MAX_ID}"),
         ({"seed": -1}, "seed is -1; expected an integer from 0 to"),
-        ({"count": 10**9}, "count 1000000000 x 2 slots is 2,000,000,000 targets; expected at most 10,000,000 per call"),
+        (
+            {"count": 10**9},
+            "count 1000000000 x 2 slots is 2,000,000,000 targets; expected at most 10,000,000 per call",
+        ),
     ],
 )
 def test_sample_gripper_groups_checks_ids_seed_and_array_size(tote, kwargs, message):
