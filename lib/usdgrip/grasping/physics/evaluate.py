@@ -340,7 +340,7 @@ def _evaluate_parallel(
     """
     total = len(hand_poses)
     workers = min(jobs - 1, total - 1)
-    size = max(1, total // (jobs * 8))
+    size = max(1, total // (jobs * 32))  # small: the last chunks are what may be re-run
     queue = deque(range(start, min(start + size, total)) for start in range(0, total, size))
     done: dict[int, CandidateEvaluation] = {}
     pending: dict[Future[list[CandidateEvaluation]], range] = {}
@@ -376,10 +376,9 @@ def _evaluate_parallel(
             for result in future.result():
                 done[result.index] = result
 
-    def run_here(chunk: range) -> None:
-        for i in chunk:
-            if i not in done:
-                done[i] = evaluate_one(simulator, hand_poses[i], i, seed)
+    def run_one_here(chunk: range) -> None:
+        i = next(i for i in chunk if i not in done)
+        done[i] = evaluate_one(simulator, hand_poses[i], i, seed)
 
     try:
         while len(done) < total:
@@ -387,15 +386,22 @@ def _evaluate_parallel(
             collect(finished)
             if launch_error:
                 raise launch_error[0]
-            while ready.is_set() and queue and len(pending) < workers:
+            # Two chunks per worker: the next one waits in the pool's queue, so a worker
+            # never idles between the chunks this thread hands it.
+            while ready.is_set() and queue and len(pending) < 2 * workers:
                 chunk = queue.popleft()
                 pending[pool.submit(_run_chunk, list(chunk), hand_poses[chunk], seed)] = chunk
             before = len(done)
             stragglers = [c for c in pending.values() if not all(i in done for i in c)]
+            # One candidate at a time here, so a worker that starts or finishes a chunk
+            # is fed after one candidate, not after a whole chunk of this thread's.
             if queue and _CALLER_WORKS:
-                run_here(queue.popleft())
+                chunk = queue.popleft()
+                run_one_here(chunk)
+                if len(chunk) > 1:
+                    queue.appendleft(chunk[1:])
             elif stragglers and _CALLER_WORKS:
-                run_here(stragglers[-1])  # the one the workers reach last
+                run_one_here(stragglers[-1])  # the one the workers reach last
             elif pending:
                 wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
             else:
