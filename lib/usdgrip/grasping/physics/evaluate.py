@@ -386,9 +386,9 @@ def _evaluate_parallel(
             collect(finished)
             if launch_error:
                 raise launch_error[0]
-            # Two chunks per worker: the next one waits in the pool's queue, so a worker
-            # never idles between the chunks this thread hands it.
-            while ready.is_set() and queue and len(pending) < 2 * workers:
+            # Four chunks in flight per worker: the next ones wait in the pool's queue, so a
+            # worker never idles while this thread evaluates a (slower) candidate of its own.
+            while ready.is_set() and queue and len(pending) < 4 * workers:
                 chunk = queue.popleft()
                 pending[pool.submit(_run_chunk, list(chunk), hand_poses[chunk], seed)] = chunk
             before = len(done)
