@@ -19,7 +19,7 @@ One run, two measurements:
 Targets (issue 15): ≥ 20 trials/s per core, ≥ 1.7× with two jobs. The default 6 trials
 (~5 s of work with jobs=1) make the jobs=2 ratio meaningful: at 2 trials (~2 s) the
 first pool's start-up (~0.6 s: the fork server imports usdgrip) alone caps a cold jobs=2
-at about (2 + 0.6) / 2 s, 1.5×. Usage::
+near 2 s / ((2 + 0.6 s) / 2) ≈ 1.5×. Usage::
 
     .venv/bin/python bench/bench_physics.py [--trials 6] [--skip-decomposition]
 """
