@@ -312,8 +312,16 @@ def test_fix_refuses_a_usdz_package(write_usda, tmp_path, capsys):
 def test_rules_list_json_and_doc(capsys):
     code, out, _ = run(capsys, "rules")
     assert code == 0
+    code_width = max(len(code) for code in RULES)
     for rule in RULES.values():
-        assert f"{rule.code}  {rule.severity:<7}  {rule.name}" in out
+        assert f"{rule.code:<{code_width}}  {rule.severity:<7}  {rule.name}" in out
+    columns = {
+        line.index(rule.name)
+        for rule in RULES.values()
+        for line in out.splitlines()
+        if line.startswith(rule.code + " ")
+    }
+    assert len(columns) == 1, "the names line up in one column (GSP.001 is wider than GR.001)"
     code, out, _ = run(capsys, "rules", "--json")
     data = json.loads(out)
     assert [r["code"] for r in data["rules"]] == sorted(RULES)

@@ -43,8 +43,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
         return 0
     width = max(len(r.name) for r in rules)
+    code_width = max(len(r.code) for r in rules)  # GSP.001 is one wider than GR.001
     for r in rules:
-        sys.stdout.write(f"{r.code}  {r.severity:<7}  {r.name:<{width}}  {r.summary}\n")
+        sys.stdout.write(
+            f"{r.code:<{code_width}}  {r.severity:<7}  {r.name:<{width}}  {r.summary}\n"
+        )
     sys.stdout.write("\nParameters (usdgrip validate --param NAME=VALUE):\n")
     for name, value in DEFAULT_PARAMS.items():
         sys.stdout.write(f"  {name} = {value:g}  ({PARAM_DOCS[name]})\n")
