@@ -27,7 +27,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
 from pydantic import (
@@ -183,17 +183,7 @@ CandidateId = Annotated[
 ]
 
 
-#: Outcomes of a physics trial, in report order (``usdgrip.grasping.physics.OUTCOMES``).
-PHYSICS_OUTCOMES = (
-    "held",
-    "collides_open",
-    "missed",
-    "dropped_lift",
-    "slipped_lift",
-    "dropped_shake",
-    "slipped_shake",
-    "unstable",
-)
+#: Outcome of a physics trial (docs/physics.md, "Protocol").
 PhysicsOutcome = Literal[
     "held",
     "collides_open",
@@ -204,6 +194,8 @@ PhysicsOutcome = Literal[
     "slipped_shake",
     "unstable",
 ]
+#: The outcomes in report order (``usdgrip.grasping.physics.OUTCOMES`` is this tuple).
+PHYSICS_OUTCOMES: tuple[str, ...] = get_args(PhysicsOutcome)
 
 
 class GraspPhysics(_Contract):

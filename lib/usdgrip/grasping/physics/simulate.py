@@ -26,21 +26,13 @@ import mujoco
 import numpy as np
 from numpy.typing import NDArray
 
+from usdgrip.contracts import PHYSICS_OUTCOMES
 from usdgrip.grasping.physics.model import PhysicsGripper, PhysicsObject, PhysicsScene
 from usdgrip.grasping.physics.params import EvaluationParams
 
 GRAVITY = 9.81
-#: Outcomes of a trial, in protocol order.
-OUTCOMES = (
-    "held",
-    "collides_open",
-    "missed",
-    "dropped_lift",
-    "slipped_lift",
-    "dropped_shake",
-    "slipped_shake",
-    "unstable",
-)
+#: Outcomes of a trial, in protocol order (defined once, with the result contract).
+OUTCOMES = PHYSICS_OUTCOMES
 
 # Collision bits: the object collides with hands and supports; hands collide with supports.
 _OBJECT_BITS = (1, 1 | 2)
