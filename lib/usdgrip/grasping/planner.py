@@ -88,12 +88,13 @@ from usdgrip.grasping.backends.antipodal import DEFAULT_CLEARANCE, propose_antip
 from usdgrip.grasping.backends.antipodal_approach import DEFAULT_PAIR_DECAY, compute_pair_decay
 from usdgrip.grasping.backends.antipodal_contacts import get_ray_backend
 from usdgrip.grasping.backends.lines import propose_lines
-from usdgrip.grasping.backends.slots import (
-    describe_grouped_slots,
-    find_slot_groups,
-    propose_slots,
-)
+from usdgrip.grasping.backends.slots import propose_slots
 from usdgrip.grasping.checking import _RankedChecker
+from usdgrip.grasping.methods import (
+    check_lines_usable,
+    check_slots_usable,
+    list_available_methods,
+)
 from usdgrip.grasping.proposals import (
     ObjectData,
     _make_rng,
@@ -140,53 +141,6 @@ def _fallback_warning(asked: str) -> str:
         f"antipodal: {why}, so ray casting used trimesh's slower pure-python fallback "
         "(about 25x slower than Embree); install the 'plan' extra (embreex) for speed"
     )
-
-
-def _check_slots_usable(obj: ObjectData, asset_path: str) -> None:
-    # Asked-for slots that cannot be used are bad input, as a missing mesh is for antipodal.
-    from usdgrip.sampling import check_slot
-
-    where = f"{asset_path}: <{obj.prim_path}>"
-    if not obj.slots:
-        raise GripperError(
-            f"{where} has no GripperSlots (GripperSlotAPI or customData "
-            "lambdasim:gripper_slots), so method 'slots' has nothing to sample; "
-            "`usdgrip info FILE` lists the prims that have some"
-        )
-    problems = {slot.name: check_slot(slot) for slot in obj.slots}
-    usable = [slot for slot in obj.slots if not problems[slot.name]]
-    groups = find_slot_groups(usable)
-    if usable and len(usable) == sum(len(names) for names in groups.values()):
-        notes = "; ".join(describe_grouped_slots(groups))
-        raise GripperError(f"{where}: no single-gripper slot for method 'slots': {notes}")
-    if all(problems.values()):
-        details = "; ".join(
-            f"{name!r}: {', '.join(str(p) for p in found)}" for name, found in problems.items()
-        )
-        raise GripperError(f"{where}: no GripperSlot is usable for method 'slots' ({details})")
-
-
-def _check_lines_usable(obj: ObjectData, asset_path: str) -> None:
-    # Asked-for grasp lines that do not exist are bad input, as missing slots are.
-    if not obj.grasp_lines:
-        skipped = [note for note in obj.notes if note.startswith("grasp line")]
-        found = f" ({'; '.join(skipped)})" if skipped else ""
-        raise GripperError(
-            f"{asset_path}: <{obj.prim_path}> has no usable grasp vector line (a BasisCurves "
-            f"named grasp_identifier* on it or under it){found}, so method 'lines' has nothing "
-            "to plan from; `usdgrip info FILE` lists the lines"
-        )
-
-
-def _available_methods(obj: ObjectData) -> tuple[str, ...]:
-    methods = []
-    if obj.vertices is not None:
-        methods.append("antipodal")
-    if obj.slots:
-        methods.append("slots")
-    if obj.grasp_lines and obj.vertices is not None:
-        methods.append("lines")
-    return tuple(methods)
 
 
 def plan_grasps(
@@ -386,15 +340,15 @@ def read_inputs(
         stages=run.stages,
     )
     if requested is not None and "slots" in requested:
-        _check_slots_usable(obj, geometry.asset_path)
+        check_slots_usable(obj, geometry.asset_path)
     if lines_needed:
-        _check_lines_usable(obj, geometry.asset_path)
-    if requested is None and not _available_methods(obj):
+        check_lines_usable(obj, geometry.asset_path)
+    if requested is None and not list_available_methods(obj):
         raise GripperError(
             f"{geometry.asset_path}: <{obj.prim_path}> has no mesh and no GripperSlots; nothing "
             f"to plan from ({'; '.join(obj.notes)})"
         )
-    chosen = requested if requested is not None else _available_methods(obj)
+    chosen = requested if requested is not None else list_available_methods(obj)
     run.warnings.extend(f"object {geometry}: {note}" for note in obj.notes)
     if requested is None and "antipodal" not in chosen:
         run.warnings.append(f"object {geometry}: antipodal skipped (no mesh)")
@@ -510,7 +464,7 @@ def propose(
                 obj, opening, count=count, key=key
             )
             run.warnings.extend(f"{label}: lines: {n}" for n in notes)
-        else:  # asked-for slots exist and some are usable (_check_slots_usable)
+        else:  # asked-for slots exist and some are usable (check_slots_usable)
             ids, poses, widths, scores, notes = propose_slots(
                 obj, opening, count=count, seed=request.seed, key=key, stream=stream
             )
