@@ -581,6 +581,23 @@ def check_utf8_name(path: str | Path) -> None:
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
+def read_text_input(path: str | os.PathLike[str]) -> str:
+    """The UTF-8 text of an input file, every failure one :class:`GripperError` naming it.
+
+    Raises:
+        GripperError: ``PATH: no such file`` or ``PATH: cannot be read: REASON``.
+    """
+    from usdgrip.errors import GripperError
+
+    file = Path(path)
+    try:
+        return file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise GripperError(f"{file}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GripperError(f"{file}: cannot be read: {exc}") from None
+
+
 def describe_unreadable(path: str | os.PathLike[str]) -> str | None:
     """Why an input file cannot be read, when USD would not say it plainly (else None).
 

@@ -530,15 +530,11 @@ def read_target_samples(path: str | os.PathLike[str]) -> dict[str, Any]:
         GripperError: missing, unreadable or not JSON.
         ValueError: not the samples layout.
     """
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise GripperError(f"{file}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GripperError(f"{file}: cannot be read: {exc}") from None
+    from usdgrip.fileio import read_text_input
     from usdgrip.jsontext import load_json
 
+    file = Path(path)
+    text = read_text_input(file)
     try:
         data = load_json(text)  # nesting depth limited
     except json.JSONDecodeError as exc:

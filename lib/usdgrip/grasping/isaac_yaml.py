@@ -218,14 +218,9 @@ def read_isaac_grasp(path: str | Path) -> GraspPlanningResult:
     Raises:
         GripperError: the file is missing, unreadable or not a valid extended result.
     """
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise GripperError(f"{file}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GripperError(f"{file}: cannot be read: {exc}") from None
-    return parse_isaac_grasp(text, source=str(file))
+    from usdgrip.fileio import read_text_input
+
+    return parse_isaac_grasp(read_text_input(path), source=str(Path(path)))
 
 
 def compute_candidate_pose(candidate: GraspCandidate) -> Mat4:
