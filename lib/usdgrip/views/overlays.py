@@ -140,6 +140,16 @@ def _ensure_root(layer: Sdf.Layer, scope: Sdf.Path) -> None:
     _define(layer, scope, "Scope")
 
 
+def _unique_name(text: str, taken: set[str]) -> str:
+    """A valid prim name for ``text``, suffixed ``_1``, ``_2``... until not in ``taken`` (added)."""
+    base = Tf.MakeValidIdentifier(text)
+    name, n = base, 1
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
 def author_slot_overlays(stage: Usd.Stage, slots: Sequence[GripperSlot]) -> list[str]:
     """Draw slots in the session layer, replacing earlier slot overlays.
 
@@ -166,11 +176,7 @@ def author_slot_overlays(stage: Usd.Stage, slots: Sequence[GripperSlot]) -> list
     with Sdf.ChangeBlock():
         _ensure_root(layer, SLOTS_SCOPE)
         for slot, shape, color in zip(slots, shapes, colors, strict=True):
-            base = Tf.MakeValidIdentifier(f"{Sdf.Path(slot.prim).name}_{slot.name}")
-            name, n = base, 1
-            while name in taken:
-                name, n = f"{base}_{n}", n + 1
-            taken.add(name)
+            name = _unique_name(f"{Sdf.Path(slot.prim).name}_{slot.name}", taken)
             path = SLOTS_SCOPE.AppendChild(name)
             spec = _write_curves(layer, path, shape.all, color, LINE_WIDTH, mpu)
             spec.customData = dict(
@@ -268,11 +274,7 @@ def author_grasp_line_overlays(stage: Usd.Stage, lines: Sequence[GraspLine]) -> 
     with Sdf.ChangeBlock():
         _ensure_root(layer, GRASP_LINES_SCOPE)
         for line in usable:
-            base = Tf.MakeValidIdentifier(f"{Sdf.Path(line.object_path).name}_{line.name}")
-            name, n = base, 1
-            while name in taken:
-                name, n = f"{base}_{n}", n + 1
-            taken.add(name)
+            name = _unique_name(f"{Sdf.Path(line.object_path).name}_{line.name}", taken)
             path = GRASP_LINES_SCOPE.AppendChild(name)
             segments = compute_grasp_line_segments(line)
             spec = _write_curves(layer, path, segments, GRASP_LINE_COLOR, LINE_WIDTH, mpu)
