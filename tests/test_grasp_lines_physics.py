@@ -12,7 +12,7 @@ from conftest import EXAMPLES
 
 pytest.importorskip("mujoco")
 
-from usdgrip.grasping.backends.lines import (
+from usdgrip.grasping.backends.line_proposals import (
     parse_line_candidate_id,
     propose_lines,
     summarize_line_evaluations,
@@ -24,7 +24,7 @@ from usdgrip.grasping.physics import (
     make_physics_object,
     make_physics_scene,
 )
-from usdgrip.grasping.reading import read_object
+from usdgrip.grasping.inputs import read_object
 
 
 def test_the_good_line_holds_and_the_missing_line_cannot_be_proven():

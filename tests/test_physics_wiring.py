@@ -24,7 +24,7 @@ from usdgrip.contracts import (
     GraspPlanningResult,
     GripperRef,
 )
-from usdgrip.grasping.evaluation import evaluate_grasps, evaluate_targets
+from usdgrip.grasping.grasp_evaluation import evaluate_grasps, evaluate_targets
 from usdgrip.grasping.isaac_yaml import read_isaac_grasp, write_isaac_grasp
 from usdgrip.usd.physics import read_physics_properties
 

@@ -179,7 +179,7 @@ def parse_grippers(texts: list[str], max_candidates: int, seed: int) -> list[lis
     """
     from usdgrip.cli.plan import check_request_options, parse_gripper
     from usdgrip.contracts import GripperRef
-    from usdgrip.grasping.reading import read_gripper
+    from usdgrip.grasping.inputs import read_gripper
 
     refs = []
     for text in texts:

@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
         is_standard_output,
         write_text_output,
     )
-    from usdgrip.grasping.evaluation import evaluate_grasps, evaluate_targets
+    from usdgrip.grasping.grasp_evaluation import evaluate_grasps, evaluate_targets
     from usdgrip.grasping.isaac_yaml import read_isaac_grasp, write_isaac_grasp
 
     if args.show is not None and args.show < 0:
@@ -249,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
     if args.grasps:
         source: Any = read_isaac_grasp(args.grasps)
     else:
-        from usdgrip.grasping.evaluation import read_target_samples
+        from usdgrip.grasping.grasp_evaluation import read_target_samples
 
         source = read_target_samples(args.targets)
     stages = {f: open_input(f, output) for f in dict.fromkeys([args.file, gripper.asset_path])}

@@ -237,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if args.evaluate and result.grasps:
             from usdgrip.cli.evaluate import physics_keywords
-            from usdgrip.grasping.evaluation import evaluate_grasps
+            from usdgrip.grasping.grasp_evaluation import evaluate_grasps
 
             result = evaluate_grasps(
                 result,

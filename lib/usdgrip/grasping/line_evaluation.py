@@ -2,9 +2,9 @@
 
 :func:`evaluate_grasp_lines` plans the object's lines with the ``lines`` backend
 (:func:`usdgrip.grasping.planner.plan_grasps`, ``methods="lines"``), runs those candidates
-through the physics evaluation (:func:`usdgrip.grasping.evaluation.evaluate_grasps`; by
+through the physics evaluation (:func:`usdgrip.grasping.grasp_evaluation.evaluate_grasps`; by
 default on a table, as FET005 puts the asset on a floor) and groups the outcomes by line
-(:func:`usdgrip.grasping.backends.lines.summarize_line_evaluations`). docs/graspable-props.md
+(:func:`usdgrip.grasping.backends.line_proposals.summarize_line_evaluations`). docs/graspable-props.md
 has the protocol and what differs from NVIDIA's FET005.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from usdgrip.contracts import GeometryRef, GripperRef
 from usdgrip.errors import GripperError
-from usdgrip.grasping.reading import StageSource, select_object_lines
+from usdgrip.grasping.inputs import StageSource, select_object_lines
 
 Progress = Callable[[str, float], None]
 """``progress(message, fraction_done)``; fraction in [0, 1]."""
@@ -110,7 +110,7 @@ def evaluate_grasp_lines(
         stages: stages the caller has open, by asset path.
         progress: ``progress(message, fraction)``.
         cancel: polled between candidates (as
-            :func:`~usdgrip.grasping.evaluation.evaluate_grasps`).
+            :func:`~usdgrip.grasping.grasp_evaluation.evaluate_grasps`).
 
     Returns:
         A JSON-ready dict: ``format`` (:data:`REPORT_FORMAT`), ``object``, ``gripper``,
@@ -130,12 +130,12 @@ def evaluate_grasp_lines(
         ValueError, TypeError: a bad option, naming it.
     """
     from usdgrip.contracts import GraspObject, GraspPlanningRequest
-    from usdgrip.grasping.backends.lines import (
+    from usdgrip.grasping.backends.line_proposals import (
         name_lines,
         parse_line_candidate_id,
         summarize_line_evaluations,
     )
-    from usdgrip.grasping.evaluation import EvaluationOptions, evaluate_grasps
+    from usdgrip.grasping.grasp_evaluation import EvaluationOptions, evaluate_grasps
     from usdgrip.grasping.planner import plan_grasps
     from usdgrip.usd.grasp_lines import find_grasp_lines
     from usdgrip.usd.stage import get_prim

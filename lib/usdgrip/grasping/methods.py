@@ -7,7 +7,7 @@ missing mesh is for ``antipodal``; with none asked, :func:`list_available_method
 from __future__ import annotations
 
 from usdgrip.errors import GripperError
-from usdgrip.grasping.backends.slots import describe_grouped_slots, find_slot_groups
+from usdgrip.grasping.backends.slot_proposals import describe_grouped_slots, find_slot_groups
 from usdgrip.grasping.proposals import ObjectData
 
 

@@ -22,7 +22,7 @@ Pipeline for each gripper, in request order:
      grasp frame (X span/closing, Z forward/approach); width = the site's
      max opening; score = ``1 - |s|/up_range - |θ|/slot_input_angle`` (1 at
      the slot centre, untilted; 0 at a corner of the range).
-   - ``lines``: :func:`usdgrip.grasping.backends.lines.propose_lines` on the object's
+   - ``lines``: :func:`usdgrip.grasping.backends.line_proposals.propose_lines` on the object's
      SimReady grasp vector lines: +X along the line, centre at the midpoint of the
      surfaces it lands on, width between them, approaches evenly around the line;
      score = ``0.5 + 0.5 * approach quality``.
@@ -87,8 +87,8 @@ from usdgrip.frames import compute_quaternion_wxyz
 from usdgrip.grasping.backends.antipodal import DEFAULT_CLEARANCE, propose_antipodal
 from usdgrip.grasping.backends.antipodal_approach import DEFAULT_PAIR_DECAY, compute_pair_decay
 from usdgrip.grasping.backends.antipodal_contacts import get_ray_backend
-from usdgrip.grasping.backends.lines import propose_lines
-from usdgrip.grasping.backends.slots import propose_slots
+from usdgrip.grasping.backends.line_proposals import propose_lines
+from usdgrip.grasping.backends.slot_proposals import propose_slots
 from usdgrip.grasping.checking import _RankedChecker
 from usdgrip.grasping.methods import (
     check_lines_usable,
@@ -103,7 +103,7 @@ from usdgrip.grasping.proposals import (
     compute_stream_key,
     parse_methods,
 )
-from usdgrip.grasping.reading import (
+from usdgrip.grasping.inputs import (
     GRIPPER_MODELS,
     StageSource,
     _is_at_or_under,

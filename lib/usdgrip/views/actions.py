@@ -334,7 +334,7 @@ def evaluate_grasp_set(
         ValueError: ``grasps`` is not a plan.
     """
     from usdgrip.contracts import GeometryRef
-    from usdgrip.grasping.evaluation import evaluate_grasps
+    from usdgrip.grasping.grasp_evaluation import evaluate_grasps
 
     if grasps is None or grasps.source != "plan":
         raise ValueError("usdgrip: only planned grasps can be evaluated; run Plan Grasps… first")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from usdgrip.grasping.collision.shapes import ObjectId
+from usdgrip.grasping.collision.fcl_shapes import ObjectId
 
 if TYPE_CHECKING:  # the scene validates its exclusions: import for the hint only
     from usdgrip.grasping.collision.scene import CollisionScene

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from usdgrip.frames import Mat4
-from usdgrip.grasping.collision.shapes import Shape, _as_pose, _Geometry, _inverse, _positive
+from usdgrip.grasping.collision.fcl_shapes import Shape, _as_pose, _Geometry, _inverse, _positive
 from usdgrip.model import GripperSite
 
 #: Proxy gripper dimensions (metres) used when no collision meshes are given;

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from usdgrip.frames import Mat4, Poses, find_rigid_poses
 from usdgrip.grasping.collision.exclusions import Exclusion, SceneExclusions
-from usdgrip.grasping.collision.shapes import ObjectId, Shape, _Geometry, _inverse
+from usdgrip.grasping.collision.fcl_shapes import ObjectId, Shape, _Geometry, _inverse
 
 #: Two shapes closer than this (metres) count as touching in the retreat check's
 #: "finger touches the part" and "part rests on its support" tests.

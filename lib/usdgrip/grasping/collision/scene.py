@@ -27,7 +27,7 @@ from usdgrip.grasping.collision.queries import (
     _select,
     _touch,
 )
-from usdgrip.grasping.collision.shapes import (
+from usdgrip.grasping.collision.fcl_shapes import (
     ObjectId,
     Shape,
     _as_pose,

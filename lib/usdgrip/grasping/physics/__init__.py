@@ -17,7 +17,7 @@ from usdgrip.grasping.physics.decompose import (
     decompose_mesh,
     default_cache_dir,
 )
-from usdgrip.grasping.physics.evaluate import (
+from usdgrip.grasping.physics.candidate_trials import (
     CandidateEvaluation,
     EvaluationCancelled,
     check_hand_poses,
@@ -25,7 +25,7 @@ from usdgrip.grasping.physics.evaluate import (
     evaluate_candidates,
     summarize_evaluations,
 )
-from usdgrip.grasping.physics.model import (
+from usdgrip.grasping.physics.world import (
     GripperShape,
     PhysicsGripper,
     PhysicsObject,
@@ -40,7 +40,7 @@ from usdgrip.grasping.physics.params import (
     DecompositionParams,
     EvaluationParams,
 )
-from usdgrip.grasping.physics.simulate import OUTCOMES, GraspSimulator, TrialResult
+from usdgrip.grasping.physics.mujoco_engine import OUTCOMES, GraspSimulator, TrialResult
 
 __all__ = [
     "DEFAULT_DENSITY",

@@ -9,7 +9,7 @@ the stages through :mod:`usdgrip.usd` (no ``pxr`` here) and call the pure engine
 
 Inputs and their fallbacks (a warning names every default taken):
 
-- object meshes: the planner's reader (:func:`usdgrip.grasping.reading.read_object`),
+- object meshes: the planner's reader (:func:`usdgrip.grasping.inputs.read_object`),
   in the object frame M (the prim's world frame, scale removed), metres;
 - mass: ``UsdPhysics.MassAPI`` ``physics:mass``, else ``physics:density`` × volume,
   else ``density`` (default :data:`~usdgrip.grasping.physics.DEFAULT_DENSITY`);
@@ -40,7 +40,7 @@ import numpy as np
 
 from usdgrip.contracts import GeometryRef, GraspPhysics, GraspPlanningResult, GripperRef
 from usdgrip.errors import GripperError
-from usdgrip.grasping.reading import StageSource, read_gripper, read_gripper_model, read_object
+from usdgrip.grasping.inputs import StageSource, read_gripper, read_gripper_model, read_object
 
 Progress = Callable[[str, float], None]
 """``progress(message, fraction_done)``; fraction in [0, 1]."""
@@ -91,7 +91,7 @@ class EvaluationOptions:
                 f"scene {self.scene!r} without a support: the evaluation simulates only what "
                 "the object rests on; name it (--support PRIM) or use --table"
             )
-        from usdgrip.grasping.reading import GRIPPER_MODELS
+        from usdgrip.grasping.inputs import GRIPPER_MODELS
 
         if self.gripper_model not in GRIPPER_MODELS:
             raise ValueError(

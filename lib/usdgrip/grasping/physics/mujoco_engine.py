@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from usdgrip.contracts import PHYSICS_OUTCOMES
-from usdgrip.grasping.physics.model import PhysicsGripper, PhysicsObject, PhysicsScene
+from usdgrip.grasping.physics.world import PhysicsGripper, PhysicsObject, PhysicsScene
 from usdgrip.grasping.physics.params import EvaluationParams
 
 GRAVITY = 9.81
