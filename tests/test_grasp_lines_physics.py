@@ -17,6 +17,7 @@ from usdgrip.grasping.backends.line_proposals import (
     propose_lines,
     summarize_line_evaluations,
 )
+from usdgrip.grasping.inputs import read_object
 from usdgrip.grasping.physics import (
     EvaluationParams,
     PhysicsGripper,
@@ -24,7 +25,6 @@ from usdgrip.grasping.physics import (
     make_physics_object,
     make_physics_scene,
 )
-from usdgrip.grasping.inputs import read_object
 
 
 def test_the_good_line_holds_and_the_missing_line_cannot_be_proven():

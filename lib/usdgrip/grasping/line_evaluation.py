@@ -4,7 +4,8 @@
 (:func:`usdgrip.grasping.planner.plan_grasps`, ``methods="lines"``), runs those candidates
 through the physics evaluation (:func:`usdgrip.grasping.grasp_evaluation.evaluate_grasps`; by
 default on a table, as FET005 puts the asset on a floor) and groups the outcomes by line
-(:func:`usdgrip.grasping.backends.line_proposals.summarize_line_evaluations`). docs/graspable-props.md
+(:func:`~usdgrip.grasping.backends.line_proposals.summarize_line_evaluations`).
+docs/graspable-props.md
 has the protocol and what differs from NVIDIA's FET005.
 """
 

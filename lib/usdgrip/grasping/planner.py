@@ -90,6 +90,15 @@ from usdgrip.grasping.backends.antipodal_contacts import get_ray_backend
 from usdgrip.grasping.backends.line_proposals import propose_lines
 from usdgrip.grasping.backends.slot_proposals import propose_slots
 from usdgrip.grasping.checking import _RankedChecker
+from usdgrip.grasping.inputs import (
+    GRIPPER_MODELS,
+    StageSource,
+    _is_at_or_under,
+    read_gripper,
+    read_gripper_model,
+    read_object,
+    read_scene,
+)
 from usdgrip.grasping.methods import (
     check_lines_usable,
     check_slots_usable,
@@ -102,15 +111,6 @@ from usdgrip.grasping.proposals import (
     compute_gripper_key,
     compute_stream_key,
     parse_methods,
-)
-from usdgrip.grasping.inputs import (
-    GRIPPER_MODELS,
-    StageSource,
-    _is_at_or_under,
-    read_gripper,
-    read_gripper_model,
-    read_object,
-    read_scene,
 )
 from usdgrip.slot_checks import MAX_OPENING_M, get_max_opening_problem
 

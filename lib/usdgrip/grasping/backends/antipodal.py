@@ -29,18 +29,18 @@ from usdgrip.frames import Poses
 from usdgrip.grasping.backends.antipodal_approach import (
     DEFAULT_APPROACH_WEIGHT,
     DEFAULT_PAIR_DECAY,
-    _compute_pad_support,
     compute_approach_frames,
     compute_approach_quality,
     compute_centroid,
+    compute_pad_support,
     compute_pair_decay,
 )
 from usdgrip.grasping.backends.antipodal_contacts import (
     ContactPairs,
     RayBackend,
-    _check_mesh,
-    _check_parameters,
-    _compute_palm_free,
+    check_mesh_arrays,
+    check_sampler_parameters,
+    compute_palm_free,
     find_contact_pairs,
 )
 from usdgrip.grasping.proposals import ObjectData
@@ -125,7 +125,7 @@ def sample_antipodal_grasps(
         pad_width: jaw pad width along Y; when given, grasps whose pads would
             overhang the surface along Y are ranked lower: the score is multiplied
             by ``0.5 + 0.5 * support``, ``support`` the fraction of the four pad
-            edges that rest on the surface (:func:`_compute_pad_support`);
+            edges that rest on the surface (:func:`compute_pad_support`);
             ``None`` skips the pad check.
         clearance_weight: weight of the width margin in the score, in [0, 1].
         ray_backend: "auto" (Embree when available), "embree" or "triangle".
@@ -145,7 +145,7 @@ def sample_antipodal_grasps(
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng is {type(rng).__name__}; expected numpy.random.Generator")
     max_opening = float(max_opening)
-    _check_parameters(
+    check_sampler_parameters(
         max_opening, count, float(clearance), float(friction_coefficient), approach_samples
     )
     if not (0.0 <= clearance_weight <= 1.0):
@@ -162,7 +162,7 @@ def sample_antipodal_grasps(
             raise ValueError(
                 f"support_normal is {normal.tolist()}; expected a non-zero finite (3,) vector"
             )
-    v, f = _check_mesh(vertices, faces)
+    v, f = check_mesh_arrays(vertices, faces)
     usable = max_opening - float(clearance)
     pairs_needed = math.ceil(count / approach_samples)
     cache: dict = {}
@@ -204,7 +204,7 @@ def sample_antipodal_grasps(
     poses = compute_approach_frames(points, approach_samples, rng)
     scores = np.repeat(pair_scores, approach_samples)
     if pad_width is not None:
-        support = _compute_pad_support(
+        support = compute_pad_support(
             cache["intersector"],
             v,
             f,
@@ -218,7 +218,7 @@ def sample_antipodal_grasps(
             poses,
             compute_centroid(v, f),
             cache["scale"],
-            palm_free=_compute_palm_free(cache, v, f, poses),
+            palm_free=compute_palm_free(cache, v, f, poses),
             palm_range=max_opening,
             support_normal=support_normal,
         ).quality

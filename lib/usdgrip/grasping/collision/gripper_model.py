@@ -9,7 +9,13 @@ from typing import Any
 import numpy as np
 
 from usdgrip.frames import Mat4
-from usdgrip.grasping.collision.fcl_shapes import Shape, _as_pose, _Geometry, _inverse, _positive
+from usdgrip.grasping.collision.fcl_shapes import (
+    Shape,
+    ShapeGeometry,
+    as_pose,
+    check_positive,
+    invert_rigid,
+)
 from usdgrip.model import GripperSite
 
 #: Proxy gripper dimensions (metres) used when no collision meshes are given;
@@ -61,7 +67,7 @@ class GripperCollisionModel:
                     f"robot shape {s.name!r} is bound to frame {s.frame}; a gripper model has "
                     "frame 0 (grasp frame G) only"
                 )
-        self._geoms = [_Geometry(s.shape) for s in self.shapes]
+        self._geoms = [ShapeGeometry(s.shape) for s in self.shapes]
         self._objects = [g.new_object() for g in self._geoms]
 
     @property
@@ -99,11 +105,11 @@ class GripperCollisionModel:
         Raises:
             ValueError: a dimension is not finite and > 0.
         """
-        w = _positive(max_opening, "max opening")
-        p = _positive(PROXY_DEFAULT_PAD_WIDTH if pad_width is None else pad_width, "pad width")
-        t = _positive(finger_thickness, "finger thickness")
-        length = _positive(finger_length, "finger length")
-        d = _positive(palm_depth, "palm depth")
+        w = check_positive(max_opening, "max opening")
+        p = check_positive(PROXY_DEFAULT_PAD_WIDTH if pad_width is None else pad_width, "pad width")
+        t = check_positive(finger_thickness, "finger thickness")
+        length = check_positive(finger_length, "finger length")
+        d = check_positive(palm_depth, "palm depth")
         e = float(tip_offset)
 
         def placed(x: float, z: float) -> Mat4:
@@ -153,7 +159,7 @@ class GripperCollisionModel:
                 "author gripper_forward_axis"
             )
         if meshes:
-            g_from_world = _inverse(site.grasp_frame)
+            g_from_world = invert_rigid(site.grasp_frame)
             shapes = []
             for item in meshes:
                 name, shape, pose = _shape_triple(item)
@@ -174,7 +180,7 @@ class GripperCollisionModel:
 def _shape_triple(item: Any) -> tuple[str, Shape, Mat4]:
     if isinstance(item, tuple) and len(item) == 3:
         name, shape, pose = item
-        return str(name), shape, _as_pose(pose, f"pose of {name!r}")
+        return str(name), shape, as_pose(pose, f"pose of {name!r}")
     name, shape, pose = shape_from_scene_shape(item)
     return name, shape, pose
 
@@ -190,7 +196,7 @@ def shape_from_scene_shape(item: Any) -> tuple[str, Shape, Mat4]:
     path = str(getattr(item, "path", ""))
     kind = str(getattr(item, "kind", "")).lower()
     params = dict(getattr(item, "params", None) or {})
-    pose = _as_pose(getattr(item, "pose", None), f"pose of <{path}>")
+    pose = as_pose(getattr(item, "pose", None), f"pose of <{path}>")
     if kind == "mesh":
         mesh = getattr(item, "mesh", None)
         if mesh is None:

@@ -11,12 +11,6 @@ Build the inputs from arrays in the object frame, then evaluate::
 See docs/physics.md for the model, the protocol and every parameter.
 """
 
-from usdgrip.grasping.physics.decompose import (
-    Decomposition,
-    PartReport,
-    decompose_mesh,
-    default_cache_dir,
-)
 from usdgrip.grasping.physics.candidate_trials import (
     CandidateEvaluation,
     EvaluationCancelled,
@@ -24,6 +18,20 @@ from usdgrip.grasping.physics.candidate_trials import (
     engine_metadata,
     evaluate_candidates,
     summarize_evaluations,
+)
+from usdgrip.grasping.physics.decompose import (
+    Decomposition,
+    PartReport,
+    decompose_mesh,
+    default_cache_dir,
+)
+from usdgrip.grasping.physics.mujoco_engine import OUTCOMES, GraspSimulator, TrialResult
+from usdgrip.grasping.physics.params import (
+    DEFAULT_DENSITY,
+    DEFAULT_FRICTION,
+    DEFAULT_GRIP_FORCE,
+    DecompositionParams,
+    EvaluationParams,
 )
 from usdgrip.grasping.physics.world import (
     GripperShape,
@@ -33,14 +41,6 @@ from usdgrip.grasping.physics.world import (
     make_physics_object,
     make_physics_scene,
 )
-from usdgrip.grasping.physics.params import (
-    DEFAULT_DENSITY,
-    DEFAULT_FRICTION,
-    DEFAULT_GRIP_FORCE,
-    DecompositionParams,
-    EvaluationParams,
-)
-from usdgrip.grasping.physics.mujoco_engine import OUTCOMES, GraspSimulator, TrialResult
 
 __all__ = [
     "DEFAULT_DENSITY",

@@ -24,9 +24,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from usdgrip.frames import find_rigid_poses
-from usdgrip.grasping.physics.world import PhysicsGripper, PhysicsObject, PhysicsScene
-from usdgrip.grasping.physics.params import EvaluationParams
 from usdgrip.grasping.physics.mujoco_engine import OUTCOMES, GraspSimulator
+from usdgrip.grasping.physics.params import EvaluationParams
+from usdgrip.grasping.physics.world import PhysicsGripper, PhysicsObject, PhysicsScene
 
 HandPoses = NDArray[np.float64]  # (N, H, 4, 4) object_from_G per candidate and hand
 

@@ -27,8 +27,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from usdgrip.contracts import PHYSICS_OUTCOMES
-from usdgrip.grasping.physics.world import PhysicsGripper, PhysicsObject, PhysicsScene
 from usdgrip.grasping.physics.params import EvaluationParams
+from usdgrip.grasping.physics.world import PhysicsGripper, PhysicsObject, PhysicsScene
 
 GRAVITY = 9.81
 #: Outcomes of a trial, in protocol order (defined once, with the result contract).
