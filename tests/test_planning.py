@@ -17,10 +17,11 @@ from usdgrip.contracts import (
     GripperRef,
 )
 from usdgrip.errors import GripperError, PrimNotFoundError, StageOpenError
+from usdgrip.grasping.backends.registry import parse_methods
 from usdgrip.grasping.backends.slot_proposals import compute_slot_scores
 from usdgrip.grasping.isaac_yaml import compute_candidate_poses, read_isaac_grasp, write_isaac_grasp
 from usdgrip.grasping.planner import plan_grasps
-from usdgrip.grasping.proposals import compute_gripper_key, parse_methods
+from usdgrip.grasping.proposals import compute_gripper_key
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GRIPPER = GripperRef(asset_path=str(EXAMPLES / "gripper.usda"), prim_path="/Gripper/tcp")

@@ -1,16 +1,16 @@
-"""Physics-checked grasps from USD: read the object, gripper and support, run the MuJoCo trials.
+"""Physics-checked grasps from USD: the inputs read once, then the engine's grasp-and-lift trials.
 
 :func:`evaluate_grasps` adds a measured ``physics`` mapping to every candidate of a
-planning result (and ``metadata.physics``); :func:`evaluate_targets` runs the
-multi-hand candidates of ``usdgrip sample --format json`` (two-handed slot groups:
-every target of a candidate is one hand; all close and lift together). Both read
-the stages through :mod:`usdgrip.usd` (no ``pxr`` here) and call the pure engine
+planning result (and ``metadata.physics``). It takes the
+:class:`~usdgrip.grasping.inputs.GraspInputs` a caller read (or reads them itself, once)
+and the :class:`~usdgrip.grasping.options.EvaluationOptions`, builds the engine's models
+(:func:`build_physics_world`, :func:`build_physics_hand`) and runs the pure engine
 :mod:`usdgrip.grasping.physics` (docs/physics.md).
 
 Inputs and their fallbacks (a warning names every default taken):
 
-- object meshes: the planner's reader (:func:`usdgrip.grasping.inputs.read_object`),
-  in the object frame M (the prim's world frame, scale removed), metres;
+- object meshes: the input reader's (``ObjectInputs.vertices``), in the object frame M
+  (the prim's world frame, scale removed), metres;
 - mass: ``UsdPhysics.MassAPI`` ``physics:mass``, else ``physics:density`` × volume,
   else ``density`` (default :data:`~usdgrip.grasping.physics.DEFAULT_DENSITY`);
 - friction: the bound ``UsdPhysics.MaterialAPI`` material, else ``friction``
@@ -19,28 +19,24 @@ Inputs and their fallbacks (a warning names every default taken):
   :data:`~usdgrip.grasping.physics.DEFAULT_GRIP_FORCE` N per finger;
 - gripper shapes: the planner's collision model (``gripper_model`` auto/proxy/geometry);
 - up: the object stage's ``upAxis`` rotated into M (USD's fallback ``Y`` when not authored);
-- support: ``table=True`` (a plane under the object's lowest point) or the meshes of
+- support: ``table=True`` (a plane under the object's lowest point) or the geometry of
   ``support`` in the ``scene`` file.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import math
 import os
-import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from usdgrip.contracts import GeometryRef, GraspPhysics, GraspPlanningResult, GripperRef
 from usdgrip.errors import GripperError
-from usdgrip.grasping.inputs import StageSource, read_gripper, read_gripper_model, read_object
+from usdgrip.grasping.inputs import GraspInputs, Gripper, StageSource, read_grasp_inputs
+from usdgrip.grasping.options import UNSET, EvaluationOptions, make_evaluation_options
+from usdgrip.grasping.provenance import Note, render_notes
 
 Progress = Callable[[str, float], None]
 """``progress(message, fraction_done)``; fraction in [0, 1]."""
@@ -51,187 +47,123 @@ RANKING_PHYSICS = "success_rate,confidence"
 RANKING_KEPT = "unchanged"
 
 
-@dataclass(frozen=True)
-class EvaluationOptions:
-    """The checked options shared by :func:`evaluate_grasps` and :func:`evaluate_targets`."""
-
-    trials: int = 1
-    force: float | None = None
-    friction: float | None = None
-    density: float | None = None
-    scene: str | None = None
-    support: str | None = None
-    table: bool = False
-    gripper_model: str = "auto"
-    jobs: int = 1
-    seed: int = 0
-    params: Any = None
-    cache_dir: str | None = None
-
-    def __post_init__(self) -> None:
-        for name, minimum in (("trials", 1), ("jobs", 1), ("seed", 0)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-                raise ValueError(f"{name} is {value!r}; expected an integer >= {minimum}")
-        for name, unit in (("force", "N"), ("friction", ""), ("density", "kg/m³")):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise TypeError(f"{name} is {type(value).__name__}; expected a number")
-            if not (math.isfinite(value) and value > 0):
-                expected = f"a finite value > 0 {unit}".rstrip()
-                raise ValueError(f"{name} is {value!r}; expected {expected}")
-        if self.table and self.support is not None:
-            raise ValueError("table and support are exclusive: the object rests on one of them")
-        if self.support is not None and self.scene is None:
-            raise ValueError(f"support {self.support!r} needs a scene file holding that prim")
-        if self.scene is not None and self.support is None:
-            raise ValueError(
-                f"scene {self.scene!r} without a support: the evaluation simulates only what "
-                "the object rests on; name it (--support PRIM) or use --table"
-            )
-        from usdgrip.grasping.inputs import GRIPPER_MODELS
-
-        if self.gripper_model not in GRIPPER_MODELS:
-            raise ValueError(
-                f"gripper model {self.gripper_model!r}; expected one of {', '.join(GRIPPER_MODELS)}"
-            )
-
-    def evaluation_params(self):
-        """The engine's :class:`EvaluationParams` with ``trials`` set."""
-        from usdgrip.grasping.physics import EvaluationParams
-
-        params = self.params if self.params is not None else EvaluationParams()
-        return dataclasses.replace(params, trials=self.trials)
-
-
-@dataclass(frozen=True)
-class PhysicsInputs:
-    """Everything the engine needs, read once: object, scene, gripper, and what was assumed."""
+class PhysicsWorld(NamedTuple):
+    """The engine's object and scene, built once from the inputs, and what was assumed."""
 
     obj: Any
     """:class:`~usdgrip.grasping.physics.PhysicsObject`."""
     scene: Any
     """:class:`~usdgrip.grasping.physics.PhysicsScene`."""
+    notes: tuple[Note, ...]
+    record: dict[str, Any]
+    """The object, up and support parts of ``metadata.physics``."""
+
+
+class PhysicsHand(NamedTuple):
+    """The engine's gripper for one :class:`~usdgrip.grasping.inputs.Gripper`."""
+
     gripper: Any
     """:class:`~usdgrip.grasping.physics.PhysicsGripper`."""
-    world_frame: np.ndarray
-    """(4, 4) frame M: the object prim's world transform, scale removed."""
-    prim_path: str
-    warnings: tuple[str, ...]
+    notes: tuple[Note, ...]
     record: dict[str, Any]
-    """What was used (object, gripper, support), for ``metadata.physics``."""
+    """``metadata.physics["gripper"]``."""
 
 
 def _floats(values: Any) -> list[float]:
     return [float(v) + 0.0 for v in np.ravel(values)]
 
 
-def read_physics_inputs(
-    geometry: GeometryRef,
-    gripper: GripperRef,
-    options: EvaluationOptions,
-    stages: StageSource | None = None,
-) -> PhysicsInputs:
-    """Read the object, its support and the gripper into the engine's models.
+def _cache(options: EvaluationOptions) -> dict[str, Any]:
+    return {"cache_dir": options.cache_dir} if options.cache_dir is not None else {}
+
+
+def build_physics_world(inputs: GraspInputs, options: EvaluationOptions) -> PhysicsWorld:
+    """The physics object (mass, friction, collision pieces) and scene (up, support).
 
     Raises:
-        GripperError: unreadable file, missing prim, no mesh, a bad authored mass,
-            density or friction, a gripper prim that is not a usable site.
-        ValueError: a bad option.
+        GripperError: no mesh, a bad authored mass, density or friction, a support prim
+            whose geometry cannot be read.
     """
     from usdgrip.grasping.physics import (
         DEFAULT_DENSITY,
         DEFAULT_FRICTION,
-        DEFAULT_GRIP_FORCE,
-        PhysicsGripper,
         make_physics_object,
         make_physics_scene,
     )
-    from usdgrip.usd.physics import read_physics_properties, read_stage_up, read_support_mesh
-    from usdgrip.usd.stage import get_prim
 
-    stages = stages or StageSource()
-    warnings: list[str] = []
-    data = read_object(
-        geometry.asset_path, geometry.prim_path, need_mesh=True, check_closed=False, stages=stages
-    )
-    warnings.extend(f"object {geometry}: {note}" for note in data.notes)
-    stage = stages.open(geometry.asset_path)
-    props = read_physics_properties(get_prim(stage, geometry.prim_path))
-    warnings.extend(f"object {geometry}: {note}" for note in props.notes)
-    mass, density = props.mass, props.density
-    mass_from = props.mass_source
+    data = inputs.object
+    geometry = data.geometry
+    label = data.label
+    if data.mesh_error is not None:
+        raise GripperError(f"{geometry.asset_path}: {data.mesh_error}")
+    if data.physical_error is not None:
+        raise GripperError(data.physical_error)
+    notes = [note.within(label) for note in data.notes]
+    props = data.physical
+    mass, density, mass_from = props.mass, props.density, props.mass_source
     if mass is None and density is None:
-        density = options.density
-        mass_from = "density option"
+        density, mass_from = options.density, "density option"
         if density is None:
             density, mass_from = DEFAULT_DENSITY, "default density"
-            warnings.append(
-                f"object {geometry}: no UsdPhysics.MassAPI mass or density authored and no "
-                f"density given; using the default density {DEFAULT_DENSITY:g} kg/m³"
+            notes.append(
+                Note(
+                    "density_default",
+                    data.prim_path,
+                    "no UsdPhysics.MassAPI mass or density authored and no density given; "
+                    f"using the default density {DEFAULT_DENSITY:g} kg/m³",
+                    (label,),
+                )
             )
     elif options.density is not None:
-        warnings.append(f"density option {options.density:g} ignored: {mass_from} is authored")
+        text = f"density option {options.density:g} ignored: {mass_from} is authored"
+        notes.append(Note("option_ignored", "density", text))
     friction, friction_from = props.friction, props.friction_source
     if friction is None:
         friction, friction_from = options.friction, "friction option"
         if friction is None:
             friction, friction_from = DEFAULT_FRICTION, "default friction"
-            warnings.append(
-                f"object {geometry}: no UsdPhysics.MaterialAPI friction bound to its colliders "
-                f"and no friction given; using the default friction {DEFAULT_FRICTION:g}"
+            notes.append(
+                Note(
+                    "friction_default",
+                    data.prim_path,
+                    "no UsdPhysics.MaterialAPI friction bound to its colliders and no friction "
+                    f"given; using the default friction {DEFAULT_FRICTION:g}",
+                    (label,),
+                )
             )
     elif options.friction is not None:
-        warnings.append(f"friction option {options.friction:g} ignored: {friction_from} is bound")
-    cache = {"cache_dir": options.cache_dir} if options.cache_dir is not None else {}
+        text = f"friction option {options.friction:g} ignored: {friction_from} is bound"
+        notes.append(Note("option_ignored", "friction", text))
+    cache = _cache(options)
     try:
         obj = make_physics_object(
             data.vertices, data.faces, mass=mass, density=density, friction=friction, **cache
         )
     except ValueError as exc:
         raise GripperError(f"{geometry}: {exc}") from None
-    up_world, authored = read_stage_up(stage)
-    if not authored:
-        warnings.append(
-            f"{geometry.asset_path}: no upAxis authored; using USD's fallback Y as up for the lift"
+    if not data.up_authored:
+        notes.append(
+            Note(
+                "up_fallback",
+                geometry.asset_path,
+                "no upAxis authored; using USD's fallback Y as up for the lift",
+                (geometry.asset_path,),
+            )
         )
-    up = data.world_frame[:3, :3].T @ up_world
-    support_meshes = ()
-    if options.support is not None:
-        scene_stage = stages.open(options.scene)
-        support_meshes = (read_support_mesh(scene_stage, options.support, data.world_frame),)
-    scene = make_physics_scene(up, table=options.table, support_meshes=support_meshes, **cache)
-    site = read_gripper(gripper, stages)
-    if site.grasp_frame is None:
-        raise GripperError(f"gripper {gripper}: the site has no usable forward axis")
-    opening = site.max_opening
-    if opening is None or not (math.isfinite(opening) and opening > 0):
-        raise GripperError(
-            f"gripper {gripper}: max opening is {opening!r}; expected a finite value > 0 m"
-        )
-    pad = site.grip_line.length if site.grip_line is not None else None
-    if pad is None or not (0 < pad < opening):
-        from usdgrip.grasping.physics.params import DEFAULT_PAD_WIDTH
-
-        warnings.append(
-            f"gripper {gripper}: grip pad width {pad!r} unusable; using {DEFAULT_PAD_WIDTH:g} m"
-        )
-        pad = DEFAULT_PAD_WIDTH
-    force, force_from = options.force, "force option"
-    if force is None and site.max_grip_force is not None:
-        force, force_from = float(site.max_grip_force), "gripper:maxGripForce"
-    unusable = site.problems.get("gripper:maxGripForce")
-    if force is None:
-        force, force_from = DEFAULT_GRIP_FORCE, "default grip force"
-        authored = f"gripper:maxGripForce unusable ({unusable})" if unusable else "none authored"
-        warnings.append(
-            f"gripper {gripper}: no grip force given and {authored}; using the default "
-            f"{DEFAULT_GRIP_FORCE:g} N per finger"
-        )
-    model = read_gripper_model(gripper, site, options.gripper_model, stages)
-    hand = PhysicsGripper.from_collision_model(model, opening, pad, force, **cache)
+    support = inputs.support
+    meshes: tuple[tuple[Any, Any], ...] = ()
+    if support.kind == "prim":
+        if support.error is not None:
+            raise GripperError(support.error)
+        if support.vertices is None:
+            raise GripperError(
+                f"support {support.prim!r} is an obstacle of an in-memory scene; the physics "
+                "needs it from a USD file (scene=FILE, support=PRIM)"
+            )
+        meshes = ((support.vertices, support.faces),)
+    scene = make_physics_scene(
+        data.lift_up, table=support.kind == "table", support_meshes=meshes, **cache
+    )
     record = {
         "object": {
             "prim": data.prim_path,
@@ -242,27 +174,55 @@ def read_physics_inputs(
             "friction_from": friction_from,
             "collision_pieces": len(obj.pieces),
         },
-        "gripper": {
-            "site": str(gripper),
-            "max_opening_m": float(opening),
-            "pad_width_m": float(pad),
-            "grip_force_n": float(force),
-            "grip_force_from": force_from,
-            "collision_model": model.source,
-        },
         "up": _floats(scene.up),
-        "support": (
-            "table" if options.table else f"{options.scene}:{options.support}"
-            if options.support else "none"
-        ),
-    }  # fmt: skip
-    return PhysicsInputs(
-        obj, scene, hand, data.world_frame, data.prim_path, tuple(warnings), record
+        "support": support.label,
+    }
+    return PhysicsWorld(obj, scene, tuple(notes), record)
+
+
+def build_physics_hand(gripper: Gripper, options: EvaluationOptions) -> PhysicsHand:
+    """The physics gripper: the pads, the grip force and the collision model's palm.
+
+    Raises:
+        GripperError: the gripper was skipped by the one rule (its reason).
+    """
+    from usdgrip.grasping.physics import PhysicsGripper
+
+    if gripper.skipped is not None:
+        raise GripperError(gripper.skipped.render())
+    notes = [gripper.pad_note] if gripper.pad_note is not None else []
+    force, force_from = options.force, "force option"
+    if force is None:
+        force, force_from = gripper.grip_force, gripper.grip_force_source
+        if force_from != "gripper:maxGripForce":
+            problem = gripper.grip_force_problem
+            authored = f"gripper:maxGripForce unusable ({problem})" if problem else "none authored"
+            notes.append(
+                Note(
+                    "force_default",
+                    str(gripper.ref),
+                    f"no grip force given and {authored}; using the default {force:g} N per finger",
+                    (gripper.label,),
+                )
+            )
+    model = gripper.collision_model
+    hand = PhysicsGripper.from_collision_model(
+        model, gripper.max_opening, gripper.pad_width, force, **_cache(options)
     )
+    record = {
+        "site": str(gripper.ref),
+        "max_opening_m": float(gripper.max_opening),
+        "pad_width_m": float(gripper.pad_width),
+        "grip_force_n": float(force),
+        "grip_force_from": force_from,
+        "collision_model": model.source,
+    }
+    return PhysicsHand(hand, tuple(notes), record)
 
 
-def _run(
-    inputs: PhysicsInputs,
+def run_physics(
+    world: PhysicsWorld,
+    hand: PhysicsHand,
     poses: np.ndarray,
     options: EvaluationOptions,
     progress: Progress | None,
@@ -273,16 +233,17 @@ def _run(
         engine_metadata,
         evaluate_candidates,
         summarize_evaluations,
+        summarize_open_hits,
     )
 
     params = options.evaluation_params()
     report = progress or (lambda message, fraction: None)
     started = time.perf_counter()
     results = evaluate_candidates(
-        inputs.obj,
-        inputs.gripper,
+        world.obj,
+        hand.gripper,
         poses,
-        scene=inputs.scene,
+        scene=world.scene,
         params=params,
         seed=options.seed,
         jobs=options.jobs,
@@ -290,84 +251,148 @@ def _run(
             f"physics: {done}/{total} candidates", done / max(total, 1)
         ),
         cancel=cancel,
+        engine=options.engine,
     )
     metadata = {
-        **engine_metadata(params),
+        **engine_metadata(params, options.engine),
         "seed": options.seed,
         "jobs": options.jobs,
-        **inputs.record,
+        "object": world.record["object"],
+        "gripper": hand.record,
+        "up": world.record["up"],
+        "support": world.record["support"],
         "summary": summarize_evaluations(results),
         "runtime_seconds": time.perf_counter() - started,
     }
+    hits = summarize_open_hits([r.open_hits for r in results])
+    if hits:
+        metadata["collides_open_with"] = hits
     return results, metadata
+
+
+def read_evaluation_inputs(
+    object: GeometryRef,
+    grippers: list[GripperRef],
+    options: EvaluationOptions,
+    inputs: GraspInputs | None,
+    stages: Mapping[str | os.PathLike[str], Any] | StageSource | None,
+) -> GraspInputs:
+    """The inputs the evaluation runs on: ``inputs`` when given (checked), else read once.
+
+    Raises:
+        ValueError: ``inputs`` read for another object, support or gripper model.
+        GripperError: as :func:`~usdgrip.grasping.inputs.read_grasp_inputs`.
+    """
+    if inputs is None:
+        return read_grasp_inputs(
+            object,
+            grippers,
+            table=options.table,
+            scene=options.scene,
+            support=options.support,
+            gripper_model=options.gripper_model,
+            stages=stages,
+        )
+    if not isinstance(inputs, GraspInputs):
+        raise TypeError(f"inputs is {type(inputs).__name__}; expected GraspInputs")
+    read = inputs.object.geometry
+    if read.prim_path != object.prim_path or not _same_file(read.asset_path, object.asset_path):
+        raise ValueError(f"the inputs were read for {read}, not the object {object}")
+    if inputs.gripper_model != options.gripper_model:
+        raise ValueError(
+            f"the inputs were read with gripper model {inputs.gripper_model!r}; the options "
+            f"ask for {options.gripper_model!r}"
+        )
+    inputs.check_support(options.table, options.scene, options.support)
+    for ref in grippers:
+        inputs.find_gripper(ref)
+    return inputs
 
 
 def evaluate_grasps(
     result_or_path: GraspPlanningResult | str | os.PathLike[str],
-    object: GeometryRef,
+    object: GeometryRef | None = None,
     gripper: GripperRef | None = None,
     *,
-    trials: int = 1,
-    force: float | None = None,
-    friction: float | None = None,
-    density: float | None = None,
-    scene: str | None = None,
-    support: str | None = None,
-    table: bool = False,
-    gripper_model: str = "auto",
-    jobs: int = 1,
-    seed: int = 0,
+    options: EvaluationOptions | None = None,
+    inputs: GraspInputs | None = None,
     rank: bool = False,
-    params: Any = None,
-    cache_dir: str | None = None,
-    stages: Mapping[str | os.PathLike[str], Any] | None = None,
+    stages: Mapping[str | os.PathLike[str], Any] | StageSource | None = None,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
+    trials: int = UNSET,
+    force: float | None = UNSET,
+    friction: float | None = UNSET,
+    density: float | None = UNSET,
+    scene: str | None = UNSET,
+    support: str | None = UNSET,
+    table: bool = UNSET,
+    gripper_model: str = UNSET,
+    jobs: int = UNSET,
+    seed: int = UNSET,
+    params: Any = UNSET,
+    cache_dir: str | None = UNSET,
 ) -> GraspPlanningResult:
-    """Grasp-and-lift every candidate of a plan in MuJoCo; the result with ``physics`` added.
+    """Grasp-and-lift every candidate of a plan; the result with ``physics`` added.
 
     Args:
         result_or_path: a :class:`GraspPlanningResult` or an extended Isaac-Grasp file.
         object: the object the grasps were planned for (its prim must be the result's
-            ``metadata.pose_frame``).
+            ``metadata.pose_frame``); may be left out when ``inputs`` are given.
         gripper: the gripper site to simulate; ``None``: every gripper of the result
             (each read from the path its entries name). Given, it must be one of the
             result's grippers (same prim, same file), and only its candidates are evaluated.
-        trials: trials per candidate (trial 0 nominal, the others perturbed).
-        force: grip force per finger, N (wins over ``gripper:maxGripForce``).
-        friction: friction when none is bound in USD.
-        density: kg/m³ when no mass or density is authored.
-        scene: USD file holding ``support`` (``usdgrip plan --scene``).
-        support: prim the object rests on, in ``scene``.
-        table: a plane just under the object's lowest point instead.
-        gripper_model: ``auto``, ``proxy`` or ``geometry`` (the planner's collision model).
-        jobs: worker processes; results do not depend on it.
-        seed: the same seed gives the same outcomes.
+            A gripper the one rule refuses is skipped with a warning (an error when none
+            is left).
+        options: the evaluation options (:class:`EvaluationOptions`: trials, force,
+            friction, density, support, gripper model, jobs, seed, engine parameters,
+            cache, engine).
+        inputs: the object, grippers and support already read (the planner's); nothing
+            is read again.
         rank: order each gripper's entries by measured ``success_rate``, then
             ``confidence`` (``metadata.physics["ranking"]`` and ``generation_mode`` say so);
             else the input order is kept.
-        params: :class:`~usdgrip.grasping.physics.EvaluationParams` (``trials`` wins).
-        cache_dir: CoACD cache folder (default: the engine's).
-        stages: stages the caller has open, by asset path.
+        stages: stages the caller has open, by asset path (or a ``StageSource``).
         progress: ``progress(message, fraction)``.
         cancel: polled between candidates; True stops with
             :class:`~usdgrip.grasping.physics.EvaluationCancelled`.
+        trials: one release's shim for ``options`` (with ``force``, ``friction``,
+            ``density``, ``scene``, ``support``, ``table``, ``gripper_model``, ``jobs``,
+            ``seed``, ``params``, ``cache_dir``): :class:`EvaluationOptions`' fields.
+        force: see ``trials``.
+        friction: see ``trials``.
+        density: see ``trials``.
+        scene: see ``trials``.
+        support: see ``trials``.
+        table: see ``trials``.
+        gripper_model: see ``trials``.
+        jobs: see ``trials``.
+        seed: see ``trials``.
+        params: see ``trials``.
+        cache_dir: see ``trials``.
 
     Returns:
         A new result: every evaluated entry has ``physics`` (success_rate, trials,
-        outcome of trial 0, outcome counts); ``metadata.physics`` holds the engine,
-        every parameter, what was read and assumed, the summary and the runtime;
-        ``metadata.warnings`` adds every default taken. Candidate ids are unchanged.
+        outcome of trial 0, outcome counts, what the open hand hit); ``metadata.physics``
+        holds the engine, every parameter, what was read and assumed, the summary and the
+        runtime; ``metadata.warnings`` adds every default taken. Candidate ids are unchanged.
 
     Raises:
-        GripperError: unreadable input (file, prim, mesh, site, physics attributes).
-        ValueError, TypeError: a bad option, naming it.
+        GripperError: unreadable input (file, prim, mesh, site, physics attributes), no
+            usable gripper.
+        ValueError, TypeError: a bad option, naming it; options with the old keywords.
     """
     from usdgrip.grasping.isaac_yaml import compute_candidate_pose, read_isaac_grasp
 
-    options = EvaluationOptions(
-        trials, force, friction, density, scene, support, table, gripper_model, jobs, seed,
-        params, cache_dir,
+    options = make_evaluation_options(
+        options,
+        {
+            "trials": trials, "force": force, "friction": friction, "density": density,
+            "scene": scene, "support": support, "table": table,
+            "gripper_model": gripper_model, "jobs": jobs, "seed": seed, "params": params,
+            "cache_dir": cache_dir,
+        },
+        "evaluate_grasps",
     )  # fmt: skip
     if isinstance(result_or_path, GraspPlanningResult):
         result = result_or_path
@@ -378,6 +403,8 @@ def evaluate_grasps(
             f"result_or_path is {type(result_or_path).__name__}; expected a "
             "GraspPlanningResult or an Isaac-Grasp file path"
         )
+    if object is None and inputs is not None:
+        object = inputs.object.geometry
     if not isinstance(object, GeometryRef):
         raise TypeError(f"object is {type(object).__name__}; expected a GeometryRef")
     if result.metadata.pose_frame != object.prim_path:
@@ -387,17 +414,26 @@ def evaluate_grasps(
             "with the object they were planned for"
         )
     targets = _choose_grippers(result, gripper)
-    source = StageSource(stages)
+    inputs = read_evaluation_inputs(
+        object, [read_as for _, read_as in targets], options, inputs, stages
+    )
+    world = build_physics_world(inputs, options)
     new_grasps = dict(result.grasps)
-    warnings: list[str] = []
+    notes: list[Note] = []
     physics_meta: dict[str, Any] = {}
     for index, (listed, read_as) in enumerate(targets):
+        record = inputs.find_gripper(read_as)
+        if record.skipped is not None:
+            notes.append(record.skipped)
+            continue
+        hand = build_physics_hand(record, options)
+        for note in (*world.notes, *hand.notes):
+            if note not in notes:
+                notes.append(note)
         ids = [cid for cid, c in result.grasps.items() if c.gripper == listed]
-        inputs = read_physics_inputs(object, read_as, options, source)
-        warnings.extend(w for w in inputs.warnings if w not in warnings)
         poses = np.array([compute_candidate_pose(result.grasps[c]) for c in ids]).reshape(-1, 4, 4)
         share = (lambda m, f, i=index: progress(m, (i + f) / len(targets))) if progress else None
-        evaluated, meta = _run(inputs, poses, options, share, cancel)
+        evaluated, meta = run_physics(world, hand, poses, options, share, cancel)
         for cid, evaluation in zip(ids, evaluated, strict=True):
             new_grasps[cid] = new_grasps[cid].model_copy(
                 update={"physics": GraspPhysics(**evaluation.to_record())}
@@ -411,13 +447,16 @@ def evaluate_grasps(
     physics_meta["ranking"] = RANKING_PHYSICS if rank else RANKING_KEPT
     mode = result.metadata.generation_mode
     if rank:
-        note = f"ranking=physics success_rate then confidence (trials={trials}, seed={seed})"
+        note = (
+            f"ranking=physics success_rate then confidence (trials={options.trials}, "
+            f"seed={options.seed})"
+        )
         mode = f"{mode}; {note}" if mode else note
     metadata = result.metadata.model_copy(
         update={
             "physics": physics_meta,
             "generation_mode": mode,
-            "warnings": tuple(result.metadata.warnings) + tuple(warnings),
+            "warnings": tuple(result.metadata.warnings) + render_notes(notes),
         }
     )
     return GraspPlanningResult.model_validate(
@@ -468,154 +507,3 @@ def _rank_by_success(grasps: dict[str, Any]) -> dict[str, Any]:
         )
         ordered.update((c.candidate_id, c) for c in candidates)
     return ordered
-
-
-# --- multi-hand targets (usdgrip sample --format json) -----------------------------------
-
-
-def parse_target_samples(data: Any, source: str = "<samples>") -> np.ndarray:
-    """World poses ``(N, H, 4, 4)`` of the candidates in ``usdgrip sample --format json`` data.
-
-    Raises:
-        ValueError: not that layout, or a matrix that is not 4×4 numbers, naming the
-            record (``candidates[i].targets[h].matrix``).
-    """
-    if not isinstance(data, dict) or not isinstance(data.get("candidates"), list):
-        raise ValueError(
-            f"{source}: expected the JSON of `usdgrip sample --format json` (an object with "
-            "a 'candidates' list)"
-        )
-    candidates = data["candidates"]
-    if not candidates:
-        raise ValueError(f"{source}: 'candidates' is empty; nothing to evaluate")
-    poses = []
-    hands = None
-    for i, candidate in enumerate(candidates):
-        targets = candidate.get("targets") if isinstance(candidate, dict) else None
-        if not isinstance(targets, list) or not targets:
-            raise ValueError(f"{source}: candidates[{i}].targets: expected a non-empty list")
-        if hands is None:
-            hands = len(targets)
-        elif len(targets) != hands:
-            raise ValueError(
-                f"{source}: candidates[{i}] has {len(targets)} targets; candidates[0] has {hands}"
-            )
-        row = []
-        for h, target in enumerate(targets):
-            matrix = target.get("matrix") if isinstance(target, dict) else None
-            try:
-                array = np.array(matrix, dtype=np.float64)
-            except (TypeError, ValueError):
-                array = None
-            if array is None or array.shape != (4, 4) or not np.isfinite(array).all():
-                raise ValueError(
-                    f"{source}: candidates[{i}].targets[{h}].matrix is not a 4x4 matrix of "
-                    "finite numbers (rows, translation in the last column)"
-                )
-            row.append(array)
-        poses.append(row)
-    from usdgrip.grasping.physics import check_hand_poses
-
-    try:
-        return check_hand_poses(np.array(poses, dtype=np.float64))
-    except ValueError as exc:
-        where = re.sub(r"poses\[(\d+)\]\[(\d+)\]", r"candidates[\1].targets[\2].matrix", str(exc))
-        raise ValueError(f"{source}: {where}") from None
-
-
-def read_target_samples(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Load a ``usdgrip sample --format json`` file (checked by :func:`parse_target_samples`).
-
-    Raises:
-        GripperError: missing, unreadable or not JSON.
-        ValueError: not the samples layout.
-    """
-    from usdgrip.fileio import read_text_input
-    from usdgrip.jsontext import load_json
-
-    file = Path(path)
-    text = read_text_input(file)
-    try:
-        data = load_json(text)  # nesting depth limited
-    except json.JSONDecodeError as exc:
-        raise GripperError(f"{file}: not valid JSON: {exc}") from None
-    except ValueError as exc:  # too deep, or an integer of too many digits
-        raise GripperError(f"{file}: cannot be read: {exc}") from None
-    parse_target_samples(data, str(file))
-    return data
-
-
-def evaluate_targets(
-    samples: Mapping[str, Any] | str | os.PathLike[str],
-    object: GeometryRef,
-    gripper: GripperRef,
-    *,
-    trials: int = 1,
-    force: float | None = None,
-    friction: float | None = None,
-    density: float | None = None,
-    scene: str | None = None,
-    support: str | None = None,
-    table: bool = False,
-    gripper_model: str = "auto",
-    jobs: int = 1,
-    seed: int = 0,
-    params: Any = None,
-    cache_dir: str | None = None,
-    stages: Mapping[str | os.PathLike[str], Any] | None = None,
-    progress: Progress | None = None,
-    cancel: Callable[[], bool] | None = None,
-) -> dict[str, Any]:
-    """Evaluate multi-hand candidates: a candidate's targets are hands that close and lift together.
-
-    ``samples`` is ``usdgrip sample --format json`` output (a dict or its file): world
-    poses at sampling time, mapped into the object frame with the object's current
-    world transform. Every hand is ``gripper``. Options as :func:`evaluate_grasps`.
-
-    Returns:
-        A JSON-ready dict: ``format`` (``usdgrip_targets_evaluation``), ``object``,
-        ``gripper``, ``candidates`` (per candidate, in input order: ``index``,
-        ``targets`` as given, ``outcome``, ``success_rate``, ``trials``, ``outcomes``),
-        ``summary``, ``physics`` (engine, parameters, what was read and assumed, runtime)
-        and ``warnings``.
-
-    Raises:
-        GripperError, ValueError, TypeError: as :func:`evaluate_grasps`; bad samples name
-        the record.
-    """
-    options = EvaluationOptions(
-        trials, force, friction, density, scene, support, table, gripper_model, jobs, seed,
-        params, cache_dir,
-    )  # fmt: skip
-    if isinstance(samples, str | os.PathLike):
-        source, data = str(samples), read_target_samples(samples)
-    elif isinstance(samples, Mapping):
-        source, data = "samples", dict(samples)
-    else:
-        raise TypeError(f"samples is {type(samples).__name__}; expected a mapping or a JSON path")
-    world = parse_target_samples(data, source)
-    inputs = read_physics_inputs(object, gripper, options, StageSource(stages))
-    poses = np.einsum("ij,nhjk->nhik", np.linalg.inv(inputs.world_frame), world)
-    results, meta = _run(inputs, poses, options, progress, cancel)
-    candidates = [
-        {
-            "index": r.index,
-            "targets": data["candidates"][r.index]["targets"],
-            "outcome": r.outcome,
-            "success_rate": r.success_rate,
-            "trials": r.trials,
-            "outcomes": r.to_record()["outcomes"],
-        }
-        for r in results
-    ]
-    return {
-        "format": "usdgrip_targets_evaluation",
-        "format_version": 1,
-        "object": str(object),
-        "gripper": str(gripper),
-        "hands": int(poses.shape[1]),
-        "candidates": candidates,
-        "summary": meta["summary"],
-        "physics": meta,
-        "warnings": list(inputs.warnings),
-    }

@@ -1,266 +1,292 @@
-"""The planner's read step: the object, gripper sites, gripper collision models and the scene.
+"""Read once what planning and physics need: the object, every gripper and the support.
 
-Each reader takes an open stage when the caller has one (see :class:`StageSource`).
+:func:`read_grasp_inputs` opens each file once (:class:`StageSource`), reads the object
+(its mesh in frame M and whether it bounds a solid, its GripperSlots and grasp vector
+lines, the up axis, mass and friction as authored), every gripper (site, pad width,
+grip force, collision model) and the support (a table under the object, or a prim of
+a scene file) into one frozen :class:`GraspInputs`. The planner
+(:func:`usdgrip.plan_grasps`) and the evaluators (:func:`usdgrip.evaluate_grasps`,
+``evaluate_targets``, ``evaluate_grasp_lines``) take it, so planning and physics never
+read or judge the same input twice, or differently.
+
+The reader records what it finds and leaves the verdicts to its users: an object
+without a mesh is refused by the antipodal backend and by physics, not here; a mesh
+that does not bound a solid is refused by the antipodal backend only. Bad input for
+everyone (an unreadable file, a missing prim, a mesh of zero area or 1e30 m wide,
+malformed slots) raises :class:`~usdgrip.errors.GripperError` here.
+
+**One rule for a bad gripper** (:func:`find_gripper_problem`): a site without a usable
+forward axis, or whose max opening is not a finite value in ``(0, 2]`` m, is skipped with
+a warning (``gripper FILE:/Site: skipped: ...``); when no gripper of the request remains,
+reading fails with those reasons (exit 2 in the CLI).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
-from usdgrip.contracts import GripperRef
+from usdgrip.contracts import GeometryRef, GripperRef
 from usdgrip.errors import GripperError
-from usdgrip.frames import compute_rigid_part
-from usdgrip.grasp_lines import GraspLine
-from usdgrip.grasping.proposals import ObjectData
+from usdgrip.grasping.gripper_inputs import (
+    GRIPPER_MODELS,
+    Gripper,
+    compute_pad_width,
+    find_gripper_problem,
+    read_gripper,
+    read_gripper_inputs,
+    read_gripper_model,
+)
+from usdgrip.grasping.object_inputs import (
+    LINE_UNUSABLE,
+    MAX_OBJECT_SPAN_M,
+    NO_LINES,
+    ObjectInputs,
+    ObjectLine,
+    describe_unsolid_mesh,
+    find_line_object,
+    is_at_or_under,
+    read_object,
+    select_object_lines,
+)
+from usdgrip.grasping.provenance import Note
+from usdgrip.grasping.stage_source import StageSource
 
-#: Largest object extent planned for, metres: a gripper opens at most 2 m, and a mesh that
-#: spans more (1e30 from a unit mistake) overflows the integer vertex grids of the mesh checks.
-MAX_OBJECT_SPAN_M = 1000.0
+__all__ = [
+    "GRIPPER_MODELS",
+    "LINE_UNUSABLE",
+    "MAX_OBJECT_SPAN_M",
+    "NO_LINES",
+    "GraspInputs",
+    "Gripper",
+    "ObjectInputs",
+    "ObjectLine",
+    "StageSource",
+    "Support",
+    "check_support_choice",
+    "compute_pad_width",
+    "describe_unsolid_mesh",
+    "find_gripper_problem",
+    "find_line_object",
+    "is_at_or_under",
+    "read_grasp_inputs",
+    "read_gripper",
+    "read_gripper_inputs",
+    "read_gripper_model",
+    "read_object",
+    "select_object_lines",
+]
 
 
-class StageSource:
-    """The stages of one planning run: each USD file is opened once, on first use.
+# --- the support and the scene ---------------------------------------------------------------
 
-    Stages the caller has open already (the CLI, the usdview dialog) are used as
-    they are, so no file is opened (and no USD warning printed) twice.
+
+@dataclass(frozen=True, eq=False)
+class Support:
+    """What the object rests on: nothing, a table under it, or a prim of a scene file.
+
+    The table is a plane across the up axis (``ObjectInputs.lift_up``) through the object's
+    lowest point; planning collides it as a wide box below that plane, physics as a plane.
     """
 
-    def __init__(self, stages: Mapping[str | os.PathLike[str], Any] | None = None) -> None:
-        """``stages``: already opened ``Usd.Stage`` objects keyed by the path the request names."""
-        self._stages = {os.fspath(path): stage for path, stage in (stages or {}).items()}
+    kind: Literal["none", "table", "prim"] = "none"
+    scene: str | None = None
+    """The scene file holding the prim (``kind == "prim"``; ``None`` for an in-memory scene)."""
+    prim: str | None = None
+    """Prim path (USD) or obstacle name (a ``CollisionScene``) of the support."""
+    table_height: float | None = None
+    """The table plane's offset along up in M (the mesh's lowest point), metres."""
+    vertices: NDArray[np.float64] | None = None
+    """(V, 3) the support prim's geometry in M (physics), or ``None``."""
+    faces: NDArray[np.int64] | None = None
+    error: str | None = None
+    """Why the support prim's geometry could not be read (physics refuses then)."""
 
-    def open(self, path: str | os.PathLike[str]) -> Any:
-        """The stage of ``path`` (:func:`usdgrip.usd.stage.open_stage` on first use).
+    @property
+    def label(self) -> str:
+        """``table``, ``SCENE:/Prim`` or ``none`` (``metadata.physics["support"]``)."""
+        if self.kind == "table":
+            return "table"
+        if self.kind == "prim":
+            return f"{self.scene}:{self.prim}"
+        return "none"
+
+
+def check_support_choice(table: bool, scene: str | None, support: str | None) -> None:
+    """Refuse a table together with a support prim.
+
+    Raises:
+        ValueError: both asked.
+    """
+    if table and support is not None:
+        raise ValueError("table and support are exclusive: the object rests on one of them")
+
+
+@dataclass(frozen=True, eq=False)
+class GraspInputs:
+    """Everything planning and physics read from USD, read once (frame M, metres)."""
+
+    object: ObjectInputs
+    grippers: tuple[Gripper, ...]
+    """One per requested gripper, in request order (skipped ones included, see ``skipped``)."""
+    support: Support
+    scene: str | None
+    """The scene file whose shapes are the planner's obstacles, or ``None``."""
+    obstacles: tuple[Any, ...]
+    """The scene's :class:`~usdgrip.usd.geometry.SceneShape` records, the object's own
+    shapes left out."""
+    notes: tuple[Note, ...] = ()
+    """Notes about the scene (shapes of the object left out)."""
+    gripper_model: str = "auto"
+    """The collision model mode the grippers were read with."""
+
+    @property
+    def usable_grippers(self) -> tuple[Gripper, ...]:
+        """The grippers the one rule keeps, in request order."""
+        return tuple(g for g in self.grippers if g.skipped is None)
+
+    def find_gripper(self, ref: GripperRef) -> Gripper:
+        """The gripper record of ``ref`` (same prim, same file).
 
         Raises:
-            StageOpenError: as ``open_stage``.
+            ValueError: ``ref`` was not read.
         """
-        key = os.fspath(path)
-        stage = self._stages.get(key)
-        if stage is None:
-            from usdgrip.usd.stage import open_stage
+        for gripper in self.grippers:
+            if gripper.ref == ref or (
+                gripper.ref.prim_path == ref.prim_path
+                and _same_file(gripper.ref.asset_path, ref.asset_path)
+            ):
+                return gripper
+        names = ", ".join(str(g.ref) for g in self.grippers) or "none"
+        raise ValueError(f"gripper {ref} was not read into these inputs; they hold: {names}")
 
-            stage = self._stages[key] = open_stage(path)
-        return stage
+    def check_support(self, table: bool, scene: str | None, support: str | None) -> None:
+        """Refuse options whose support differs from the one these inputs were read with.
+
+        Raises:
+            ValueError: naming both.
+        """
+        kind = "table" if table else "prim" if support is not None else "none"
+        same = kind == self.support.kind and (
+            kind != "prim" or (support == self.support.prim and scene == self.support.scene)
+        )
+        if not same:
+            asked = "table" if table else f"{scene}:{support}" if support is not None else "none"
+            raise ValueError(
+                f"the options' support is {asked} but the inputs were read with support "
+                f"{self.support.label}; read them with the same support"
+            )
 
 
-# --- reading ---------------------------------------------------------------------------------
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.normpath(a) == os.path.normpath(b)
 
 
-def read_object(
-    asset_path: str | Path,
-    prim_path: str,
+def read_grasp_inputs(
+    object: GeometryRef,
+    grippers: Sequence[GripperRef],
     *,
-    need_mesh: bool,
-    check_closed: bool,
-    stages: StageSource | None = None,
-) -> ObjectData:
-    """Read the object prim: frame M, its surface mesh in M, its slots and grasp lines.
-
-    Grasp vector lines (:func:`usdgrip.usd.grasp_lines.find_grasp_lines`) belong to the
-    object when the line or its object (rigid body) is at or under ``prim_path``; lines
-    without two distinct finite points are skipped with a note.
+    table: bool = False,
+    scene: str | os.PathLike[str] | None = None,
+    support: str | None = None,
+    gripper_model: str = "auto",
+    stages: Mapping[str | os.PathLike[str], Any] | StageSource | None = None,
+) -> GraspInputs:
+    """Read the object, every gripper and the support once, for planning and physics.
 
     Args:
-        asset_path: USD file.
-        prim_path: object prim.
-        need_mesh: raise when there is no mesh (instead of noting it).
-        check_closed: raise when the mesh is not closed and manifold.
-        stages: where the file's stage comes from (default: opened here).
+        object: the object prim.
+        grippers: the gripper sites, in request order.
+        table: the object rests on a plane just under its lowest point along the stage's
+            up axis.
+        scene: USD file of obstacles (planning) holding ``support``; the shapes at or under
+            the object prim are left out (the object itself, when the file contains it).
+        support: the prim the object rests on: a prim of ``scene`` (planning's support
+            obstacle and physics' support), or without ``scene`` the name of an obstacle
+            of the ``CollisionScene`` given to the planner.
+        gripper_model: ``auto``, ``proxy`` or ``geometry`` (:func:`read_gripper_model`).
+        stages: stages the caller has open, by asset path (or a :class:`StageSource`).
 
     Raises:
-        GripperError: unreadable file, missing prim, no mesh (``need_mesh``),
-            a mesh that does not bound a solid (``check_closed``), malformed slots,
-            grasp lines on a stage whose metersPerUnit is unusable.
+        GripperError: unreadable input (see :func:`read_object`, :func:`read_gripper`), or
+            no gripper passes :func:`find_gripper_problem` (the reasons named).
+        ValueError: ``table`` with ``support``, an unknown ``gripper_model``.
+        TypeError: ``object`` is not a GeometryRef or a gripper not a GripperRef.
     """
-    from usdgrip.usd.geometry import check_manifold, read_object_mesh, read_up_axis
-    from usdgrip.usd.grasp_lines import find_grasp_lines
-    from usdgrip.usd.slots import read_gripper_slots
-    from usdgrip.usd.stage import compute_world_transform, get_prim
-
-    stage = (stages or StageSource()).open(asset_path)
-    prim = get_prim(stage, prim_path)
-    frame = compute_rigid_part(compute_world_transform(prim))
-    notes: list[str] = []
-    vertices = faces = None
-    mesh_paths: tuple[str, ...] = ()
-    try:
-        mesh = read_object_mesh(prim, frame="world")
-    except GripperError as exc:
-        if need_mesh:
-            raise GripperError(f"{asset_path}: {exc}") from None
-        notes.append(f"object has no mesh: {exc}")
-    else:
-        with np.errstate(over="ignore", invalid="ignore"):
-            span = float(np.max(np.ptp(mesh.vertices, axis=0))) if len(mesh.vertices) else 0.0
-        if not span <= MAX_OBJECT_SPAN_M:  # NaN too
-            raise GripperError(
-                f"{asset_path}: the object mesh ({', '.join(f'<{p}>' for p in mesh.source_paths)})"
-                f" spans {span:g} m; expected an object under {MAX_OBJECT_SPAN_M:g} m (planning "
-                "works in metres: check the stage's metersPerUnit and the mesh's scale)"
-            )
-        corners = mesh.vertices[np.asarray(mesh.faces, dtype=np.int64)]
-        with np.errstate(over="ignore", invalid="ignore"):
-            doubled_areas = np.linalg.norm(
-                np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1
-            )
-        if not np.any(doubled_areas > 0):
-            raise GripperError(
-                f"{asset_path}: every triangle of the object mesh "
-                f"({', '.join(f'<{p}>' for p in mesh.source_paths)}) has zero area "
-                f"({len(corners)} triangle(s), points on one line or coincident); expected a "
-                "mesh with a surface"
-            )
-        problems = check_manifold(mesh)
-        if problems and check_closed:
-            raise GripperError(
-                f"{asset_path}: the object mesh does not bound a solid (antipodal grasps and "
-                f"inside tests need one): {'; '.join(problems)}"
-            )
-        notes.extend(f"object mesh: {p}" for p in problems)
-        inverse = np.linalg.inv(frame)
-        vertices = mesh.vertices @ inverse[:3, :3].T + inverse[:3, 3]
-        faces = np.asarray(mesh.faces, dtype=np.int64)
-        mesh_paths = mesh.source_paths
-    slots = tuple(read_gripper_slots(prim))
-    up = read_up_axis(stage)
-    if up is not None:
-        up = frame[:3, :3].T @ up
-    try:
-        found = find_grasp_lines(stage)
-    except GripperError as exc:
-        raise GripperError(f"{asset_path}: {exc}") from None
-    inverse = np.linalg.inv(frame)
-    lines: list[tuple[str, np.ndarray, np.ndarray]] = []
-    for line in select_object_lines(found, str(prim.GetPath())):
-        if not line.is_usable:
-            notes.append(f"grasp line <{line.path}> skipped: not two distinct finite points")
-            continue
-        p0, p1 = (inverse[:3, :3] @ p + inverse[:3, 3] for p in line.segment)
-        lines.append((line.name, p0, p1))
-    return ObjectData(
-        prim_path=str(prim.GetPath()),
-        world_frame=frame,
-        vertices=vertices,
-        faces=faces,
-        mesh_paths=mesh_paths,
-        slots=slots,
+    if not isinstance(object, GeometryRef):
+        raise TypeError(f"object is {type(object).__name__}; expected a GeometryRef")
+    for ref in grippers:
+        if not isinstance(ref, GripperRef):
+            raise TypeError(f"gripper is {type(ref).__name__}; expected a GripperRef")
+    check_support_choice(table, None if scene is None else str(scene), support)
+    if gripper_model not in GRIPPER_MODELS:
+        raise ValueError(
+            f"gripper model {gripper_model!r}; expected one of {', '.join(GRIPPER_MODELS)}"
+        )
+    source = stages if isinstance(stages, StageSource) else StageSource(stages)
+    obj = read_object(object.asset_path, object.prim_path, stages=source)
+    read = tuple(
+        read_gripper_inputs(r, gripper_model=gripper_model, stages=source) for r in grippers
+    )
+    if read and all(g.skipped is not None for g in read):
+        reasons = "; ".join(f"{g.ref.asset_path}: <{g.ref.prim_path}>: {g.problem}" for g in read)
+        raise GripperError(f"{reasons}; no usable gripper remains")
+    scene_file = None if scene is None else os.fspath(scene)
+    obstacles: tuple[Any, ...] = ()
+    notes: list[Note] = []
+    if scene_file is not None:
+        obstacles, note = _read_obstacles(source, scene_file, obj.prim_path)
+        notes.extend([note] if note else [])
+    return GraspInputs(
+        object=obj,
+        grippers=read,
+        support=_read_support(source, obj, table, scene_file, support),
+        scene=scene_file,
+        obstacles=obstacles,
         notes=tuple(notes),
-        up=up,
-        grasp_lines=tuple(lines),
+        gripper_model=gripper_model,
     )
 
 
-def read_gripper(gripper: GripperRef, stages: StageSource | None = None):
-    """Read the gripper asset's site (a :class:`~usdgrip.model.GripperSite`).
-
-    ``stages``: where the asset's stage comes from (default: opened here).
-
-    Raises:
-        GripperError: unreadable file, missing prim, or the prim is not a gripper
-            site (the message lists the sites the file has).
-    """
-    from usdgrip.usd.discovery import compute_site_markers, iter_site_prims
-    from usdgrip.usd.sites import read_gripper_site
-    from usdgrip.usd.stage import get_prim
-
-    stage = (stages or StageSource()).open(gripper.asset_path)
-    prim = get_prim(stage, gripper.prim_path)
-    markers = compute_site_markers(prim)
-    if not markers:
-        sites = ", ".join(f"<{p.GetPath()}>" for p, _ in iter_site_prims(stage)) or "none"
-        raise GripperError(
-            f"{gripper.asset_path}: <{gripper.prim_path}> is not a gripper site (no "
-            f"GripperSiteAPI, socketType, maxOpening or axis curves); sites in this file: {sites}"
-        )
-    return read_gripper_site(prim, markers)
-
-
-# --- collision -------------------------------------------------------------------------------
-
-
-def read_scene(scene: Any, stages: StageSource | None = None):
-    """A :class:`~usdgrip.grasping.collision.CollisionScene` from ``None``, a scene or a USD path.
-
-    Raises:
-        GripperError: the scene file cannot be opened or read.
-        TypeError: ``scene`` is of another type.
-    """
-    from usdgrip.grasping.collision import CollisionScene
-
-    if scene is None:
-        return CollisionScene()
-    if isinstance(scene, CollisionScene):
-        return scene
-    if isinstance(scene, str | Path):
-        return CollisionScene.from_usd((stages or StageSource()).open(scene))
-    raise TypeError(
-        f"scene is {type(scene).__name__}; expected None, a CollisionScene or a USD file path"
-    )
-
-
-def select_object_lines(lines: Sequence[GraspLine], prim_path: str) -> list[GraspLine]:
-    """The grasp lines of the object ``prim_path``: the line or its object is at or under it."""
-    return [
-        line
-        for line in lines
-        if _is_at_or_under(line.path, prim_path) or _is_at_or_under(line.object_path, prim_path)
-    ]
-
-
-def _is_at_or_under(path: str, root: str) -> bool:
-    """True when prim path ``path`` is ``root`` or a descendant of it."""
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-#: Gripper collision models (see :func:`read_gripper_model`).
-GRIPPER_MODELS = ("auto", "proxy", "geometry")
-
-
-def read_gripper_model(
-    gripper: GripperRef, site, mode: str = "auto", stages: StageSource | None = None
-):
-    """The gripper's collision model (:class:`usdgrip.grasping.collision.GripperCollisionModel`).
-
-    The gripper geometry is everything under the site's top-level ancestor
-    (``/Gripper`` for ``/Gripper/tcp``); a prim whose name contains ``finger``
-    is a finger.
-
-    - ``auto``: the gripper's *collision* prims (``UsdPhysics.CollisionAPI``
-      applied) when it has any, else the proxy. Render meshes are not used:
-      they are often detailed (slow in the retreat check's distance queries)
-      and may not be what the physics engine collides.
-    - ``proxy``: :meth:`GripperCollisionModel.proxy` (a palm and two finger
-      boxes from the max opening and grip pad width).
-    - ``geometry``: every Mesh/Cube/Sphere/Cylinder/Capsule under the root,
-      collision prims or not (falls back to the proxy when there is none).
-
-    Raises:
-        ValueError: an unknown ``mode``.
-    """
-    from usdgrip.grasping.collision import GripperCollisionModel
+def _read_obstacles(source: StageSource, scene: str, prim_path: str) -> tuple[tuple, Note | None]:
+    """The scene's collision shapes without the object's own, and a note when some were left out."""
     from usdgrip.usd.geometry import read_collision_shapes
-    from usdgrip.usd.stage import get_prim
 
-    if mode not in GRIPPER_MODELS:
-        raise ValueError(f"gripper model {mode!r}; expected one of {', '.join(GRIPPER_MODELS)}")
-    if mode == "proxy":
-        return GripperCollisionModel.from_site(site)
-    stage = (stages or StageSource()).open(gripper.asset_path)
-    root = get_prim(stage, "/" + gripper.prim_path.strip("/").split("/")[0])
-    if mode == "auto":
-        prefix = str(root.GetPath()) + "/"
-        marked = any(
-            "PhysicsCollisionAPI" in prim.GetAppliedSchemas()
-            for prim in stage.Traverse()
-            if str(prim.GetPath()).startswith(prefix) or prim == root
-        )
-        if not marked:
-            return GripperCollisionModel.from_site(site)
-    shapes = read_collision_shapes(root)
-    return GripperCollisionModel.from_site(site, shapes or None)
+    shapes = read_collision_shapes(source.open(scene))
+    kept = tuple(s for s in shapes if not is_at_or_under(s.path, prim_path))
+    left_out = len(shapes) - len(kept)
+    if not left_out:
+        return kept, None
+    return kept, Note(
+        "object_in_scene",
+        scene,
+        f"{left_out} shape(s) at or under the object <{prim_path}> left out of the obstacles "
+        "(the object itself)",
+        (f"scene {scene}",),
+    )
+
+
+def _read_support(
+    source: StageSource, obj: ObjectInputs, table: bool, scene: str | None, prim: str | None
+) -> Support:
+    if table:
+        return Support("table", table_height=obj.lowest_along(obj.lift_up))
+    if prim is None:
+        return Support()
+    if scene is None:  # an obstacle of an in-memory CollisionScene: no USD to read
+        return Support("prim", None, prim)
+    from usdgrip.usd.physics import read_support_mesh
+
+    try:
+        vertices, faces = read_support_mesh(source.open(scene), prim, obj.world_frame)
+    except GripperError as exc:
+        return Support("prim", scene, prim, error=str(exc))
+    return Support("prim", scene, prim, vertices=vertices, faces=faces)

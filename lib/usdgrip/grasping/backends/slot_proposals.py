@@ -1,4 +1,10 @@
-"""The slots backend: grasps sampled on the object's GripperSlots, scored by slot use."""
+"""The ``slots`` backend: grasps sampled on the object's GripperSlots, scored by slot use.
+
+Each valid single-gripper slot is sampled on its own with
+:func:`usdgrip.sampling.sample_gripper_groups`; the slot target frame already is a
+GraspGenX grasp frame (X span = closing, Z forward = approach); width = the site's max
+opening. Every proposal's provenance names its slot.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +12,10 @@ import math
 
 import numpy as np
 
-from usdgrip.frames import Poses
-from usdgrip.grasping.proposals import METHODS, ObjectData, _id_part
+from usdgrip.grasping.gripper_inputs import Gripper
+from usdgrip.grasping.object_inputs import ObjectInputs
+from usdgrip.grasping.proposals import Backend, ProposalBatch, ProposalSettings, compute_id_part
+from usdgrip.grasping.provenance import Note
 
 
 def compute_slot_scores(offsets, tilts_deg, up_range: float, angle_deg: float) -> np.ndarray:
@@ -46,53 +54,118 @@ def describe_grouped_slots(groups: dict[str, list[str]]) -> list[str]:
     ]
 
 
-def propose_slots(
-    obj: ObjectData, max_opening: float, *, count: int, seed: int, key: str, stream: str
-) -> tuple[list[str], Poses, np.ndarray, np.ndarray, list[str]]:
-    """Slot proposals in M: (ids, poses, widths, scores, notes about skipped slots).
+def select_single_gripper_slots(slots) -> tuple[list, list[Note]]:
+    """The valid slots that are not hands of a group, and a note per slot or group left out."""
+    from usdgrip.sampling import check_slot
 
-    Slots of a group of two or more (:func:`find_slot_groups`) are left out, with a note.
-    ``key`` names the gripper in the ids; ``stream`` (:func:`compute_stream_key`) seeds.
-    """
-    from usdgrip.sampling import check_slot, sample_gripper_groups
-
-    usable = []
-    notes = []
-    for slot in obj.slots:
+    usable, notes = [], []
+    for slot in slots:
         problems = check_slot(slot)
         if problems:
-            notes.append(f"slot {slot.name!r} skipped: {'; '.join(str(p) for p in problems)}")
+            why = "; ".join(str(p) for p in problems)
+            notes.append(Note("slot_unusable", slot.name, why, (f"slot {slot.name!r} skipped",)))
         else:
             usable.append(slot)
     groups = find_slot_groups(usable)
-    notes.extend(describe_grouped_slots(groups))
+    notes.extend(
+        Note("slot_grouped", group, text)
+        for group, text in zip(groups, describe_grouped_slots(groups), strict=True)
+    )
     grouped = {name for names in groups.values() for name in names}
-    usable = [slot for slot in usable if slot.name not in grouped]
-    ids: list[str] = []
-    poses: list[np.ndarray] = []
-    scores: list[np.ndarray] = []
+    return [slot for slot in usable if slot.name not in grouped], notes
+
+
+def propose_slots(
+    obj: ObjectInputs,
+    gripper: Gripper,
+    *,
+    count: int,
+    rng: np.random.Generator,
+    settings: ProposalSettings,
+) -> ProposalBatch:
+    """Slot proposals in M, ``ceil(count / slots)`` per usable slot, named ``<slot>_<i>``.
+
+    Slots of a group of two or more (:func:`find_slot_groups`) are left out, with a note.
+    Each slot is sampled with a seed spawned from ``rng``'s seed sequence (one child per
+    usable slot, in slot order), so a slot's draws do not depend on the others' counts.
+    """
+    from usdgrip.sampling import sample_gripper_groups
+
+    del settings  # the slots backend has no planning option
+    usable, notes = select_single_gripper_slots(obj.slots)
     if not usable:
-        return ids, np.zeros((0, 4, 4)), np.zeros(0), np.zeros(0), notes
+        return ProposalBatch.empty(notes)
     per_slot = max(1, math.ceil(count / len(usable)))
     used_names: set[str] = set()
     inverse = np.linalg.inv(obj.world_frame)
-    seeds = np.random.SeedSequence([int(seed), int(stream, 16), METHODS.index("slots")]).spawn(
-        len(usable)
-    )
-    for slot, child in zip(usable, seeds, strict=True):
+    names: list[str] = []
+    sources: list[str] = []
+    poses: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
+    for slot, child in zip(usable, rng.bit_generator.seed_seq.spawn(len(usable)), strict=True):
         slot_seed = int(child.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
         samples = sample_gripper_groups([slot], ee_ids=(0,), count=per_slot, seed=slot_seed)
-        world = samples.poses[:, 0]
-        poses.append(inverse @ world)
+        poses.append(inverse @ samples.poses[:, 0])
         scores.append(
             compute_slot_scores(
                 samples.offsets[:, 0], samples.tilts_deg[:, 0], slot.up_range, slot.slot_input_angle
             )
         )
-        name = _id_part(slot.name)
-        if name in used_names:  # two slot names that differ only in unusable characters
-            name = f"{name}_{len(used_names)}"
-        used_names.add(name)
-        ids.extend(f"g_{key}_slots_{name}_{i:04d}" for i in range(per_slot))
-    pose_array = np.concatenate(poses)
-    return ids, pose_array, np.full(len(ids), float(max_opening)), np.concatenate(scores), notes
+        part = compute_id_part(slot.name)
+        if part in used_names:  # two slot names that differ only in unusable characters
+            part = f"{part}_{len(used_names)}"
+        used_names.add(part)
+        names.extend(f"{part}_{i:04d}" for i in range(per_slot))
+        sources.extend([slot.name] * per_slot)
+    n = len(names)
+    return ProposalBatch(
+        names=tuple(names),
+        poses=np.concatenate(poses),
+        widths=np.full(n, float(gripper.max_opening)),
+        scores=np.concatenate(scores),
+        groups=np.full(n, -1, dtype=np.int64),
+        sources=tuple(sources),
+        notes=tuple(notes),
+    )
+
+
+def _slots_missing(obj: ObjectInputs) -> str | None:
+    if obj.slots:
+        return None
+    return (
+        f"<{obj.prim_path}> has no GripperSlots (GripperSlotAPI or customData "
+        "lambdasim:gripper_slots), so method 'slots' has nothing to sample; "
+        "`usdgrip info FILE` lists the prims that have some"
+    )
+
+
+def _refuse_unusable_slots(obj: ObjectInputs, asked: bool) -> str | None:
+    """Asked for, the slots backend needs a valid single-gripper slot."""
+    from usdgrip.sampling import check_slot
+
+    if not asked or not obj.slots:
+        return None
+    where = f"<{obj.prim_path}>"
+    problems = {slot.name: check_slot(slot) for slot in obj.slots}
+    usable = [slot for slot in obj.slots if not problems[slot.name]]
+    groups = find_slot_groups(usable)
+    if usable and len(usable) == sum(len(names) for names in groups.values()):
+        notes = "; ".join(describe_grouped_slots(groups))
+        return f"{where}: no single-gripper slot for method 'slots': {notes}"
+    if all(problems.values()):
+        details = "; ".join(
+            f"{name!r}: {', '.join(str(p) for p in found)}" for name, found in problems.items()
+        )
+        return f"{where}: no GripperSlot is usable for method 'slots' ({details})"
+    return None
+
+
+#: The ``slots`` backend: needs GripperSlots; asked for, a valid single-gripper one.
+BACKEND = Backend(
+    name="slots",
+    seed_index=1,
+    applies=_slots_missing,
+    propose=propose_slots,
+    refuse=_refuse_unusable_slots,
+    source="slot",
+)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from usdgrip.frames import Mat4
+from usdgrip.grasping import gripper_defaults as defaults
 from usdgrip.grasping.collision.fcl_shapes import (
     Shape,
     ShapeGeometry,
@@ -18,13 +19,14 @@ from usdgrip.grasping.collision.fcl_shapes import (
 )
 from usdgrip.model import GripperSite
 
-#: Proxy gripper dimensions (metres) used when no collision meshes are given;
-#: see :meth:`GripperCollisionModel.proxy`.
-PROXY_FINGER_THICKNESS = 0.01
-PROXY_FINGER_LENGTH = 0.05
-PROXY_TIP_OFFSET = 0.01
-PROXY_PALM_DEPTH = 0.02
-PROXY_DEFAULT_PAD_WIDTH = 0.02
+#: Proxy gripper dimensions (metres) used when no collision meshes are given, the same
+#: as the physics hand's (:mod:`usdgrip.grasping.gripper_defaults`); see
+#: :meth:`GripperCollisionModel.proxy`.
+PROXY_FINGER_THICKNESS = defaults.FINGER_THICKNESS
+PROXY_FINGER_LENGTH = defaults.FINGER_LENGTH
+PROXY_TIP_OFFSET = defaults.TIP_OFFSET
+PROXY_PALM_DEPTH = defaults.PALM_DEPTH
+PROXY_DEFAULT_PAD_WIDTH = defaults.DEFAULT_PAD_WIDTH
 
 
 # ------------------------------------------------------------------------ robot
@@ -67,8 +69,9 @@ class GripperCollisionModel:
                     f"robot shape {s.name!r} is bound to frame {s.frame}; a gripper model has "
                     "frame 0 (grasp frame G) only"
                 )
-        self._geoms = [ShapeGeometry(s.shape) for s in self.shapes]
-        self._objects = [g.new_object() for g in self._geoms]
+        self.geometries = [ShapeGeometry(s.shape) for s in self.shapes]
+        self.fcl_objects = [g.new_object() for g in self.geometries]
+        """Per shape its fcl geometry and object, built once (what the scene checks)."""
 
     @property
     def shape_count(self) -> int:
@@ -133,6 +136,8 @@ class GripperCollisionModel:
         cls,
         site: GripperSite,
         meshes: Sequence[Any] | None = None,
+        *,
+        pad_width: float | None = None,
         **proxy_options: float,
     ) -> GripperCollisionModel:
         """Model for a gripper site: its collision meshes when given, else the proxy.
@@ -146,6 +151,9 @@ class GripperCollisionModel:
                 ``mesh``) from :func:`usdgrip.usd.geometry.read_collision_shapes`.
                 They are re-expressed in G; a shape whose name contains ``finger``
                 is a finger.
+            pad_width: the proxy's pad width (the input reader's
+                :func:`~usdgrip.grasping.inputs.compute_pad_width`); ``None``: the grip
+                line's length when it is finite and > 0, else the default.
             **proxy_options: keyword dimensions passed to :meth:`proxy`.
 
         Raises:
@@ -171,9 +179,11 @@ class GripperCollisionModel:
                 f"<{site.path}>: gripper:maxOpening is {site.max_opening!r}; the proxy gripper "
                 "needs a finite max opening > 0 m (or pass collision meshes)"
             )
-        pad = site.grip_line.length if site.grip_line is not None else None
-        if pad is not None and (not np.isfinite(pad) or pad <= 0):
-            pad = None
+        pad = pad_width
+        if pad is None:
+            pad = site.grip_line.length if site.grip_line is not None else None
+            if pad is not None and (not np.isfinite(pad) or pad <= 0):
+                pad = None
         return cls.proxy(site.max_opening, pad, **proxy_options)
 
 

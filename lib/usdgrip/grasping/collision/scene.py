@@ -259,8 +259,13 @@ class CollisionScene:
         """
         from usdgrip.usd.geometry import read_collision_shapes
 
+        return cls.from_scene_shapes(read_collision_shapes(stage, **kwargs))
+
+    @classmethod
+    def from_scene_shapes(cls, shapes: Any) -> CollisionScene:
+        """Scene of obstacles from ``SceneShape`` records (each named by its prim path)."""
         scene = cls()
-        for item in read_collision_shapes(stage, **kwargs):
+        for item in shapes:
             name, shape, pose = shape_from_scene_shape(item)
             scene.add_obstacle(shape, pose, name=name)
         return scene
@@ -292,7 +297,7 @@ class CollisionScene:
         movers = [
             Body(("robot", i), s.name, g, o, frame_poses @ s.frame_from_shape, True)
             for i, (s, g, o) in enumerate(
-                zip(model.shapes, model._geoms, model._objects, strict=True)
+                zip(model.shapes, model.geometries, model.fcl_objects, strict=True)
             )
         ]
         fixed: list[Body] = []
@@ -405,7 +410,7 @@ class CollisionScene:
             touching = np.zeros((n, model.shape_count), dtype=bool)
             for s in fingers:
                 shape = model.shapes[s]
-                finger = Body(("robot", s), shape.name, model._geoms[s], model._objects[s],
+                finger = Body(("robot", s), shape.name, model.geometries[s], model.fcl_objects[s],
                                p @ shape.frame_from_shape, True)  # fmt: skip
                 part = Body(
                     ("attached", part_id), entry.name, entry.geom, entry.obj, p @ g_from_part, True

@@ -15,9 +15,11 @@ from usdgrip.grasping.physics.candidate_trials import (
     CandidateEvaluation,
     EvaluationCancelled,
     check_hand_poses,
+    compute_trial_batch,
     engine_metadata,
     evaluate_candidates,
     summarize_evaluations,
+    summarize_open_hits,
 )
 from usdgrip.grasping.physics.decompose import (
     Decomposition,
@@ -25,7 +27,15 @@ from usdgrip.grasping.physics.decompose import (
     decompose_mesh,
     default_cache_dir,
 )
-from usdgrip.grasping.physics.mujoco_engine import OUTCOMES, GraspSimulator, TrialResult
+from usdgrip.grasping.physics.engines import (
+    ENGINES,
+    EngineRecord,
+    GraspEngine,
+    TrialBatch,
+    TrialResult,
+    get_engine,
+)
+from usdgrip.grasping.physics.mujoco_engine import OUTCOMES, GraspSimulator, MujocoEngine
 from usdgrip.grasping.physics.params import (
     DEFAULT_DENSITY,
     DEFAULT_FRICTION,
@@ -46,25 +56,33 @@ __all__ = [
     "DEFAULT_DENSITY",
     "DEFAULT_FRICTION",
     "DEFAULT_GRIP_FORCE",
+    "ENGINES",
     "OUTCOMES",
     "CandidateEvaluation",
     "Decomposition",
     "DecompositionParams",
+    "EngineRecord",
     "EvaluationCancelled",
     "EvaluationParams",
+    "GraspEngine",
     "GraspSimulator",
     "GripperShape",
+    "MujocoEngine",
     "PartReport",
     "PhysicsGripper",
     "PhysicsObject",
     "PhysicsScene",
+    "TrialBatch",
     "TrialResult",
     "check_hand_poses",
+    "compute_trial_batch",
     "decompose_mesh",
     "default_cache_dir",
     "engine_metadata",
     "evaluate_candidates",
+    "get_engine",
     "make_physics_object",
     "make_physics_scene",
     "summarize_evaluations",
+    "summarize_open_hits",
 ]
