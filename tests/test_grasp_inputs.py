@@ -155,7 +155,7 @@ def test_plan_table_drops_grasps_that_cut_it_and_the_rest_hold(tmp_path, capsys)
     assert code == 0
     result = read_isaac_grasp(planned)
     assert "support=table" in result.metadata.generation_mode
-    assert "vs obstacle #1 'table'" in err  # the dropped ones hit the table
+    assert "vs obstacle #2 'table'" in err  # the dropped ones hit the table
     evaluated = tmp_path / "table_evaluated.yaml"
     code, _, err = run_cli(capsys, "plan", *args, "--table", "--evaluate", "-o", evaluated)
     assert code == 0, err

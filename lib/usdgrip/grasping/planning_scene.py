@@ -70,18 +70,18 @@ def build_scene(inputs: GraspInputs, scene: Any, support: str | None) -> Plannin
     obj = inputs.object
     if support is not None:
         support_id = collision_scene.find(support)  # before adding anything
-    elif inputs.support.kind == "table":
-        box, pose = compute_table_box(obj, inputs.support.table_height)
-        support_id = collision_scene.add_obstacle(box, pose, name=TABLE_NAME)
-        added.append(support_id)
     object_id = None
-    if obj.vertices is not None:
+    if obj.vertices is not None:  # the object's id comes right after the scene's, as it always did
         object_id = collision_scene.add_obstacle(
             Shape.mesh(obj.vertices, obj.faces, name=obj.prim_path),
             obj.world_frame,
             name=obj.prim_path,
         )
         added.append(object_id)
+    if support is None and inputs.support.kind == "table":
+        box, pose = compute_table_box(obj, inputs.support.table_height)
+        support_id = collision_scene.add_obstacle(box, pose, name=TABLE_NAME)
+        added.append(support_id)
     return PlanningScene(collision_scene, support_id, object_id, tuple(added), notes, obstacles)
 
 
