@@ -82,6 +82,8 @@ def test_meshes_and_primitives_combine_and_scale(open_usda):
             'def Sphere "p"\n{\n double radius = -1\n}',
             r"radius is -1\.0; expected a finite value > 0",
         ),
+        ('def Cube "p"\n{\n string size = "big"\n}', r"size is 'big'; expected a finite value > 0"),
+        ('def Capsule "p"\n{\n uniform token axis = "W"\n}', r"axis is 'W'; expected X, Y or Z"),
         (
             'def Cube "p"\n{\n double size.timeSamples = { 1: 0.2 }\n}',
             r"</Obj/p>: size is time-sampled \(1 sample\(s\)\) with no default value",

@@ -209,16 +209,20 @@ def compute_support_params(args: argparse.Namespace) -> dict[str, Any]:
     Left out when not given, so a run without them keeps its job signature (and resumes).
 
     Raises:
-        ValueError: a ``--scene`` that is not a file.
+        ValueError: a ``--scene`` that is not a file, a ``--support`` without ``--scene``.
     """
     params: dict[str, Any] = {}
     if args.table:
         params["table"] = True
     if args.scene is not None:
-        if not Path(args.scene).is_file():
-            raise ValueError(f"--scene {args.scene}: no such file")
-        params["scene"] = str(Path(args.scene).resolve())
+        scene = Path(args.scene)
+        if not scene.is_file():
+            why = "is a folder; expected a USD file" if scene.is_dir() else "no such file"
+            raise ValueError(f"--scene {args.scene}: {why}")
+        params["scene"] = str(scene.resolve())
     if args.support is not None:
+        if args.scene is None:
+            raise ValueError(f"--support {args.support}: needs --scene FILE holding that prim")
         params["support"] = args.support
     return params
 

@@ -417,7 +417,8 @@ def evaluate_grasps(
     inputs = read_evaluation_inputs(
         object, [read_as for _, read_as in targets], options, inputs, stages
     )
-    world = build_physics_world(inputs, options)
+    # A result without grasps names no gripper: nothing to simulate, nothing to build.
+    world = build_physics_world(inputs, options) if result.grasps else None
     new_grasps = dict(result.grasps)
     notes: list[Note] = []
     physics_meta: dict[str, Any] = {}

@@ -278,6 +278,12 @@ def _read_support(
     source: StageSource, obj: ObjectInputs, table: bool, scene: str | None, prim: str | None
 ) -> Support:
     if table:
+        if not obj.has_mesh:  # no lowest point to put a table under
+            why = (
+                f"{obj.geometry.asset_path}: <{obj.prim_path}>: a table goes just under the "
+                f"object's lowest point, and the object has no mesh ({obj.mesh_error})"
+            )
+            return Support("table", error=why)
         return Support("table", table_height=obj.lowest_along(obj.lift_up))
     if prim is None:
         return Support()

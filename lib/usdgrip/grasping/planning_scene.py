@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from usdgrip.errors import GripperError
 from usdgrip.grasping.inputs import GraspInputs, ObjectInputs
 from usdgrip.grasping.provenance import Note
 
@@ -79,6 +80,17 @@ def build_scene(inputs: GraspInputs, scene: Any, support: str | None) -> Plannin
         )
         added.append(object_id)
     if support is None and inputs.support.kind == "table":
+        if inputs.support.error is not None:
+            raise GripperError(inputs.support.error)
+        if not obj.up_authored:
+            notes += (
+                Note(
+                    "table_up_fallback",
+                    obj.geometry.asset_path,
+                    "no upAxis authored; the table lies across USD's fallback Y axis",
+                    (obj.label,),
+                ),
+            )
         box, pose = compute_table_box(obj, inputs.support.table_height)
         support_id = collision_scene.add_obstacle(box, pose, name=TABLE_NAME)
         added.append(support_id)

@@ -72,7 +72,10 @@ def _read_value(attr: Usd.Attribute, prim: Usd.Prim) -> Any:
 
 
 def _positive(value: Any, prim: Usd.Prim, name: str) -> float:
-    number = float(value) if value is not None else float("nan")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):  # an attribute authored with another type
+        number = float("nan")
     if not (np.isfinite(number) and number > 0):
         raise GripperError(f"<{prim.GetPath()}>: {name} is {value!r}; expected a finite value > 0")
     return number
@@ -95,11 +98,10 @@ def read_primitive_params(prim: Usd.Prim, kind: str) -> dict[str, Any]:
     if kind == "sphere":
         return {"radius": radius}
     height = _positive(_read_value(schema.GetHeightAttr(), prim), prim, "height")
-    return {
-        "radius": radius,
-        "height": height,
-        "axis": str(_read_value(schema.GetAxisAttr(), prim)),
-    }
+    axis = _read_value(schema.GetAxisAttr(), prim)
+    if axis not in _AXES:
+        raise GripperError(f"<{prim.GetPath()}>: axis is {axis!r}; expected X, Y or Z")
+    return {"radius": radius, "height": height, "axis": str(axis)}
 
 
 def tessellate_primitive(kind: str, params: dict[str, Any]) -> tuple[Points, Triangles]:
