@@ -140,8 +140,8 @@ def run(args: argparse.Namespace) -> int:
         is_standard_output,
         write_text_output,
     )
-    from usdgrip.grasping.grasp_evaluation import evaluate_grasps
-    from usdgrip.grasping.inputs import StageSource, read_grasp_inputs
+    from usdgrip.grasping.grasp_evaluation import evaluate_grasps, read_evaluation_inputs
+    from usdgrip.grasping.inputs import StageSource
     from usdgrip.grasping.isaac_yaml import read_isaac_grasp, write_isaac_grasp
     from usdgrip.grasping.target_evaluation import evaluate_targets, read_target_samples
 
@@ -180,15 +180,7 @@ def run(args: argparse.Namespace) -> int:
     stages = StageSource({f: open_input(f, output) for f in dict.fromkeys(files)})
     bar = ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
     try:
-        read = read_grasp_inputs(
-            geometry,
-            [gripper],
-            table=options.table,
-            scene=options.scene,
-            support=options.support,
-            gripper_model=options.gripper_model,
-            stages=stages,
-        )
+        read = read_evaluation_inputs(geometry, [gripper], options, None, stages)
         if args.grasps:
             result = evaluate_grasps(
                 source, geometry, gripper, options=options, inputs=read, progress=bar
@@ -241,7 +233,8 @@ def run_lines(args: argparse.Namespace) -> int:
         is_standard_output,
         write_text_output,
     )
-    from usdgrip.grasping.inputs import StageSource, find_line_object, read_grasp_inputs
+    from usdgrip.grasping.grasp_evaluation import read_evaluation_inputs
+    from usdgrip.grasping.inputs import StageSource, find_line_object
     from usdgrip.grasping.line_evaluation import evaluate_grasp_lines
 
     # FET005 puts the asset on a floor: a table unless --support names the support.
@@ -263,15 +256,7 @@ def run_lines(args: argparse.Namespace) -> int:
     geometry = _object_ref(args.file, args.object or find_line_object(args.file, stages))
     bar = ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
     try:
-        read = read_grasp_inputs(
-            geometry,
-            [gripper],
-            table=options.table,
-            scene=options.scene,
-            support=options.support,
-            gripper_model=options.gripper_model,
-            stages=stages,
-        )
+        read = read_evaluation_inputs(geometry, [gripper], options, None, stages)
         report = evaluate_grasp_lines(
             geometry,
             gripper,

@@ -35,8 +35,9 @@ import numpy as np
 from usdgrip.contracts import GeometryRef, GraspPhysics, GraspPlanningResult, GripperRef
 from usdgrip.errors import GripperError
 from usdgrip.grasping.inputs import GraspInputs, Gripper, StageSource, read_grasp_inputs
-from usdgrip.grasping.options import UNSET, EvaluationOptions, make_evaluation_options
+from usdgrip.grasping.options import EvaluationOptions, make_evaluation_options
 from usdgrip.grasping.provenance import Note, render_notes
+from usdgrip.grasping.stage_source import is_same_file
 
 Progress = Callable[[str, float], None]
 """``progress(message, fraction_done)``; fraction in [0, 1]."""
@@ -77,6 +78,29 @@ def _cache(options: EvaluationOptions) -> dict[str, Any]:
     return {"cache_dir": options.cache_dir} if options.cache_dir is not None else {}
 
 
+def _choose(
+    authored: float | None,
+    authored_from: str | None,
+    option: float | None,
+    name: str,
+    default: float,
+    default_text: str,
+    authored_verb: str,
+    notes: list[Note],
+    data: Any,
+) -> tuple[float, str]:
+    """The authored value, else the option, else the default; the note of what was taken."""
+    if authored is not None:
+        if option is not None:
+            text = f"{name} option {option:g} ignored: {authored_from} {authored_verb}"
+            notes.append(Note("option_ignored", name, text))
+        return authored, authored_from or ""
+    if option is not None:
+        return option, f"{name} option"
+    notes.append(Note(f"{name}_default", data.prim_path, default_text, (data.label,)))
+    return default, f"default {name}"
+
+
 def build_physics_world(inputs: GraspInputs, options: EvaluationOptions) -> PhysicsWorld:
     """The physics object (mass, friction, collision pieces) and scene (up, support).
 
@@ -100,40 +124,19 @@ def build_physics_world(inputs: GraspInputs, options: EvaluationOptions) -> Phys
         raise GripperError(data.physical_error)
     notes = [note.within(label) for note in data.notes]
     props = data.physical
-    mass, density, mass_from = props.mass, props.density, props.mass_source
-    if mass is None and density is None:
-        density, mass_from = options.density, "density option"
-        if density is None:
-            density, mass_from = DEFAULT_DENSITY, "default density"
-            notes.append(
-                Note(
-                    "density_default",
-                    data.prim_path,
-                    "no UsdPhysics.MassAPI mass or density authored and no density given; "
-                    f"using the default density {DEFAULT_DENSITY:g} kg/m³",
-                    (label,),
-                )
-            )
-    elif options.density is not None:
-        text = f"density option {options.density:g} ignored: {mass_from} is authored"
-        notes.append(Note("option_ignored", "density", text))
-    friction, friction_from = props.friction, props.friction_source
-    if friction is None:
-        friction, friction_from = options.friction, "friction option"
-        if friction is None:
-            friction, friction_from = DEFAULT_FRICTION, "default friction"
-            notes.append(
-                Note(
-                    "friction_default",
-                    data.prim_path,
-                    "no UsdPhysics.MaterialAPI friction bound to its colliders and no friction "
-                    f"given; using the default friction {DEFAULT_FRICTION:g}",
-                    (label,),
-                )
-            )
-    elif options.friction is not None:
-        text = f"friction option {options.friction:g} ignored: {friction_from} is bound"
-        notes.append(Note("option_ignored", "friction", text))
+    mass = props.mass
+    # The authored value wins over the option, the option over the default (a note each).
+    density, mass_from = _choose(
+        props.density if mass is None else mass, props.mass_source, options.density, "density",
+        DEFAULT_DENSITY, "no UsdPhysics.MassAPI mass or density authored and no density given; "
+        f"using the default density {DEFAULT_DENSITY:g} kg/m³", "is authored", notes, data,
+    )  # fmt: skip
+    density = None if mass is not None else density
+    friction, friction_from = _choose(
+        props.friction, props.friction_source, options.friction, "friction", DEFAULT_FRICTION,
+        "no UsdPhysics.MaterialAPI friction bound to its colliders and no friction given; "
+        f"using the default friction {DEFAULT_FRICTION:g}", "is bound", notes, data,
+    )  # fmt: skip
     cache = _cache(options)
     try:
         obj = make_physics_object(
@@ -296,7 +299,7 @@ def read_evaluation_inputs(
     if not isinstance(inputs, GraspInputs):
         raise TypeError(f"inputs is {type(inputs).__name__}; expected GraspInputs")
     read = inputs.object.geometry
-    if read.prim_path != object.prim_path or not _same_file(read.asset_path, object.asset_path):
+    if read.prim_path != object.prim_path or not is_same_file(read.asset_path, object.asset_path):
         raise ValueError(f"the inputs were read for {read}, not the object {object}")
     if inputs.gripper_model != options.gripper_model:
         raise ValueError(
@@ -320,18 +323,7 @@ def evaluate_grasps(
     stages: Mapping[str | os.PathLike[str], Any] | StageSource | None = None,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
-    trials: int = UNSET,
-    force: float | None = UNSET,
-    friction: float | None = UNSET,
-    density: float | None = UNSET,
-    scene: str | None = UNSET,
-    support: str | None = UNSET,
-    table: bool = UNSET,
-    gripper_model: str = UNSET,
-    jobs: int = UNSET,
-    seed: int = UNSET,
-    params: Any = UNSET,
-    cache_dir: str | None = UNSET,
+    **legacy: Any,
 ) -> GraspPlanningResult:
     """Grasp-and-lift every candidate of a plan; the result with ``physics`` added.
 
@@ -356,20 +348,10 @@ def evaluate_grasps(
         progress: ``progress(message, fraction)``.
         cancel: polled between candidates; True stops with
             :class:`~usdgrip.grasping.physics.EvaluationCancelled`.
-        trials: one release's shim for ``options`` (with ``force``, ``friction``,
-            ``density``, ``scene``, ``support``, ``table``, ``gripper_model``, ``jobs``,
-            ``seed``, ``params``, ``cache_dir``): :class:`EvaluationOptions`' fields.
-        force: see ``trials``.
-        friction: see ``trials``.
-        density: see ``trials``.
-        scene: see ``trials``.
-        support: see ``trials``.
-        table: see ``trials``.
-        gripper_model: see ``trials``.
-        jobs: see ``trials``.
-        seed: see ``trials``.
-        params: see ``trials``.
-        cache_dir: see ``trials``.
+        **legacy: the old keywords (``trials=``, ``force=``, ``friction=``, ``density=``,
+            ``scene=``, ``support=``, ``table=``, ``gripper_model=``, ``jobs=``, ``seed=``,
+            ``params=``, ``cache_dir=``): :class:`EvaluationOptions`' fields, a shim for
+            one release; not with ``options``.
 
     Returns:
         A new result: every evaluated entry has ``physics`` (success_rate, trials,
@@ -384,16 +366,7 @@ def evaluate_grasps(
     """
     from usdgrip.grasping.isaac_yaml import compute_candidate_pose, read_isaac_grasp
 
-    options = make_evaluation_options(
-        options,
-        {
-            "trials": trials, "force": force, "friction": friction, "density": density,
-            "scene": scene, "support": support, "table": table,
-            "gripper_model": gripper_model, "jobs": jobs, "seed": seed, "params": params,
-            "cache_dir": cache_dir,
-        },
-        "evaluate_grasps",
-    )  # fmt: skip
+    options = make_evaluation_options(options, legacy, "evaluate_grasps")
     if isinstance(result_or_path, GraspPlanningResult):
         result = result_or_path
     elif isinstance(result_or_path, str | os.PathLike):
@@ -469,13 +442,6 @@ def evaluate_grasps(
     )
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.normpath(a) == os.path.normpath(b)
-
-
 def _choose_grippers(
     result: GraspPlanningResult, gripper: GripperRef | None
 ) -> list[tuple[GripperRef, GripperRef]]:
@@ -486,7 +452,7 @@ def _choose_grippers(
     if not isinstance(gripper, GripperRef):
         raise TypeError(f"gripper is {type(gripper).__name__}; expected a GripperRef")
     for g in listed:
-        if g.prim_path == gripper.prim_path and _same_file(g.asset_path, gripper.asset_path):
+        if g.prim_path == gripper.prim_path and is_same_file(g.asset_path, gripper.asset_path):
             return [(g, gripper)]
     names = ", ".join(str(g) for g in listed) or "none (the result has no candidates)"
     raise ValueError(f"gripper {gripper} has no candidates in the grasps; they are for: {names}")

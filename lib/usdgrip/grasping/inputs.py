@@ -55,7 +55,7 @@ from usdgrip.grasping.object_inputs import (
     select_object_lines,
 )
 from usdgrip.grasping.provenance import Note
-from usdgrip.grasping.stage_source import StageSource
+from usdgrip.grasping.stage_source import StageSource, is_same_file
 
 __all__ = [
     "GRIPPER_MODELS",
@@ -159,7 +159,7 @@ class GraspInputs:
         for gripper in self.grippers:
             if gripper.ref == ref or (
                 gripper.ref.prim_path == ref.prim_path
-                and _same_file(gripper.ref.asset_path, ref.asset_path)
+                and is_same_file(gripper.ref.asset_path, ref.asset_path)
             ):
                 return gripper
         names = ", ".join(str(g.ref) for g in self.grippers) or "none"
@@ -181,13 +181,6 @@ class GraspInputs:
                 f"the options' support is {asked} but the inputs were read with support "
                 f"{self.support.label}; read them with the same support"
             )
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.normpath(a) == os.path.normpath(b)
 
 
 def read_grasp_inputs(

@@ -19,7 +19,7 @@ from typing import Any
 from usdgrip.contracts import GeometryRef, GripperRef
 from usdgrip.errors import GripperError
 from usdgrip.grasping.inputs import NO_LINES, GraspInputs, StageSource, find_line_object
-from usdgrip.grasping.options import UNSET, EvaluationOptions, make_evaluation_options
+from usdgrip.grasping.options import EvaluationOptions, make_evaluation_options
 from usdgrip.grasping.provenance import Note, find_note
 
 Progress = Callable[[str, float], None]
@@ -55,18 +55,7 @@ def evaluate_grasp_lines(
     stages: Mapping[str | os.PathLike[str], Any] | StageSource | None = None,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
-    trials: int = UNSET,
-    force: float | None = UNSET,
-    friction: float | None = UNSET,
-    density: float | None = UNSET,
-    scene: str | None = UNSET,
-    support: str | None = UNSET,
-    table: bool | None = UNSET,
-    gripper_model: str = UNSET,
-    jobs: int = UNSET,
-    seed: int = UNSET,
-    params: Any = UNSET,
-    cache_dir: str | None = UNSET,
+    **legacy: Any,
 ) -> dict[str, Any]:
     """Per grasp vector line of ``object``: plan grasps on it, grasp-and-lift them, say who held.
 
@@ -90,20 +79,10 @@ def evaluate_grasp_lines(
         progress: ``progress(message, fraction)``.
         cancel: polled between candidates (as
             :func:`~usdgrip.grasping.grasp_evaluation.evaluate_grasps`).
-        trials: one release's shim for ``options`` (with ``force``, ``friction``,
-            ``density``, ``scene``, ``support``, ``table``, ``gripper_model``, ``jobs``,
-            ``seed``, ``params``, ``cache_dir``): :class:`EvaluationOptions`' fields.
-        force: see ``trials``.
-        friction: see ``trials``.
-        density: see ``trials``.
-        scene: see ``trials``.
-        support: see ``trials``.
-        table: see ``trials`` (``None``: True unless ``support``).
-        gripper_model: see ``trials``.
-        jobs: see ``trials``.
-        seed: see ``trials``.
-        params: see ``trials``.
-        cache_dir: see ``trials``.
+        **legacy: the old keywords (``trials=``, ``force=``, ``friction=``, ``density=``,
+            ``scene=``, ``support=``, ``table=``, ``gripper_model=``, ``jobs=``, ``seed=``,
+            ``params=``, ``cache_dir=``): :class:`EvaluationOptions`' fields, a shim for
+            one release; not with ``options``.
 
     Returns:
         A JSON-ready dict: ``format`` (:data:`REPORT_FORMAT`), ``object``, ``gripper``,
@@ -128,18 +107,9 @@ def evaluate_grasp_lines(
     from usdgrip.grasping.options import PlanningOptions
     from usdgrip.grasping.planner import run_planning
 
-    if options is None and table in (UNSET, None):
-        table = support in (UNSET, None)
-    options = make_evaluation_options(
-        options,
-        {
-            "trials": trials, "force": force, "friction": friction, "density": density,
-            "scene": scene, "support": support, "table": table,
-            "gripper_model": gripper_model, "jobs": jobs, "seed": seed, "params": params,
-            "cache_dir": cache_dir,
-        },
-        "evaluate_grasp_lines",
-    )  # fmt: skip
+    if options is None and legacy.get("table") is None:  # FET005's floor, unless a support
+        legacy = {**legacy, "table": legacy.get("support") is None}
+    options = make_evaluation_options(options, legacy, "evaluate_grasp_lines")
     if inputs is not None:
         object = inputs.object.geometry if object is None else object
         if gripper is None and len(inputs.grippers) == 1:

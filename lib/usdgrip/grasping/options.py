@@ -233,16 +233,29 @@ class EvaluationOptions:
         return replace(params, trials=self.trials)
 
 
+#: The old evaluation keywords (:class:`EvaluationOptions`' fields but ``engine``).
+LEGACY_EVALUATION_KEYWORDS = (
+    "trials", "force", "friction", "density", "scene", "support", "table", "gripper_model",
+    "jobs", "seed", "params", "cache_dir",
+)  # fmt: skip
+
+
 def make_evaluation_options(
     options: EvaluationOptions | None, keywords: dict[str, Any], caller: str
 ) -> EvaluationOptions:
     """``options``, or one made from the old keywords (the one-release shim); not both.
 
     Raises:
-        TypeError: both given, or ``options`` of another type.
+        TypeError: both given, ``options`` of another type, or an unknown keyword.
         OptionError: as :class:`EvaluationOptions`.
     """
     given = {name: value for name, value in keywords.items() if value is not UNSET}
+    unknown = sorted(set(given) - set(LEGACY_EVALUATION_KEYWORDS))
+    if unknown:
+        raise TypeError(
+            f"{caller}() got an unexpected keyword argument {unknown[0]!r}; options go in "
+            f"options=EvaluationOptions(...) ({', '.join(LEGACY_EVALUATION_KEYWORDS)})"
+        )
     if options is None:
         return EvaluationOptions(**given)
     if not isinstance(options, EvaluationOptions):

@@ -57,3 +57,11 @@ class StageSource:
             except GripperError as exc:
                 raise GripperError(f"{path}: {exc}") from None
         return self._lines[key]
+
+
+def is_same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file (``os.path.samefile``; normalised text when missing)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.normpath(a) == os.path.normpath(b)

@@ -26,7 +26,7 @@ from usdgrip.grasping.grasp_evaluation import (
     run_physics,
 )
 from usdgrip.grasping.inputs import GraspInputs, StageSource
-from usdgrip.grasping.options import UNSET, EvaluationOptions, make_evaluation_options
+from usdgrip.grasping.options import EvaluationOptions, make_evaluation_options
 from usdgrip.grasping.provenance import render_notes
 
 
@@ -112,18 +112,7 @@ def evaluate_targets(
     stages: Mapping[str | os.PathLike[str], Any] | StageSource | None = None,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
-    trials: int = UNSET,
-    force: float | None = UNSET,
-    friction: float | None = UNSET,
-    density: float | None = UNSET,
-    scene: str | None = UNSET,
-    support: str | None = UNSET,
-    table: bool = UNSET,
-    gripper_model: str = UNSET,
-    jobs: int = UNSET,
-    seed: int = UNSET,
-    params: Any = UNSET,
-    cache_dir: str | None = UNSET,
+    **legacy: Any,
 ) -> dict[str, Any]:
     """Evaluate multi-hand candidates: a candidate's targets are hands that close and lift together.
 
@@ -144,16 +133,7 @@ def evaluate_targets(
         GripperError, ValueError, TypeError: as ``evaluate_grasps``; bad samples name
         the record.
     """
-    options = make_evaluation_options(
-        options,
-        {
-            "trials": trials, "force": force, "friction": friction, "density": density,
-            "scene": scene, "support": support, "table": table,
-            "gripper_model": gripper_model, "jobs": jobs, "seed": seed, "params": params,
-            "cache_dir": cache_dir,
-        },
-        "evaluate_targets",
-    )  # fmt: skip
+    options = make_evaluation_options(options, legacy, "evaluate_targets")
     if isinstance(samples, str | os.PathLike):
         source, data = str(samples), read_target_samples(samples)
     elif isinstance(samples, Mapping):
