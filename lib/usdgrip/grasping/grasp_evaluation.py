@@ -273,6 +273,25 @@ def run_physics(
     return results, metadata
 
 
+def resolve_one_gripper(
+    object: GeometryRef | None, gripper: GripperRef | None, inputs: GraspInputs | None
+) -> tuple[GeometryRef, GripperRef]:
+    """The object and the one gripper of a call: as given, else the inputs' (their only one).
+
+    Raises:
+        TypeError: neither given nor in the inputs, or of another type.
+    """
+    if inputs is not None:
+        object = inputs.object.geometry if object is None else object
+        if gripper is None and len(inputs.grippers) == 1:
+            gripper = inputs.grippers[0].ref
+    if not isinstance(object, GeometryRef):
+        raise TypeError(f"object is {type(object).__name__}; expected a GeometryRef")
+    if not isinstance(gripper, GripperRef):
+        raise TypeError(f"gripper is {type(gripper).__name__}; expected a GripperRef")
+    return object, gripper
+
+
 def read_evaluation_inputs(
     object: GeometryRef,
     grippers: list[GripperRef],

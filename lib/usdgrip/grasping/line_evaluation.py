@@ -103,21 +103,18 @@ def evaluate_grasp_lines(
     """
     from usdgrip.contracts import GraspObject, GraspPlanningRequest
     from usdgrip.grasping.backends.line_proposals import LINE_SKIPS, summarize_line_evaluations
-    from usdgrip.grasping.grasp_evaluation import evaluate_grasps, read_evaluation_inputs
+    from usdgrip.grasping.grasp_evaluation import (
+        evaluate_grasps,
+        read_evaluation_inputs,
+        resolve_one_gripper,
+    )
     from usdgrip.grasping.options import PlanningOptions
     from usdgrip.grasping.planner import run_planning
 
     if options is None and legacy.get("table") is None:  # FET005's floor, unless a support
         legacy = {**legacy, "table": legacy.get("support") is None}
     options = make_evaluation_options(options, legacy, "evaluate_grasp_lines")
-    if inputs is not None:
-        object = inputs.object.geometry if object is None else object
-        if gripper is None and len(inputs.grippers) == 1:
-            gripper = inputs.grippers[0].ref
-    if not isinstance(object, GeometryRef):
-        raise TypeError(f"object is {type(object).__name__}; expected a GeometryRef")
-    if not isinstance(gripper, GripperRef):
-        raise TypeError(f"gripper is {type(gripper).__name__}; expected a GripperRef")
+    object, gripper = resolve_one_gripper(object, gripper, inputs)
     if isinstance(candidates_per_line, bool) or not isinstance(candidates_per_line, int):
         raise TypeError(
             f"candidates_per_line is {type(candidates_per_line).__name__}; expected an integer"

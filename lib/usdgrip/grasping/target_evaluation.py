@@ -23,6 +23,7 @@ from usdgrip.grasping.grasp_evaluation import (
     build_physics_hand,
     build_physics_world,
     read_evaluation_inputs,
+    resolve_one_gripper,
     run_physics,
 )
 from usdgrip.grasping.inputs import GraspInputs, StageSource
@@ -141,14 +142,7 @@ def evaluate_targets(
     else:
         raise TypeError(f"samples is {type(samples).__name__}; expected a mapping or a JSON path")
     world_poses = parse_target_samples(data, source)
-    if inputs is not None:
-        object = inputs.object.geometry if object is None else object
-        if gripper is None and len(inputs.grippers) == 1:
-            gripper = inputs.grippers[0].ref
-    if not isinstance(object, GeometryRef):
-        raise TypeError(f"object is {type(object).__name__}; expected a GeometryRef")
-    if not isinstance(gripper, GripperRef):
-        raise TypeError(f"gripper is {type(gripper).__name__}; expected a GripperRef")
+    object, gripper = resolve_one_gripper(object, gripper, inputs)
     inputs = read_evaluation_inputs(object, [gripper], options, inputs, stages)
     world = build_physics_world(inputs, options)
     hand = build_physics_hand(inputs.find_gripper(gripper), options)
