@@ -109,7 +109,7 @@ def test_stage_source_finds_lines_once_and_shares_its_cache():
 
 def ring_usda(r_min=0.05, r_max=0.065, height=0.03) -> str:
     """A flat ring (annulus) lying on z = 0 at (0.2, 0.1, 0.5), metres, Z up."""
-    ring = trimesh.creation.annulus(r_min=r_min, r_max=r_max, height=height, sections=32)
+    ring = trimesh.creation.annulus(r_min=r_min, r_max=r_max, height=height, sections=16)
     ring.apply_translation((0, 0, height / 2))
     points = ", ".join(f"({x:.9g}, {y:.9g}, {z:.9g})" for x, y, z in ring.vertices)
     indices = ", ".join(str(int(i)) for i in ring.faces.ravel())
