@@ -23,6 +23,7 @@ PURE = {
     "usdgrip.sampling",
     "usdgrip.slot_checks",
     "usdgrip.grasp_lines",
+    "usdgrip.extras",
 }
 #: Room -> rooms it must not import (directly or lazily).
 FORBIDDEN = {
