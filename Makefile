@@ -6,13 +6,16 @@ BIN    := $(VENV)/bin
 comma  := ,
 STAMP  := $(VENV)/.installed
 export QT_QPA_PLATFORM ?= offscreen
+# The newest OpenUSD supported: `make test` runs on it, and its usdGenSchema writes
+# schemas/usdGrip/generated* (`make schema`; tests/test_schema.py checks they are not stale).
+NEWEST_USD := 26.11
 
 .PHONY: test test-oldest-usd demo lint format schema bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev]" "usd-core==$(NEWEST_USD).*"
 	touch $(STAMP)
 
 lint: $(STAMP)
@@ -20,6 +23,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 test: lint
+	$(BIN)/python -c "from pxr import Usd; v = Usd.GetVersion(); \
+		assert v[:3] == (0, $(subst .,$(comma) ,$(NEWEST_USD))), v; print('usd-core', v)"
 	$(BIN)/python -m pytest -n 2 -q
 
 # The library on the oldest OpenUSD it supports (usd-core from PyPI, this python3), in a
