@@ -1,29 +1,125 @@
-"""A plain (non-editable) wheel ships the schema and plugins and works on its own."""
+"""A plain (non-editable) wheel: what it ships, and what each install gives.
+
+The wheel is installed into clean venvs the way a user does it, ``pip install usdgrip``
+and ``pip install 'usdgrip[usd]'``, offline: ``--no-index --find-links`` a folder holding
+the wheel and its dependencies packed back from this environment (``wheelhouse.py``), so
+pip resolves the requirements and the extras for real without the network or a cache.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from wheelhouse import build_wheelhouse, dependency_closure
 
 REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
+
+
+def _build_wheel(out: Path) -> Path:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(REPO)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (built,) = out.glob("usdgrip-*.whl")
+    return built
+
+
+@contextlib.contextmanager
+def _shared(tmp_path_factory, name: str) -> Iterator[Path]:
+    """A folder every pytest-xdist worker of this session shares, locked while it is filled."""
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    shared.mkdir(exist_ok=True)
+    with open(shared.parent / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield shared
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    pytest.importorskip("hatchling")
+    with _shared(tmp_path_factory, "usdgrip_wheel") as out:
+        found = list(out.glob("usdgrip-*.whl"))
+        return found[0] if found else _build_wheel(out)
+
+
+@pytest.fixture(scope="session")
+def find_links(tmp_path_factory, wheel) -> list[str]:
+    """``--find-links`` for the wheel and the dependencies of ``usdgrip[usd]``, built once."""
+    with _shared(tmp_path_factory, "wheelhouse") as house:
+        if not (house / "done").is_file():
+            base = [r for r in PYPROJECT["project"]["dependencies"]]
+            build_wheelhouse([*base, *PYPROJECT["project"]["optional-dependencies"]["usd"]], house)
+            (house / "done").touch()
+    return ["--no-index", "--find-links", str(wheel.parent), "--find-links", str(house)]
+
+
+def _install(find_links: list[str], venv: Path, requirement: str) -> Path:
+    """A clean venv (no pip, nothing from this one) holding ``pip install REQUIREMENT``."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile",
+         *find_links, requirement],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return venv
+
+
+def _site_packages(venv: Path) -> Path:
+    return Path(
+        subprocess.run(
+            [
+                str(venv / "bin" / "python"),
+                "-c",
+                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    pytest.importorskip("hatchling")
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(REPO)],
-        check=True, capture_output=True, text=True,
+def bare(tmp_path_factory, find_links) -> Path:
+    """``pip install usdgrip``: numpy, pydantic, PyYAML and nothing else."""
+    return _install(find_links, tmp_path_factory.mktemp("bare") / "venv", "usdgrip")
+
+
+@pytest.fixture(scope="module")
+def with_usd(tmp_path_factory, find_links) -> Path:
+    """``pip install 'usdgrip[usd]'``."""
+    return _install(find_links, tmp_path_factory.mktemp("usd") / "venv", "usdgrip[usd]")
+
+
+def _usdgrip(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(cwd)}
+    return subprocess.run(
+        [str(venv / "bin" / "usdgrip"), *args],
+        capture_output=True, text=True, env=env, cwd=cwd, timeout=120,
     )  # fmt: skip
-    (built,) = out.glob("usdgrip-*.whl")
-    return built
 
 
 def test_wheel_contains_schema_and_plugins(wheel):
@@ -43,20 +139,94 @@ def test_wheel_contains_schema_and_plugins(wheel):
                 assert f"usdgrip/share/exts/{path.relative_to(REPO / 'exts')}" in names, path
 
 
-def test_installed_wheel_registers_schema_and_prints_env(wheel, tmp_path):
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    # Third-party packages (pxr, numpy, ...) come from this environment; usdgrip only from the wheel.
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-    (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+def test_plain_install_holds_only_the_base_dependencies(bare):
+    site = _site_packages(bare)
+    dists = sorted(p.name.split("-")[0].lower() for p in site.glob("*.dist-info"))
+    assert dists == [
+        "annotated_types", "numpy", "pydantic", "pydantic_core", "pyyaml", "typing_extensions",
+        "typing_inspection", "usdgrip",
+    ]  # fmt: skip
+    assert (site / "usdgrip" / "py.typed").is_file()
+
+
+PXR = (
+    "needs OpenUSD (pxr): pip install 'usdgrip[usd]', or run usdgrip with the python of a USD "
+    "build (Kit, Isaac Sim, Houdini, usdview)"
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["info", "tote.usda"], f"usdgrip info: {PXR}"),
+        (["rules"], f"usdgrip rules: {PXR}"),
+        (["validate", "tote.usda"], f"usdgrip validate: {PXR}"),
+        (["batch", "validate", "."], f"usdgrip batch: {PXR}"),
+        (
+            ["plan", "tote.usda", "--object", "/Tote", "--gripper", "gripper.usda:/Gripper/tcp", "-o", "g.yaml"],
+            "usdgrip plan: needs SciPy and OpenUSD (pxr): pip install 'usdgrip[usd,plan]', or run "
+            "usdgrip with the python of a USD build (Kit, Isaac Sim, Houdini, usdview)",
+        ),
+    ],
+)  # fmt: skip
+def test_plain_install_names_the_missing_extra_in_one_line(bare, tmp_path, command, message):
+    for name in ("tote.usda", "gripper.usda"):
+        shutil.copyfile(EXAMPLES / name, tmp_path / name)
+    proc = _usdgrip(bare, *command, cwd=tmp_path)
+    assert (proc.returncode, proc.stderr, proc.stdout) == (2, message + "\n", "")
+
+
+def test_plain_install_runs_what_needs_no_usd(bare, tmp_path):
+    assert _usdgrip(bare, "--version", cwd=tmp_path).stdout == "usdgrip 0.1.0\n"
+    proc = _usdgrip(bare, "env", cwd=tmp_path)
+    assert proc.returncode == 0 and "PXR_PLUGINPATH_NAME" in proc.stdout, proc.stderr
+
+
+def test_qt_panels_without_pyside_name_the_qt_extra(with_usd, tmp_path):
+    code = (
+        "from usdgrip.extras import MissingExtraError\n"
+        "try:\n"
+        "    import usdgrip.views.qt\n"
+        "except MissingExtraError as exc:\n"
+        "    print(exc.extra, exc.name, isinstance(exc, ModuleNotFoundError), exc)\n"
+    )
+    proc = subprocess.run(
+        [str(with_usd / "bin" / "python"), "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert (
+        proc.stdout == "qt PySide6 True needs Qt for Python (PySide6): pip install 'usdgrip[qt]'\n"
+    ), proc.stderr
+
+
+def test_usd_extra_gives_info_and_names_each_other_extra(with_usd, tmp_path):
+    for name in ("tote.usda", "gripper.usda"):
+        shutil.copyfile(EXAMPLES / name, tmp_path / name)
+    info = _usdgrip(with_usd, "info", "tote.usda", cwd=tmp_path)
+    assert info.returncode == 0, info.stderr
+    assert info.stdout.startswith("tote.usda: 0 gripper site(s), 2 grasp slot(s)\n")
+    gripper = ["--gripper", "gripper.usda:/Gripper/tcp"]
+    for command, message in [
+        (["plan", "tote.usda", "--object", "/Tote", *gripper, "-o", "g.yaml"],
+         "usdgrip plan: needs SciPy: pip install 'usdgrip[plan]'"),
+        (["evaluate", "tote.usda", "--object", "/Tote", *gripper, "--targets", "t.json", "-o", "e.json"],
+         "usdgrip evaluate: needs MuJoCo: pip install 'usdgrip[physics]'"),
+        (["render", "tote.usda", "-o", "t.png"], "usdgrip render: needs matplotlib: pip install 'usdgrip[render]'"),
+        (["batch", "plan", ".", *gripper, "--out-dir", "grasps"], "usdgrip batch: needs SciPy: pip install 'usdgrip[plan]'"),
+        (["batch", "validate", ".", "--executor", "dask"], "usdgrip batch: needs Dask: pip install 'usdgrip[dask]'"),
+    ]:  # fmt: skip
+        proc = _usdgrip(with_usd, *command, cwd=tmp_path)
+        assert (proc.returncode, proc.stderr, proc.stdout) == (2, message + "\n", ""), command
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "gripper.usda",
+        "home",
+        "tote.usda",
+    ] or sorted(p.name for p in tmp_path.iterdir()) == ["gripper.usda", "tote.usda"], (
+        "nothing was written"
+    )
+
+
+def test_installed_wheel_registers_schema_and_prints_env(with_usd, tmp_path):
+    site = _site_packages(with_usd)
     code = (
         "import usdgrip, sys\n"
         "assert 'site-packages' in usdgrip.__file__ and '/lib/usdgrip' not in usdgrip.__file__, usdgrip.__file__\n"
@@ -66,29 +236,65 @@ def test_installed_wheel_registers_schema_and_prints_env(wheel, tmp_path):
         "assert prim.ApplyAPI('GripperSlotAPI', 'left_edge')\n"
         "print(prim.GetAttribute('gripperSlot:left_edge:upRange').Get())\n"
     )
-    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = {"PATH": f"{with_usd / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path)}
     proc = subprocess.run(
-        [str(python), "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+        [str(with_usd / "bin" / "python"), "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "2.0"
-    env_out = subprocess.run(
-        [str(venv / "bin" / "usdgrip"), "env"], capture_output=True, text=True, env=env, check=True
-    ).stdout
+    env_out = _usdgrip(with_usd, "env", cwd=tmp_path)
+    assert env_out.returncode == 0, env_out.stderr
     assert (
         f"PXR_PLUGINPATH_NAME=${{PXR_PLUGINPATH_NAME:+$PXR_PLUGINPATH_NAME:}}{site}/usdgrip/share"
-        in env_out
+        in env_out.stdout
     )
-    kit_out = subprocess.run(
-        [str(venv / "bin" / "usdgrip"), "env", "--kit"],
-        capture_output=True, text=True, env=env, check=True,
-    ).stdout  # fmt: skip
-    assert kit_out.split() == [
+    kit_out = _usdgrip(with_usd, "env", "--kit", cwd=tmp_path)
+    assert kit_out.stdout.split() == [
         "--ext-folder",
         f"{site}/usdgrip/share/exts",
         "--enable",
         "usdgrip.kit",
     ]
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _extra_distributions(extra: str) -> set[str]:
+    """The distributions ``usdgrip[extra]`` installs here (``usdgrip[...]`` expanded, transitively)."""
+    found = set()
+    for text in PYPROJECT["project"]["optional-dependencies"][extra]:
+        req = Requirement(text)
+        if req.name == "usdgrip":
+            for inner in req.extras:
+                found |= _extra_distributions(inner)
+        elif req.marker is None or req.marker.evaluate():
+            found |= {_normalize(d.metadata["Name"]) for d in dependency_closure([text])}
+    return found
+
+
+def test_the_extras_registry_follows_pyproject():
+    from importlib.metadata import packages_distributions
+
+    from usdgrip.extras import EXTRAS, MODULES
+
+    declared = PYPROJECT["project"]["optional-dependencies"]
+    owners = packages_distributions()
+    for extra in EXTRAS.values():
+        assert extra.name in declared, extra.name
+        assert set(extra.needs) <= set(extra.modules), extra.name
+        for module in extra.modules:
+            assert module in MODULES, module
+            brought = {_normalize(d) for d in owners.get(module, [])}
+            assert brought & _extra_distributions(extra.name), (
+                f"{module} ({brought}) is not brought by usdgrip[{extra.name}]"
+            )
+    assert set(declared) - set(EXTRAS) == {"test", "all", "dev"}
 
 
 def test_kit_extensions_from_a_pip_target_folder(wheel, tmp_path):
