@@ -15,8 +15,8 @@ from pxr import Usd
 from usd_validation_nvidia._parameters import UserParameter
 
 import usdgrip
-from usdgrip.adapters import nvidia as adapter
 from usdgrip.rules import RULES
+from usdgrip.validators import nvidia as adapter
 
 REPO = Path(__file__).resolve().parent.parent
 NVIDIA_CLI = Path(sys.executable).parent / "nvidia_usd_validate"
@@ -210,10 +210,64 @@ def zoo(tmp_path: Path) -> Path:
 
 def test_plugin_is_loaded_through_the_entry_point():
     plugins = {p.entrypoint.value: p for p in nv.PluginManager().loaded_plugins}
-    loaded = plugins["usdgrip.adapters.nvidia:plugin"]
+    loaded = plugins["usdgrip.validators.nvidia:plugin"]
     assert loaded.entrypoint.group == "usd_validation_nvidia"
     assert loaded.instance is adapter.plugin
     assert loaded.distribution_name == "usdgrip"
+
+
+#: Run in a fresh interpreter after the import under test: what usd_validation_nvidia loaded
+#: and whether its engine runs usdgrip's GR.003 through the capability.
+_FRESH_CHECK = """
+import json, sys
+import usd_validation_nvidia as nv
+from pxr import Usd
+stage = Usd.Stage.CreateInMemory()
+site = stage.DefinePrim("/Robot/tcp", "Xform")
+site.AddAppliedSchema("GripperSiteAPI")
+engine = nv.ValidationEngine(init_rules=False)
+capability = nv.CapabilityRegistry().find("usdgrip.grippers")
+if capability is not None:
+    engine.enable_capability(capability)
+codes = sorted({i.requirement.code for i in engine.validate(stage).issues() if i.requirement})
+print(json.dumps({
+    "plugins": [p.entrypoint.value for p in nv.PluginManager().loaded_plugins],
+    "capabilities": [c is not None for c in (
+        capability, nv.CapabilityRegistry().find("usdgrip.graspable"))],
+    "requirements": sum(nv.RequirementsRegistry().find_requirement(c) is not None for c in %r),
+    "codes": codes,
+}))
+"""
+
+
+@pytest.mark.parametrize(
+    "first_import",
+    ["usdgrip.validators.nvidia", "usdgrip.adapters.nvidia", "usd_validation_nvidia", "usdgrip"],
+)
+def test_importing_the_adapter_alone_loads_the_plugin_cleanly(first_import, tmp_path):
+    # issue #20: `import usdgrip.adapters.nvidia` used to log "Failed to load plugin 'usdgrip'
+    # ... circular import" (the module was half-built when usd_validation_nvidia loaded it)
+    code = f"import {first_import}\n" + _FRESH_CHECK % (sorted(RULES),)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Failed to" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "usdgrip.validators.nvidia:plugin" in out["plugins"]
+    assert out["capabilities"] == [True, True]
+    assert out["requirements"] == len(RULES)
+    assert "GR.003" in out["codes"], out  # the site has no gripper_forward_axis curve
+
+
+def test_the_old_adapter_name_is_the_same_module_with_a_deprecation_warning():
+    import importlib
+
+    sys.modules.pop("usdgrip.adapters.nvidia", None)
+    with pytest.warns(DeprecationWarning, match=r"usdgrip\.validators\.nvidia"):
+        old = importlib.import_module("usdgrip.adapters.nvidia")
+    assert old is adapter
+    assert old.plugin is adapter.plugin
 
 
 def test_every_rule_is_a_requirement_with_its_exact_code_and_metadata():

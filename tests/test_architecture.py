@@ -26,15 +26,16 @@ PURE = {
 }
 #: Room -> rooms it must not import (directly or lazily).
 FORBIDDEN = {
-    "usd": ("grasping", "rules", "migrate", "views", "render", "batch", "adapters", "cli"),
-    "grasping": ("rules", "migrate", "views", "render", "batch", "adapters", "cli"),
-    "rules": ("grasping", "migrate", "views", "render", "batch", "adapters", "cli"),
-    "migrate": ("grasping", "views", "render", "batch", "adapters", "cli"),
-    "views": ("batch", "adapters", "cli"),
-    "render": ("batch", "adapters", "cli"),
-    "batch": ("views", "render", "adapters", "cli"),
-    "adapters": ("grasping", "views", "render", "batch", "cli"),
+    "usd": ("grasping", "rules", "migrate", "views", "render", "batch", "validators", "cli"),
+    "grasping": ("rules", "migrate", "views", "render", "batch", "validators", "cli"),
+    "rules": ("grasping", "migrate", "views", "render", "batch", "validators", "cli"),
+    "migrate": ("grasping", "views", "render", "batch", "validators", "cli"),
+    "views": ("batch", "validators", "cli"),
+    "render": ("batch", "validators", "cli"),
+    "batch": ("views", "render", "validators", "cli"),
+    "validators": ("grasping", "views", "render", "batch", "cli"),
     "hosts": ("batch", "cli"),
+    "adapters": ("grasping", "views", "render", "batch", "cli"),
 }
 
 

@@ -3,5 +3,5 @@
 Nothing here imports usdview. :mod:`usdgrip.views.shapes` is pure numpy,
 :mod:`usdgrip.views.overlays` needs only ``pxr``; the Qt widgets
 (:mod:`usdgrip.views.panels`, :mod:`usdgrip.views.dialogs`) need PySide6
-(``usdgrip[qt]``) and talk to the viewer through :class:`usdgrip.views.host.UsdviewHost`.
+(``usdgrip[qt]``) and talk to their viewer through :class:`usdgrip.views.viewer.Viewer`.
 """

@@ -1,6 +1,6 @@
 """What each Grippers menu entry does, without a viewer: one function per job, no Qt.
 
-The usdview commands (:mod:`usdgrip.views.commands`, its session and dialogs)
+The usdview commands (:mod:`usdgrip.hosts.usdview.usdview_commands`, its session and dialogs)
 and the Kit extension (:mod:`usdgrip.hosts.kit`) both call these, so a menu
 entry does the same thing in both hosts. Each function takes the stage (and
 the prim paths a host selected); reading inputs, running the library call and
