@@ -260,14 +260,17 @@ def test_importing_the_adapter_alone_loads_the_plugin_cleanly(first_import, tmp_
     assert "GR.003" in out["codes"], out  # the site has no gripper_forward_axis curve
 
 
-def test_the_old_adapter_name_is_the_same_module_with_a_deprecation_warning():
+@pytest.mark.parametrize("name", ["nvidia", "usdvalidation", "omni_asset_validator"])
+def test_the_old_adapter_names_are_the_same_modules_with_a_deprecation_warning(name):
     import importlib
 
-    sys.modules.pop("usdgrip.adapters.nvidia", None)
-    with pytest.warns(DeprecationWarning, match=r"usdgrip\.validators\.nvidia"):
-        old = importlib.import_module("usdgrip.adapters.nvidia")
-    assert old is adapter
-    assert old.plugin is adapter.plugin
+    moved = importlib.import_module(f"usdgrip.validators.{name}")
+    sys.modules.pop(f"usdgrip.adapters.{name}", None)
+    with pytest.warns(DeprecationWarning, match=rf"usdgrip\.validators\.{name}\b"):
+        old = importlib.import_module(f"usdgrip.adapters.{name}")
+    assert old is moved
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("usdgrip.adapters.not_a_validator")
 
 
 def test_every_rule_is_a_requirement_with_its_exact_code_and_metadata():
