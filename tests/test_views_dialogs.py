@@ -19,7 +19,7 @@ from usdgrip.hosts.usdview import usdview_commands as commands
 from usdgrip.views import overlays
 from usdgrip.views.dialogs import PlanDialog, SampleDialog
 from usdgrip.views.panels import CandidatesPanel
-from usdgrip.views.worker import TaskRunner
+from usdgrip.views.task_runner import TaskRunner
 
 LEFT = QtCore.Qt.MouseButton.LeftButton
 

@@ -1,4 +1,4 @@
-"""Deprecated name of :mod:`usdgrip.validators` (kept for one release; removed in 0.3).
+"""Deprecated name of :mod:`usdgrip.validators` (kept for one release).
 
 ``usdgrip.adapters.nvidia``, ``usdgrip.adapters.usdvalidation`` and
 ``usdgrip.adapters.omni_asset_validator`` still import: each IS the module of the same

@@ -21,8 +21,8 @@ from typing import Any
 from pxr import Usd
 
 from usdgrip.views import actions, overlays
+from usdgrip.views.glyphs import DEFAULT_OPEN_WIDTH
 from usdgrip.views.grasp_set import GraspSet
-from usdgrip.views.shapes import DEFAULT_OPEN_WIDTH
 
 SETTINGS_ROOT = "/exts/usdgrip.kit"
 #: Settings of the extension (``--/exts/usdgrip.kit/NAME=VALUE`` on Kit's command line).
