@@ -273,6 +273,17 @@ def test_the_old_adapter_names_are_the_same_modules_with_a_deprecation_warning(n
         importlib.import_module("usdgrip.adapters.not_a_validator")
 
 
+def test_reloading_the_old_package_keeps_one_finder():
+    import importlib
+
+    import usdgrip.adapters
+
+    for _ in range(2):
+        importlib.reload(usdgrip.adapters)
+    finders = [f for f in sys.meta_path if type(f).__qualname__ == "MovedModuleFinder"]
+    assert len(finders) == 1
+
+
 def test_every_rule_is_a_requirement_with_its_exact_code_and_metadata():
     registry = nv.RequirementsRegistry()
     assert set(adapter.REQUIREMENTS) == set(RULES)

@@ -45,5 +45,10 @@ class MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         sys.modules[module.__name__] = importlib.import_module(new_name)
 
 
-if not any(isinstance(finder, MovedModuleFinder) for finder in sys.meta_path):
-    sys.meta_path.append(MovedModuleFinder())
+# One finder per process, also when this package is reloaded (a new class then).
+sys.meta_path[:] = [
+    finder
+    for finder in sys.meta_path
+    if (type(finder).__module__, type(finder).__qualname__) != (__name__, "MovedModuleFinder")
+]
+sys.meta_path.append(MovedModuleFinder())
