@@ -8,10 +8,7 @@ pip resolves the requirements and the extras for real without the network or a c
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -19,11 +16,11 @@ import sys
 import sysconfig
 import tomllib
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from session_folder import shared_session_folder
 from wheelhouse import build_wheelhouse, dependency_closure
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,24 +38,10 @@ def _build_wheel(out: Path) -> Path:
     return built
 
 
-@contextlib.contextmanager
-def _shared(tmp_path_factory, name: str) -> Iterator[Path]:
-    """A folder every pytest-xdist worker of this session shares, locked while it is filled."""
-    base = tmp_path_factory.getbasetemp()
-    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
-    shared.mkdir(exist_ok=True)
-    with open(shared.parent / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield shared
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
     pytest.importorskip("hatchling")
-    with _shared(tmp_path_factory, "usdgrip_wheel") as out:
+    with shared_session_folder(tmp_path_factory, "usdgrip_wheel") as out:
         found = list(out.glob("usdgrip-*.whl"))
         return found[0] if found else _build_wheel(out)
 
@@ -66,7 +49,7 @@ def wheel(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def find_links(tmp_path_factory, wheel) -> list[str]:
     """``--find-links`` for the wheel and the dependencies of ``usdgrip[usd]``, built once."""
-    with _shared(tmp_path_factory, "wheelhouse") as house:
+    with shared_session_folder(tmp_path_factory, "wheelhouse") as house:
         if not (house / "done").is_file():
             base = [r for r in PYPROJECT["project"]["dependencies"]]
             build_wheelhouse([*base, *PYPROJECT["project"]["optional-dependencies"]["usd"]], house)
@@ -259,6 +242,61 @@ def test_installed_wheel_registers_schema_and_prints_env(with_usd, tmp_path):
         "--enable",
         "usdgrip.kit",
     ]
+
+
+ENV_ORDERS = {
+    # OpenUSD's own setup line for a build at $USD, then usdgrip's; and the other way round.
+    "host first": 'export PYTHONPATH=$PYTHONPATH:"$USD/lib/python"\neval "$(usdgrip env)"',
+    "usdgrip first": 'eval "$(usdgrip env)"\nexport PYTHONPATH=$PYTHONPATH:"$USD/lib/python"',
+}
+HOST_CHECK = """
+import json, sys
+import pxr, usdgrip, numpy, yaml
+from pxr import Usd
+print(json.dumps({
+    "pxr": pxr.__file__, "usdgrip": usdgrip.__file__, "numpy": numpy.__file__,
+    "yaml": getattr(yaml, "HOST", False),
+    "slot_api": Usd.SchemaRegistry.IsMultipleApplyAPISchema("GripperSlotAPI"),
+}))
+"""
+
+
+@pytest.mark.parametrize("order", ENV_ORDERS)
+def test_env_from_a_site_packages_with_pxr_never_shadows_the_hosts(with_usd, tmp_path, order):
+    """usdgrip installed beside usd-core; a host python with its own USD build and PyYAML.
+
+    Either order of the two setup lines gives the host's pxr, usdgrip from the env
+    folder, numpy (which the host lacks) from usdgrip's dependency folder, and the host's
+    own PyYAML before usdgrip's.
+    """
+    import pxr
+
+    site = _site_packages(with_usd)
+    usd = tmp_path / "usd"  # a USD build's layout: lib/python/pxr (usd-core's, linked)
+    (usd / "lib" / "python").mkdir(parents=True)
+    real_pxr = Path(pxr.__file__).parent
+    for name in ("pxr", "usd_core.libs"):
+        (usd / "lib" / "python" / name).symlink_to(real_pxr.parent / name)
+    host = tmp_path / "host"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(host)], check=True)
+    (_site_packages(host) / "yaml.py").write_text("HOST = True\n")
+    env = {"PATH": f"{with_usd / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "USD": str(usd)}
+    script = f'{ENV_ORDERS[order]}\nexec "{host / "bin" / "python"}" -c "$1"'
+    proc = subprocess.run(
+        ["bash", "-c", script, "host", HOST_CHECK], capture_output=True, text=True, env=env, cwd=tmp_path
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = json.loads(proc.stdout)
+    assert found["pxr"] == str(usd / "lib" / "python" / "pxr" / "__init__.py"), found
+    assert not found["usdgrip"].startswith(str(site)), found
+    assert Path(found["usdgrip"]).resolve() == site / "usdgrip" / "__init__.py"
+    cache = tmp_path / ".cache" / "usdgrip" / "env"
+    assert found["numpy"].startswith(str(cache)) and "/deps/numpy/" in found["numpy"], found
+    assert found["yaml"] is True, "usdgrip's PyYAML came before the host's"
+    assert found["slot_api"] is True
+    (folder,) = cache.iterdir()
+    assert not (folder / "deps" / "pxr").exists() and not (folder / "python" / "pxr").exists()
+    assert sorted(p.name for p in (folder / "python").iterdir()) == ["usdgrip"]
 
 
 def _normalize(name: str) -> str:
