@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import traceback
 from pathlib import Path
 
 import pytest
@@ -410,8 +411,11 @@ def run_as_nobody(argv: list[str], folder: Path) -> tuple[int, str]:
             os.setgid(nobody.pw_gid)
             os.setuid(nobody.pw_uid)
             code = main(argv)
-            sys.stderr.flush()
+        except BaseException:  # the parent reads why: exit 70 alone says nothing
+            traceback.print_exc()
         finally:
+            with contextlib.suppress(Exception):
+                sys.stderr.flush()
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), err_file.read_text()
