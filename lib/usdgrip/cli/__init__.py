@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import os
 import pkgutil
@@ -36,7 +37,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"usdgrip: error: {message}\n")
 
 
+@functools.cache
 def _subcommand_modules() -> list:
+    """The subcommand modules, found once per process.
+
+    A process that later loses access to the install (one switched to another user)
+    keeps its commands.
+    """
     modules = [
         importlib.import_module(f"{__name__}.{info.name}")
         for info in pkgutil.iter_modules(__path__)
