@@ -47,14 +47,25 @@ def wheel(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def find_links(tmp_path_factory, wheel) -> list[str]:
-    """``--find-links`` for the wheel and the dependencies of ``usdgrip[usd]``, built once."""
-    with shared_session_folder(tmp_path_factory, "wheelhouse") as house:
-        if not (house / "done").is_file():
-            base = [r for r in PYPROJECT["project"]["dependencies"]]
-            build_wheelhouse([*base, *PYPROJECT["project"]["optional-dependencies"]["usd"]], house)
-            (house / "done").touch()
-    return ["--no-index", "--find-links", str(wheel.parent), "--find-links", str(house)]
+def venvs(tmp_path_factory, wheel) -> dict[str, Path]:
+    """Clean venvs of ``pip install usdgrip`` and of ``usdgrip[usd]``, once per session.
+
+    Their dependencies come from a wheelhouse packed from this environment, deleted once
+    both are installed (usd-core's wheel alone is 200 MB).
+    """
+    with shared_session_folder(tmp_path_factory, "installed_wheel") as root:
+        venvs = {"bare": root / "bare", "usd": root / "usd"}
+        if not (root / "done").is_file():
+            house = root / "wheelhouse"
+            usd = PYPROJECT["project"]["optional-dependencies"]["usd"]
+            build_wheelhouse([*PYPROJECT["project"]["dependencies"], *usd], house)
+            links = ["--no-index", "--find-links", str(wheel.parent), "--find-links", str(house)]
+            for venv, requirement in ((venvs["bare"], "usdgrip"), (venvs["usd"], "usdgrip[usd]")):
+                shutil.rmtree(venv, ignore_errors=True)
+                _install(links, venv, requirement)
+            shutil.rmtree(house)
+            (root / "done").touch()
+    return venvs
 
 
 def _install(find_links: list[str], venv: Path, requirement: str) -> Path:
@@ -85,16 +96,16 @@ def _site_packages(venv: Path) -> Path:
     )
 
 
-@pytest.fixture(scope="module")
-def bare(tmp_path_factory, find_links) -> Path:
+@pytest.fixture
+def bare(venvs) -> Path:
     """``pip install usdgrip``: numpy, pydantic, PyYAML and nothing else."""
-    return _install(find_links, tmp_path_factory.mktemp("bare") / "venv", "usdgrip")
+    return venvs["bare"]
 
 
-@pytest.fixture(scope="module")
-def with_usd(tmp_path_factory, find_links) -> Path:
+@pytest.fixture
+def with_usd(venvs) -> Path:
     """``pip install 'usdgrip[usd]'``."""
-    return _install(find_links, tmp_path_factory.mktemp("usd") / "venv", "usdgrip[usd]")
+    return venvs["usd"]
 
 
 def _usdgrip(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
