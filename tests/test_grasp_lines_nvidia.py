@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import usd_validation_nvidia as nv
 from conftest import EXAMPLES
-from usd_validation_nvidia.capabilities import Requirement
+from nvidia_validator import Requirement, nv
 
 import usdgrip
-from usdgrip.adapters import nvidia as adapter
+from usdgrip.validators import nvidia as adapter
 
 GRASP_CODES = ("GP.001", "GP.002", "GP.003", "GSP.001")
 

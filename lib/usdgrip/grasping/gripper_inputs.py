@@ -14,7 +14,7 @@ from usdgrip.errors import GripperError
 from usdgrip.grasping.gripper_defaults import DEFAULT_GRIP_FORCE, DEFAULT_PAD_WIDTH
 from usdgrip.grasping.provenance import Note
 from usdgrip.grasping.stage_source import StageSource
-from usdgrip.slot_checks import MAX_OPENING_M, get_max_opening_problem
+from usdgrip.site_limits import MAX_OPENING_M, get_max_opening_problem
 
 #: Gripper collision models (see :func:`read_gripper_model`).
 GRIPPER_MODELS = ("auto", "proxy", "geometry")
@@ -30,7 +30,7 @@ class Gripper:
 
     ref: GripperRef
     site: Any
-    """:class:`usdgrip.model.GripperSite`."""
+    """:class:`usdgrip.site_records.GripperSite`."""
     max_opening: float | None
     """Metres (finite, in (0, 2]) unless skipped."""
     pad_width: float
@@ -102,7 +102,7 @@ def compute_pad_width(site: Any) -> tuple[float, bool]:
 
 
 def read_gripper(gripper: GripperRef, stages: StageSource | None = None) -> Any:
-    """Read the gripper asset's site (a :class:`~usdgrip.model.GripperSite`).
+    """Read the gripper asset's site (a :class:`~usdgrip.site_records.GripperSite`).
 
     Raises:
         GripperError: unreadable file, missing prim, or the prim is not a gripper

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from usdgrip.contracts import GeometryRef
 from usdgrip.errors import GripperError
 from usdgrip.frames import Mat4, compute_rigid_part
-from usdgrip.grasp_lines import GraspLine
+from usdgrip.grasp_line_geometry import GraspLine
 from usdgrip.grasping.provenance import Note
 from usdgrip.grasping.stage_source import StageSource
 

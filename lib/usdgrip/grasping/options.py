@@ -24,7 +24,7 @@ from usdgrip.grasping.backends.antipodal_approach import DEFAULT_PAIR_DECAY
 from usdgrip.grasping.backends.antipodal_contacts import get_ray_backend
 from usdgrip.grasping.backends.registry import parse_methods
 from usdgrip.grasping.inputs import GRIPPER_MODELS, check_support_choice
-from usdgrip.slot_checks import MAX_OPENING_M
+from usdgrip.site_limits import MAX_OPENING_M
 
 #: Default retreat distance along -approach, metres.
 DEFAULT_RETREAT_DISTANCE = 0.1

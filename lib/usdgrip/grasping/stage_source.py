@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from usdgrip.errors import GripperError
-from usdgrip.grasp_lines import GraspLine
+from usdgrip.grasp_line_geometry import GraspLine
 
 
 class StageSource:

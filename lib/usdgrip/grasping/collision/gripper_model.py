@@ -17,7 +17,7 @@ from usdgrip.grasping.collision.fcl_shapes import (
     check_positive,
     invert_rigid,
 )
-from usdgrip.model import GripperSite
+from usdgrip.site_records import GripperSite
 
 #: Proxy gripper dimensions (metres) used when no collision meshes are given, the same
 #: as the physics hand's (:mod:`usdgrip.grasping.gripper_defaults`); see
