@@ -173,6 +173,8 @@ def compute_quaternion_wxyz(rotations: ArrayLike) -> NDArray[np.float64]:
 def compute_rotation_from_quaternion(quaternions: ArrayLike) -> NDArray[np.float64]:
     """Convert ``(..., 4)`` quaternions ``(w, x, y, z)`` (any norm > 0) to ``(..., 3, 3)``."""
     q = np.asarray(quaternions, dtype=np.float64)
+    # Scaled by the largest component first: the norm of (1e300, 0, 0, 0) is not inf.
+    q = q / np.max(np.abs(q), axis=-1, keepdims=True)
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     r = np.empty(q.shape[:-1] + (3, 3))
@@ -241,12 +243,27 @@ def find_rigid_poses(
 def compute_rigid_part(matrix: ArrayLike) -> Mat4:
     """Return the closest rigid transform (rotation + translation) of a (4, 4) affine matrix.
 
-    Scale and shear are removed with a polar decomposition (SVD), keeping det = +1.
+    Scale and shear are removed with a polar decomposition (SVD). A mirroring matrix
+    (determinant < 0, e.g. ``xformOp:scale = (-1, 1, 1)``) has no closest rotation that is
+    unique (mirroring X or Y is the same matrix with a 180° turn about Z), so the mirror is
+    put on its local X axis first: the result is the polar rotation of ``matrix`` with its
+    first column negated, whose Y and Z axes are the matrix's own (normalised, when there
+    is no shear); what remains, ``inv(result) @ matrix``, mirrors along the result's X.
+
+    Raises:
+        ValueError: the matrix is not finite, or not (4, 4).
     """
-    m = np.asarray(matrix, dtype=np.float64).reshape(4, 4)
-    u, _, vt = np.linalg.svd(m[:3, :3])
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.shape != (4, 4):
+        raise ValueError(f"matrix has shape {m.shape}; expected (4, 4)")
+    if not np.isfinite(m).all():
+        raise ValueError("matrix has NaN or infinite values; expected a finite transform")
+    linear = m[:3, :3]
+    if np.linalg.det(linear) < 0:
+        linear = linear * (-1.0, 1.0, 1.0)  # mirror local X back: det > 0
+    u, _, vt = np.linalg.svd(linear)
     rotation = u @ vt
-    if np.linalg.det(rotation) < 0:
+    if np.linalg.det(rotation) < 0:  # singular (a zero scale): the nearest proper rotation
         u[:, -1] *= -1
         rotation = u @ vt
     rigid = np.eye(4)
