@@ -105,7 +105,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-q", "--quiet", action="store_true", help="print nothing but errors (for scripts)"
     )
     physics = parser.add_argument_group(
-        "physics (--evaluate)", "grasp-and-lift every candidate in MuJoCo, as `usdgrip evaluate`"
+        "physics (--evaluate)",
+        "grasp-and-lift every candidate in MuJoCo, as `usdgrip evaluate`; the options below "
+        "need --evaluate (refused without it)",
     )
     physics.add_argument(
         "--evaluate",

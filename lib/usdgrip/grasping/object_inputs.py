@@ -129,9 +129,9 @@ def read_object(
         GripperError: unreadable file, missing prim, an unusable object frame
             (:func:`usdgrip.usd.stage.compute_object_frame`: metersPerUnit, a non-finite,
             flattening or too distant transform), a mesh of zero area or spanning less
-            than :data:`MIN_OBJECT_SPAN_M` or more than :data:`MAX_OBJECT_SPAN_M`, malformed slots, grasp lines on a stage whose
-            metersPerUnit is unusable; no mesh (``need_mesh``), a mesh that does not bound
-            a solid (``check_closed``).
+            than :data:`MIN_OBJECT_SPAN_M` or more than :data:`MAX_OBJECT_SPAN_M`, malformed
+            slots, grasp lines on a stage whose metersPerUnit is unusable; no mesh
+            (``need_mesh``), a mesh that does not bound a solid (``check_closed``).
     """
     from usdgrip.usd.geometry import check_manifold, read_object_mesh
     from usdgrip.usd.physics import read_physics_properties, read_stage_up

@@ -195,6 +195,11 @@ def compute_world_transform(
 MAX_WORLD_OFFSET_M = 1e7
 
 
+#: An object transform whose smallest scale is below this fraction of the next one flattens
+#: the object (``xformOp:scale = (1, 1, 0)``).
+FLAT_SCALE_RATIO = 1e-12
+
+
 def get_world_transform_problem(prim: Usd.Prim, world: Mat4) -> str | None:
     """Why a prim's world transform (metres) cannot place geometry, else ``None``.
 
@@ -252,12 +257,12 @@ def compute_object_frame(prim: Usd.Prim) -> Mat4:
         problem = get_world_transform_problem(prim, world)
     if problem is not None:
         raise GripperError(f"{name}: {problem}")
-    scales = np.linalg.svd(world[:3, :3], compute_uv=False)
-    if not scales[-1] > 1e-12 * scales[0]:
+    scales = np.linalg.svd(world[:3, :3], compute_uv=False)  # largest first
+    if not scales[2] > FLAT_SCALE_RATIO * scales[1]:  # (a scale of 1e30 on one axis is not flat)
         raise GripperError(
-            f"{name}: the world transform of <{prim.GetPath()}> scales one axis to zero (scales "
-            f"{', '.join(f'{s:g}' for s in scales)}): the object is flat; expected a scale "
-            "other than 0 on every axis"
+            f"{name}: the world transform of <{prim.GetPath()}> scales one axis to zero (its "
+            f"scales are {', '.join(f'{s:g}' for s in scales)}): the object is flat; expected a "
+            "scale other than 0 on every axis"
         )
     return compute_rigid_part(world)
 
