@@ -43,10 +43,15 @@ def list_stage_files(stage: Usd.Stage) -> list[str]:
 
 
 def list_layer_dependencies(layer: Sdf.Layer) -> list[str]:
-    """The paths ``layer``'s sublayers, references and payloads name, anchored to the layer."""
+    """The paths ``layer``'s sublayers, references and payloads name, anchored to the layer.
+
+    An internal reference or payload (``references = </Proto>``) names no file: its asset
+    path is empty, which USD refuses to anchor (``Layer path is empty``), so it is skipped.
+    """
     named = (
         Sdf.ComputeAssetPathRelativeToLayer(layer, asset)
         for asset in layer.GetCompositionAssetDependencies()
+        if asset
     )
     return [path for path in named if path]
 
