@@ -19,7 +19,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import textwrap
 import zipfile
 from pathlib import Path
@@ -266,21 +265,6 @@ def test_the_folder_is_made_private_and_another_users_folder_is_not_used(tmp_pat
     ]
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 64 KiB tmpfs at ``tmp_path/disk`` (root; skipped when it cannot be mounted)."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mount = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k,mode=700", "tmpfs", str(disk)],
-        capture_output=True,
-    )
-    if mount.returncode:
-        pytest.skip(f"cannot mount a tmpfs: {mount.stderr.decode().strip()}")
-    yield disk
-    subprocess.run(["umount", "-l", str(disk)], check=False)
-
-
 def test_a_full_disk_is_said_once_and_leaves_no_temp_file(small_disk):
     fd = os.open(small_disk / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
     with contextlib.suppress(OSError):
@@ -316,17 +300,6 @@ def test_a_read_only_file_system_is_said_once_and_its_entries_still_read(small_d
 
 
 # --- as the unprivileged user nobody ----------------------------------------------------------
-
-
-@pytest.fixture
-def shared_folder():
-    """A folder every user may write (tmp_path's parents are private to root)."""
-    if os.geteuid() != 0:
-        pytest.skip("switching to an unprivileged user needs root")
-    folder = Path(tempfile.mkdtemp(prefix="usdgrip-cache-", dir="/tmp"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def decompose_as_nobody(folder: Path, cache: Path, pieces) -> dict:

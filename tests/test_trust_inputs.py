@@ -303,14 +303,24 @@ def test_dev_zero_is_read_up_to_the_size_limit_not_forever(tmp_path, capsys, box
     [
         (lambda d: d, "is a folder; expected a file"),
         (lambda d: "/dev/null", "found nothing (the file is empty)"),
+        (lambda d: make_socket(d / "sock"), "sock: is a socket; expected a file"),
     ],
-    ids=["folder", "dev-null"],
+    ids=["folder", "dev-null", "socket"],
 )
 def test_a_folder_or_an_empty_device_is_one_line(tmp_path, capsys, box_file, make, words):
     code, _, err = run_cli(
         capsys, *evaluate(box_file, tmp_path / "o.yaml", "--grasps", make(tmp_path))
     )
     assert code == 2 and words in err and len(err.splitlines()) == 1, err
+
+
+def make_socket(path):
+    import socket
+
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.close()
+    return path
 
 
 # --- 5. inputs too large for memory ---------------------------------------------------------

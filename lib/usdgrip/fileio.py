@@ -635,6 +635,9 @@ def read_input_bytes(
             describe_unreadable(path) or f"{shown}: cannot be read: permission denied"
         ) from None
     except OSError as exc:  # a socket (ENXIO), a name too long, a loop of links
+        with contextlib.suppress(OSError):
+            if stat.S_ISSOCK(os.stat(path).st_mode):
+                raise GripperError(f"{shown}: is a socket; expected a file") from None
         raise GripperError(f"{shown}: cannot be read: {exc.strerror or exc}") from None
     too_large = f"over the {format_size(max_bytes)} limit for {kind}{advice}"
     try:
