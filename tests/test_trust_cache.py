@@ -42,6 +42,27 @@ def _no_pending_warnings():
     decompose_module.take_cache_warnings()
 
 
+_REAL_COACD = decompose_module._run_coacd
+_PIECES: dict[bytes, list] = {}
+
+
+@pytest.fixture(autouse=True)
+def _coacd_once(monkeypatch):
+    """Real CoACD, run once per mesh in this process: later calls replay its pieces.
+
+    These tests are about the cache, so a part decomposed again needs CoACD's pieces, not
+    another CoACD run (which is tested where the pieces come from: test_physics_decompose).
+    """
+
+    def replay(vertices, triangles, params):
+        key = np.ascontiguousarray(vertices).tobytes() + np.ascontiguousarray(triangles).tobytes()
+        if key not in _PIECES:
+            _PIECES[key] = _REAL_COACD(vertices, triangles, params)
+        return [piece.copy() for piece in _PIECES[key]]
+
+    monkeypatch.setattr(decompose_module, "_run_coacd", replay)
+
+
 def annulus():
     return trimesh.creation.annulus(0.02, 0.05, 0.03)
 
@@ -338,7 +359,9 @@ def decompose_as_nobody(folder: Path, cache: Path, pieces) -> dict:
 def test_as_nobody_the_cache_works_refuses_roots_folder_and_survives_read_only(shared_folder):
     nobody = pwd.getpwnam("nobody")
     mesh = torus()
-    pieces = [p.tolist() for p in decompose_mesh(mesh.vertices, mesh.faces, FAST).pieces]
+    pieces = [
+        p.tolist() for p in decompose_mesh(mesh.vertices, mesh.faces, FAST, use_cache=False).pieces
+    ]
     shared_folder.chmod(0o777)
     report_folder = shared_folder
     own = shared_folder / "nobody-cache"  # made by nobody: theirs, mode 0700
@@ -371,7 +394,9 @@ def test_as_nobody_the_cache_works_refuses_roots_folder_and_survives_read_only(s
 
 def test_as_nobody_a_link_to_roots_file_is_replaced_not_followed(shared_folder):
     mesh = torus()
-    pieces = [p.tolist() for p in decompose_mesh(mesh.vertices, mesh.faces, FAST).pieces]
+    pieces = [
+        p.tolist() for p in decompose_mesh(mesh.vertices, mesh.faces, FAST, use_cache=False).pieces
+    ]
     shared_folder.chmod(0o777)
     own = shared_folder / "nobody-cache"
     decompose_as_nobody(shared_folder, own, pieces)
@@ -389,15 +414,16 @@ def test_as_nobody_a_link_to_roots_file_is_replaced_not_followed(shared_folder):
 # --- two processes fill one cache at once -------------------------------------------------------
 
 FILL = """
-import sys, time
+import os, sys, time
 import trimesh
 sys.path.insert(0, {tests!r})
-from test_physics_decompose import FAST, torus
+from test_physics_decompose import FAST
 from usdgrip.grasping.physics import decompose_mesh
 from usdgrip.grasping.physics.decompose import take_cache_warnings
-meshes = [torus(), trimesh.creation.annulus(0.02, 0.05, 0.03),
-          trimesh.creation.torus(0.03, 0.01, major_sections=20, minor_sections=8)]
-while time.time() < {start}:
+meshes = [trimesh.creation.torus(0.03, 0.01, major_sections=12, minor_sections=6),
+          trimesh.creation.annulus(0.02, 0.05, 0.03, sections=12)]
+open({ready!r} + str({step}), "w").close()  # imported: ready; start when both are
+while not all(os.path.exists({ready!r} + str(s)) for s in (1, -1)):
     time.sleep(0.005)
 methods = []
 for mesh in meshes[::{step}]:
@@ -408,10 +434,7 @@ print(methods, take_cache_warnings())
 
 
 def test_two_processes_fill_one_cache_at_once(tmp_path):
-    import time
-
     cache = tmp_path / "cache"
-    start = time.time() + 3
     children = [
         subprocess.Popen(
             [
@@ -419,7 +442,10 @@ def test_two_processes_fill_one_cache_at_once(tmp_path):
                 "-c",
                 textwrap.dedent(
                     FILL.format(
-                        tests=str(Path(__file__).parent), start=start, step=step, cache=str(cache)
+                        tests=str(Path(__file__).parent),
+                        ready=str(tmp_path / "ready"),
+                        step=step,
+                        cache=str(cache),
                     )
                 ),
             ],
@@ -427,15 +453,16 @@ def test_two_processes_fill_one_cache_at_once(tmp_path):
             stderr=subprocess.PIPE,
             text=True,
         )
-        for step in (1, -1)  # one in order, one backwards: they meet on the middle mesh
+        for step in (1, -1)  # one in order, one backwards: both write both entries
     ]
     outputs = [child.communicate(timeout=300) for child in children]
     for child, (out, err) in zip(children, outputs, strict=True):
         assert child.returncode == 0, err
         assert out.strip().endswith("[]"), out  # no cache problem in either
     entries = sorted(cache.iterdir())
-    assert [p.suffix for p in entries] == [".npz"] * 3  # three entries, no temp file
-    for mesh in (torus(), annulus()):
+    assert [p.suffix for p in entries] == [".npz"] * 2  # two entries, no temp file
+    small_torus = trimesh.creation.torus(0.03, 0.01, major_sections=12, minor_sections=6)
+    for mesh in (small_torus, trimesh.creation.annulus(0.02, 0.05, 0.03, sections=12)):
         assert decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=cache).parts[0].method == (
             "cached"
         )
