@@ -172,11 +172,31 @@ def test_a_repeated_key_inside_an_entry_or_the_metadata_is_refused_too(tmp_path,
     assert code == 2 and f"{grasps}: line 17: duplicate key 'seed' (first at line 14)" in err
 
 
+@pytest.mark.timeout(60)  # before, the contract check walked 490 million values
+def test_a_yaml_alias_bomb_is_refused_before_anything_walks_it(tmp_path, capsys, box_file):
+    laughs = ["      a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [
+        f"      a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)
+    ]
+    text = grasp_text([grasp_entry("g_a")])
+    grasps = tmp_path / "grasps.yaml"
+    grasps.write_text(
+        text.replace("metadata:\n", "metadata:\n  physics:\n    laughs:\n", 1).replace(
+            "    laughs:\n", "    laughs:\n" + "\n".join(laughs) + "\n"
+        )
+    )
+    code, _, err = run_cli(capsys, *evaluate(box_file, tmp_path / "o.yaml", "--grasps", grasps))
+    assert code == 2, err
+    assert err == (
+        f"usdgrip evaluate: {grasps}: its aliases (*name) expand 78 values to 490,329,114, "
+        "more than 1,000,000 added; expected a file without alias chains\n"
+    )
+
+
 def test_a_yaml_merge_may_override_the_keys_it_brings_in():
     from usdgrip.yamltext import load_yaml
 
-    data = load_yaml("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  x: 3\n")
-    assert data["m"] == {"x": 3, "y": 2}
+    data = load_yaml("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  x: 3\nn: [*b, *b]\n")
+    assert data["m"] == {"x": 3, "y": 2} and data["n"] == [{"x": 1, "y": 2}] * 2
 
 
 @pytest.mark.parametrize(

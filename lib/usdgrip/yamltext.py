@@ -6,7 +6,9 @@ collections nested deeper than :data:`MAX_YAML_DEPTH`, and refuses a mapping tha
 holds a key twice, naming the key and both lines: YAML requires keys to be unique, and
 PyYAML would otherwise keep the last value silently (four grasps with a repeated
 candidate id would be read as three). Keys a merge (``<<: *base``) brings in may be
-overridden, as YAML intends.
+overridden, as YAML intends. Aliases may not expand the document by more than
+:data:`MAX_ALIAS_EXPANSION` values ("billion laughs": 700 values that expand to 490
+million hung the contract check).
 """
 
 from __future__ import annotations
@@ -23,12 +25,63 @@ MAX_YAML_DEPTH = 100
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
+#: Most nodes that aliases (``*name``) may add to a document once expanded. An alias
+#: shares the anchored value, so ten levels of nine aliases each ("billion laughs") load
+#: in milliseconds yet expand to 9^9 values for whatever reads them (the contract check,
+#: a writer): such a document is refused. usdgrip writes no aliases.
+MAX_ALIAS_EXPANSION = 1_000_000
+
+
+def count_expanded_nodes(root: yaml.Node) -> tuple[int, int]:
+    """``(distinct, expanded)`` node counts of a composed document (aliases share nodes).
+
+    Iterative, each distinct node visited once (the counts of shared nodes are kept).
+    """
+    expanded: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in expanded:
+            continue
+        children = _children(node)
+        if children_done or not children:
+            expanded[id(node)] = 1 + sum(expanded[id(child)] for child in children)
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in expanded)
+    return len(expanded), expanded[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return node.value
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+class AliasBombError(ValueError):
+    """A YAML document whose aliases expand beyond :data:`MAX_ALIAS_EXPANSION` nodes."""
+
+
 class _UniqueKeys:
     """Constructor mixin: a mapping whose written keys repeat raises :class:`DuplicateKeyError`.
 
     One pass, as PyYAML's own ``construct_mapping`` (after ``flatten_mapping``, which
     puts the pairs a merge brings in first): a written key may replace a merged one.
     """
+
+    def get_single_data(self):
+        node = self.get_single_node()
+        if node is None:
+            return None
+        distinct, expanded = count_expanded_nodes(node)
+        if expanded - distinct > MAX_ALIAS_EXPANSION:
+            raise AliasBombError(
+                f"its aliases (*name) expand {distinct:,} values to {expanded:,}, more than "
+                f"{MAX_ALIAS_EXPANSION:,} added; expected a file without alias chains"
+            )
+        return self.construct_document(node)
 
     def construct_mapping(self, node, deep=False):
         if not isinstance(node, yaml.MappingNode):
@@ -104,12 +157,13 @@ def load_yaml(text: str, loader: type | None = None) -> Any:
     Raises:
         ValueError: one line saying why, for a message after the file's name:
             ``not valid YAML: ...`` (nesting too deep included), ``line N: duplicate key
-            ...`` (:class:`DuplicateKeyError`), ``a value cannot be read: ...`` (an
-            integer of more than 4300 digits, a bad date), or ``does not fit in memory``.
+            ...`` (:class:`DuplicateKeyError`), aliases that expand too far
+            (:class:`AliasBombError`), ``a value cannot be read: ...`` (an integer of more
+            than 4300 digits, a bad date), or ``does not fit in memory``.
     """
     try:
         return yaml.load(text, Loader=loader or LOADER)
-    except DuplicateKeyError:
+    except (DuplicateKeyError, AliasBombError):
         raise
     except yaml.YAMLError as exc:
         reason = " ".join(str(exc).split())
