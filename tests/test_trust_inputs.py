@@ -45,12 +45,14 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
 
 
 def with_internal_reference(tmp_path, base, default_prim: str):
-    """``base`` as a sublayer of a file that also holds ``</Extra>`` referencing ``</Proto>``."""
+    """``base`` as a sublayer of a file whose ``</Extra>`` references ``</Proto>`` and
+    ``</Loaded>`` has it as its payload (internal arcs: no asset path)."""
     path = tmp_path / f"internal-{base.stem}.usda"
     path.write_text(
         f'#usda 1.0\n(\n    defaultPrim = "{default_prim}"\n    kilogramsPerUnit = 1\n'
         f'    metersPerUnit = 1\n    subLayers = [@{base}@]\n    upAxis = "Z"\n)\n\n'
         'def Xform "Proto"\n{\n}\n\ndef Xform "Extra" (\n    references = </Proto>\n)\n{\n}\n'
+        'def Xform "Loaded" (\n    payload = </Proto>\n)\n{\n}\n'
     )
     return path
 
