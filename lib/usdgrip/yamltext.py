@@ -71,11 +71,16 @@ class _UniqueKeys:
     puts the pairs a merge brings in first): a written key may replace a merged one.
     """
 
+    def __init__(self, stream) -> None:
+        super().__init__(stream)
+        # No "*" anywhere: no alias, nothing to count (the common case, usdgrip's own files).
+        self._may_alias = not isinstance(stream, str) or "*" in stream
+
     def get_single_data(self):
         node = self.get_single_node()
         if node is None:
             return None
-        distinct, expanded = count_expanded_nodes(node)
+        distinct, expanded = count_expanded_nodes(node) if self._may_alias else (0, 0)
         if expanded - distinct > MAX_ALIAS_EXPANSION:
             raise AliasBombError(
                 f"its aliases (*name) expand {distinct:,} values to {expanded:,}, more than "
