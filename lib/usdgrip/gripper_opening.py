@@ -369,6 +369,28 @@ def estimate_grasp_frame(
     return frame
 
 
+#: An approach this close (degrees) to an axis of the palm frame is taken as that axis.
+SNAP_TO_PALM_AXIS_DEG = 2.0
+
+
+def _snap_to_axes(direction: Vec3, palm: Mat4) -> Vec3:
+    """``direction``, or the palm axis within :data:`SNAP_TO_PALM_AXIS_DEG` of it."""
+    cosines = palm[:3, :3].T @ direction
+    k = int(np.argmax(np.abs(cosines)))
+    if abs(cosines[k]) >= np.cos(np.radians(SNAP_TO_PALM_AXIS_DEG)):
+        return palm[:3, k] * np.sign(cosines[k])
+    return direction
+
+
+def _pad_tip(
+    articulation: GripperArticulation, link: int, poses: NDArray[np.float64], approach: Vec3
+) -> NDArray[np.float64]:
+    """World points bounding a pad's tip band (the part the gap is measured at)."""
+    vertices, faces = _link_mesh(articulation, link)
+    world = _world(vertices, poses[link])
+    return _clip_tip(world, faces, world @ approach)
+
+
 def _centre(points: NDArray[np.float64]) -> Vec3:
     """Centre of the axis-aligned bounds of ``points``."""
     return 0.5 * (points.min(axis=0) + points.max(axis=0))
@@ -411,11 +433,12 @@ def suggest_gripper_site(articulation: GripperArticulation) -> SiteSuggestion:
 
     1. Estimate a frame from the fingers at the authored pose (:func:`estimate_grasp_frame`).
     2. Find the open configuration in that frame (:func:`compute_opening_report`).
-    3. With the fingers open: closing axis X from one pad's centre to the other's (made
-       perpendicular to the approach Z, from the palm towards the fingers), grip line
-       along -Y = X x Z (so that forward x grip line = X), TCP halfway between the pad
-       centres (the centres of their bounds in that frame), pad width the narrower pad's
-       extent along Y, max opening the pad gap (:func:`compute_gap`).
+    3. With the fingers open: closing axis X from one pad's centre to the other's; the
+       approach Z (from the palm towards the fingers) made perpendicular to X; either taken
+       as a palm axis when within :data:`SNAP_TO_PALM_AXIS_DEG`; grip line along -Y = X x Z (so that forward x grip line = X), TCP halfway between the pad
+       centres, pad width the narrower pad's extent along Y, max opening the pad gap
+       (:func:`compute_gap`). A pad is its finger's fingertip link, and its centre and width
+       are those of its tip (the band :func:`compute_gap` measures at).
 
     An existing site is ignored: the result says what the fingers give.
 
@@ -442,19 +465,28 @@ def suggest_gripper_site(articulation: GripperArticulation) -> SiteSuggestion:
         if finger.pad is not None and finger.side != 0 and finger.side not in pads:
             pads[finger.side] = finger.pad
     approach = frame[:3, 2]
+    palm = articulation.links[articulation.palm].world_from_link
     points = {
-        side: _world(_link_vertices(articulation, link), config.link_poses[link])
+        side: _pad_tip(articulation, link, config.link_poses, approach)
         for side, link in pads.items()
     }
     centres = {side: _centre(p) for side, p in points.items()}
-    between = centres[1] - centres[-1]
-    closing = compute_unit(between - np.dot(between, approach) * approach)
-    if closing is None:
+    closing = compute_unit(centres[1] - centres[-1])
+    approach = (
+        compute_unit(approach - np.dot(approach, closing) * closing)
+        if closing is not None
+        else None
+    )
+    if closing is None or approach is None:
         raise ValueError(
-            f"<{articulation.root_path}>: the two pads' centres lie on the approach axis; "
-            "cannot derive a closing direction"
+            f"<{articulation.root_path}>: the two pads' centres coincide or lie on the approach "
+            "axis; cannot derive a closing direction"
         )
-    palm = articulation.links[articulation.palm].world_from_link
+    approach = _snap_to_axes(approach, palm)
+    closing = compute_unit(closing - np.dot(closing, approach) * approach)
+    snapped = _snap_to_axes(closing, palm)
+    if abs(float(np.dot(snapped, approach))) < 1e-12:
+        closing = snapped
     in_palm = palm[:3, :3].T @ closing
     flip = in_palm[int(np.argmax(np.abs(in_palm)))] < 0  # deterministic: X along +palm axis
     if flip:
