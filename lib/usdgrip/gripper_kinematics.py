@@ -58,7 +58,7 @@ def compute_rest_position(
     """
     f0 = world_from_body0 @ joint.body0_from_joint
     f1 = world_from_body1 @ joint.body1_from_joint
-    relative = np.linalg.solve(f0, f1)  # M(q) = inv(F0) F1
+    relative = compute_rigid_inverse(f0) @ f1  # M(q) = inv(F0) F1
     rotation, translation = relative[:3, :3], relative[:3, 3]
     axis = joint.axis
     if joint.kind == "prismatic":

@@ -435,8 +435,9 @@ def suggest_gripper_site(articulation: GripperArticulation) -> SiteSuggestion:
     2. Find the open configuration in that frame (:func:`compute_opening_report`).
     3. With the fingers open: closing axis X from one pad's centre to the other's; the
        approach Z (from the palm towards the fingers) made perpendicular to X; either taken
-       as a palm axis when within :data:`SNAP_TO_PALM_AXIS_DEG`; grip line along -Y = X x Z (so that forward x grip line = X), TCP halfway between the pad
-       centres, pad width the narrower pad's extent along Y, max opening the pad gap
+       as a palm axis when within :data:`SNAP_TO_PALM_AXIS_DEG`; grip line along
+       -Y = X x Z (so that forward x grip line = X); TCP halfway between the pad
+       centres; pad width the narrower pad's extent along Y, max opening the pad gap
        (:func:`compute_gap`). A pad is its finger's fingertip link, and its centre and width
        are those of its tip (the band :func:`compute_gap` measures at).
 

@@ -31,12 +31,18 @@ from usdgrip.gripper_articulation import (
     JointDrive,
     MimicCoupling,
 )
-from usdgrip.gripper_kinematics import compute_kinematic_tree, compute_rest_position
+from usdgrip.gripper_kinematics import (
+    compute_kinematic_tree,
+    compute_rest_position,
+    compute_rigid_inverse,
+)
 from usdgrip.gripper_opening import compute_opening_report
 from usdgrip.usd.discovery import compute_site_markers, compute_token_hints
 from usdgrip.usd.geometry import compute_shape_mesh, read_collision_shape
 from usdgrip.usd.stage import TRAVERSAL, compute_world_transform, get_meters_per_unit, require_prim
 
+#: At most this many joints joined to the palm are read (more: a note, the proxy is used).
+MAX_GRIPPER_JOINTS = 1000
 #: A revolute limit beyond this many degrees is unusable (read as not limited, with a note).
 MAX_REVOLUTE_LIMIT_DEG = 360.0
 #: Layer-text tokens without which a stage has no physics for this reader to find.
@@ -111,6 +117,14 @@ def scan_physics_scope(
     return scope
 
 
+def _rigid(matrix: Mat4) -> Mat4:
+    """:func:`compute_rigid_part`, without its SVD when the matrix is rigid already."""
+    rotation = matrix[:3, :3]
+    if np.abs(rotation.T @ rotation - np.eye(3)).max() < 1e-12 and np.linalg.det(rotation) > 0:
+        return matrix.copy()
+    return compute_rigid_part(matrix)
+
+
 def _top_level(prim: Usd.Prim) -> Usd.Prim:
     path = prim.GetPath()
     prefixes = path.GetPrefixes()
@@ -140,13 +154,20 @@ class _Reader:
         self.kgpu = float(UsdPhysics.GetStageKilogramsPerUnit(stage))
         self.cache = xform_cache or UsdGeom.XformCache(Usd.TimeCode.Default())
         self.notes: list[ArticulationNote] = []
+        self._worlds: dict[Sdf.Path, Mat4] = {}
 
     def note(self, code: str, subject: str, text: str) -> None:
         self.notes.append(ArticulationNote(code, subject, text))
 
     def world(self, prim: Usd.Prim) -> Mat4:
-        """Full local-to-world (scale included), metres."""
-        return compute_world_transform(prim, xform_cache=self.cache, meters_per_unit=self.mpu)
+        """Full local-to-world (scale included), metres (read once per prim)."""
+        path = prim.GetPath()
+        found = self._worlds.get(path)
+        if found is None:
+            found = self._worlds[path] = compute_world_transform(
+                prim, xform_cache=self.cache, meters_per_unit=self.mpu
+            )
+        return found
 
     def value(self, prim: Usd.Prim, name: str, fallback: Any = None) -> Any:
         attr = prim.GetAttribute(name)
@@ -253,15 +274,26 @@ def read_gripper_articulation(
                 f"bodies); the palm is guessed as <{palm}>, the body most joints start from "
                 "(SimReady's FET028 needs the site under the gripper base)",
             )
-    resolved = [_resolve_bodies(reader, joint, bodies, scope.root) for joint in joint_prims]
-    link_paths = _connected_links(palm, resolved)
+    # Connectivity from the body rels' paths alone; transforms only for the joints found.
+    ends_by_path = [_find_bodies(joint, bodies, scope.root) for joint in joint_prims]
+    link_paths = _connected_links(palm, ends_by_path)
     index = {path: i for i, path in enumerate(link_paths)}
-    links = _read_links(reader, link_paths, scope, geometry)
-    joints_in = [
-        (joint, ends)
-        for joint, ends in zip(joint_prims, resolved, strict=True)
-        if any(end[0] in index for end in ends[:2] if end is not None)
+    connected = [
+        joint
+        for joint, ends in zip(joint_prims, ends_by_path, strict=True)
+        if ends[0] in index or ends[1] in index
     ]
+    if len(connected) > MAX_GRIPPER_JOINTS:
+        reader.note(
+            "too-many-joints",
+            site_path or str(root.GetPath()),
+            f"{len(connected)} joints join {len(link_paths)} rigid bodies to the palm <{palm}>; "
+            f"usdgrip reads at most {MAX_GRIPPER_JOINTS} (a gripper has tens): the "
+            "articulation is not read and the proxy gripper is used",
+        )
+        return replace(base, notes=tuple(reader.notes))
+    links = _read_links(reader, link_paths, scope, geometry)
+    joints_in = [(joint, _resolve_bodies(reader, joint, bodies, scope.root)) for joint in connected]
     joint_index = {str(joint.GetPath()): i for i, (joint, _) in enumerate(joints_in)}
     actuated = _read_actuators(reader, scope)
     joints = tuple(
@@ -349,19 +381,34 @@ def _resolve_bodies(
             continue
         body_prim = reader.stage.GetPrimAtPath(body)
         # Joint frames are authored in the target's frame: re-express them in the body's.
-        relative = np.linalg.solve(
-            compute_rigid_part(reader.world(body_prim)), reader.world(target)
-        )
+        relative = compute_rigid_inverse(_rigid(reader.world(body_prim))) @ reader.world(target)
         ends.append((body, relative))
     return ends[0], ends[1], (authored[0], authored[1])
 
 
-def _connected_links(palm: str, resolved: list) -> list[str]:
+def _find_bodies(joint: Usd.Prim, bodies: set[str], root: str) -> tuple[str | None, str | None]:
+    """The rigid bodies (paths) a joint's first body0/body1 targets lie in, ``None``: world."""
+    api = UsdPhysics.Joint(joint)
+    found: list[str | None] = []
+    for rel in (api.GetBody0Rel(), api.GetBody1Rel()):
+        targets = rel.GetTargets()
+        body = str(targets[0]) if targets else ""
+        if not body.startswith(root + "/") and body != root:
+            found.append(None)
+            continue
+        while body and body not in bodies and body != root:
+            body = body.rsplit("/", 1)[0]
+        found.append(body if body in bodies else None)
+    return found[0], found[1]
+
+
+def _connected_links(palm: str, ends: list[tuple[str | None, str | None]]) -> list[str]:
+    """The palm and every rigid body the joints join to it, breadth first."""
     neighbours: dict[str, list[str]] = {}
-    for end0, end1, _ in resolved:
-        if end0 is not None and end1 is not None and end0[0] != end1[0]:
-            neighbours.setdefault(end0[0], []).append(end1[0])
-            neighbours.setdefault(end1[0], []).append(end0[0])
+    for end0, end1 in ends:
+        if end0 is not None and end1 is not None and end0 != end1:
+            neighbours.setdefault(end0, []).append(end1)
+            neighbours.setdefault(end1, []).append(end0)
     order, seen = [palm], {palm}
     for link in order:  # grows while iterating: breadth first
         for other in neighbours.get(link, ()):
@@ -387,7 +434,7 @@ def _read_links(
     for path in paths:
         prim = reader.stage.GetPrimAtPath(path)
         world = reader.world(prim)
-        rigid = compute_rigid_part(world)
+        rigid = _rigid(world)
         pieces = _read_pieces(reader, owned[path], rigid) if geometry else []
         links.append(
             ArticulationLink(
@@ -536,7 +583,7 @@ def _read_joint(
             body_indices.append(None)
             continue
         body, body_from_target = end
-        frame = compute_rigid_part(body_from_target @ local)
+        frame = _rigid(body_from_target @ local)
         frames.append(frame)
         body_indices.append(index.get(body))
     axis = 0
