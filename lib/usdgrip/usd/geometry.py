@@ -367,11 +367,11 @@ def _is_uniform(values: NDArray[np.float64]) -> bool:
 
 def _tessellate(kind: str, params: dict) -> tuple[Points, Triangles]:
     """Unit-frame tessellation of a primitive (trimesh.creation), axis along params['axis']."""
+    if kind == "box":  # 8 corners, 12 outward triangles (no trimesh import for the commonest)
+        return _box_mesh(params["size"])
     import trimesh
 
-    if kind == "box":
-        shape = trimesh.creation.box(extents=params["size"])
-    elif kind == "sphere":
+    if kind == "sphere":
         shape = trimesh.creation.icosphere(subdivisions=3, radius=params["radius"])
     else:
         if kind == "cylinder":
@@ -391,6 +391,22 @@ def _tessellate(kind: str, params: dict) -> tuple[Points, Triangles]:
             perm = np.eye(3)[[(axis + 1) % 3, (axis + 2) % 3, axis]].T
             shape.vertices = shape.vertices @ perm.T
     return np.asarray(shape.vertices, dtype=np.float64), np.asarray(shape.faces, dtype=np.int64)
+
+
+_BOX_CORNERS = np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)])
+# Two triangles per face, counter-clockwise seen from outside (corner index = 4x + 2y + z).
+_BOX_FACES = np.array(
+    [
+        [0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5],  # -X, +X
+        [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6],  # -Y, +Y
+        [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3],  # -Z, +Z
+    ],
+    dtype=np.int64,
+)  # fmt: skip
+
+
+def _box_mesh(size) -> tuple[Points, Triangles]:
+    return _BOX_CORNERS * np.asarray(size, dtype=np.float64), _BOX_FACES.copy()
 
 
 def _read_primitive(prim: Usd.Prim, kind: str, world: Mat4) -> SceneShape:

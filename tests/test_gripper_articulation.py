@@ -1,0 +1,340 @@
+"""Reading gripper articulations (issue 24): the four example grippers, mimic conventions, hostile input."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+
+import numpy as np
+import pytest
+from conftest import EXAMPLES
+
+from usdgrip.gripper_kinematics import compute_configuration, compute_kinematic_tree
+from usdgrip.gripper_opening import suggest_gripper_site
+from usdgrip.usd.articulation import read_gripper_articulation
+from usdgrip.usd.sites import read_gripper_site
+from usdgrip.usd.stage import open_stage
+
+GRIPPERS = EXAMPLES / "grippers"
+#: (file, site, open side, opening at lower, at upper, tolerance m): the real values are the
+#: Franka hand's 80 mm stroke (pybullet's URDF: 0.04 m per finger), the Robotiq 2F-85's
+#: 85 mm (Robotiq datasheet; Menagerie's model at driver 0), and the hand-authored ones'
+#: pad gaps worked out by hand from their boxes.
+REAL = [
+    (
+        "franka_hand/franka_hand.usda",
+        "/FrankaHand/panda_hand/gripper_site",
+        "upper",
+        0.0,
+        0.080,
+        0.002,
+    ),
+    (
+        "robotiq_2f85/robotiq_2f85.usda",
+        "/Robotiq_2F85/base/gripper_site",
+        "lower",
+        0.085,
+        None,
+        0.001,
+    ),
+    ("prismatic_two_finger.usda", "/PrismaticGripper/palm/tcp", "lower", 0.080, 0.010, 1e-6),
+    # Tips 0.06 m from the hinges 0.04 m apart, pads 0.01 m thick, the outer half measured:
+    # open 30 deg: 2 (0.02 + 0.03 sin 30 - 0.005 cos 30) = 0.0584; closed -12 deg.
+    ("revolute_jaw.usda", "/RevoluteJawGripper/palm/tcp", "upper", 0.0053, 0.0585, 2e-4),
+]
+
+
+def _read(name: str, site: str):
+    stage = open_stage(GRIPPERS / name)
+    return stage, read_gripper_articulation(stage.GetPrimAtPath(site))
+
+
+@pytest.mark.parametrize(("name", "site", "side", "lower", "upper", "tolerance"), REAL)
+def test_open_side_and_opening_at_each_limit(name, site, side, lower, upper, tolerance):
+    _, articulation = _read(name, site)
+    assert articulation.status == "articulated"
+    report = articulation.opening
+    assert report.open_side == side
+    if lower is not None:
+        assert report.opening_at_lower == pytest.approx(lower, abs=tolerance)
+    if upper is not None:
+        assert report.opening_at_upper == pytest.approx(upper, abs=tolerance)
+    opened = report.opening_at_lower if side == "lower" else report.opening_at_upper
+    closed = report.opening_at_upper if side == "lower" else report.opening_at_lower
+    assert report.opening_open == opened and report.opening_closed == closed and opened > closed
+
+
+def test_franka_hand_joints_drive_and_newton_mimic():
+    _, articulation = _read(*REAL[0][:2])
+    names = [j.name for j in articulation.joints]
+    assert names == ["panda_finger_joint1", "panda_finger_joint2"]
+    leader, follower = articulation.joints
+    assert (leader.kind, leader.axis_name, follower.axis_name) == ("prismatic", "Y", "Y")
+    assert (leader.lower, leader.upper) == pytest.approx((0.0, 0.04))
+    assert leader.rest_position == pytest.approx(0.04)  # authored open
+    assert leader.drive.stiffness == 1000 and leader.drive.max_force == 20
+    assert follower.drive is None and follower.mimic.source == "NewtonMimicAPI"
+    assert (follower.mimic.leader, follower.mimic.coef0, follower.mimic.coef1) == (0, 0.0, 1.0)
+    # The follower's axis is turned half a turn: the same q moves the fingers apart.
+    links = {link.name: link for link in articulation.links}
+    assert articulation.links[0].name == "panda_hand"
+    left = links["panda_leftfinger"].world_from_link[:3, 3]
+    right = links["panda_rightfinger"].world_from_link[:3, 3]
+    assert left[1] == pytest.approx(0.04) and right[1] == pytest.approx(-0.04)
+    assert links["panda_hand"].mass == pytest.approx(0.81)
+    assert all(p.approximation == "convexHull" for link in links.values() for p in link.pieces)
+
+
+def test_robotiq_closed_chain_mimic_and_drive_units():
+    _, articulation = _read(*REAL[1][:2])
+    joints = {j.name: j for j in articulation.joints}
+    driver = joints["left_driver_joint"]
+    assert driver.kind == "revolute" and driver.upper == pytest.approx(0.8, abs=1e-6)
+    # 1.745 N m/deg authored per degree -> 100 N m/rad (Menagerie's kp).
+    assert driver.drive.stiffness == pytest.approx(100.0, rel=1e-6)
+    assert driver.drive.damping == pytest.approx(10.0, rel=1e-6)
+    follower = joints["right_driver_joint"]
+    assert follower.mimic.source == "MjcEqualityJointAPI"
+    assert articulation.joints[follower.mimic.leader].name == "left_driver_joint"
+    loops = [j for j in articulation.joints if j.kind == "spherical"]
+    assert len(loops) == 2 and all(j.exclude_from_articulation for j in loops)
+    tree = compute_kinematic_tree(articulation)
+    assert sorted(articulation.joints[i].name for i in tree.dofs) == ["left_driver_joint"]
+    assert len(tree.loop_unknowns) == 6  # coupler, spring link, follower on each side
+    index = articulation.find_joint(driver.path)
+    at_rest = compute_configuration(articulation, {}, tree)
+    closed = compute_configuration(articulation, {index: driver.upper}, tree)
+    assert at_rest.loop_residual < 1e-9 and closed.loop_residual < 1e-6
+    # Both sides move the same (the mimic), and each finger keeps one free DOF (underactuated).
+    positions = closed.positions
+    assert positions[articulation.find_joint(follower.path)] == pytest.approx(driver.upper)
+    assert closed.free_dofs == 2
+    assert {n.code for n in articulation.notes} == {"closed-chain"}
+
+
+def test_mimic_follower_tracks_leader_in_both_hand_authored_grippers():
+    for name, site, *_ in REAL[2:]:
+        _, articulation = _read(name, site)
+        leader = articulation.opening.driven[0]
+        joint = articulation.joints[leader]
+        config = compute_configuration(articulation, {leader: joint.upper})
+        follower = next(i for i, j in enumerate(articulation.joints) if j.mimic is not None)
+        assert config.positions[follower] == pytest.approx(joint.upper)
+
+
+@pytest.mark.parametrize(("name", "site", "side", "lower", "upper", "tolerance"), REAL)
+def test_derived_site_matches_the_authored_one(name, site, side, lower, upper, tolerance):
+    stage, articulation = _read(name, site)
+    suggestion = suggest_gripper_site(articulation)
+    authored = read_gripper_site(stage.GetPrimAtPath(site))
+    assert suggestion.parent_path == site.rsplit("/", 1)[0]
+    assert suggestion.open_side == side
+    assert suggestion.max_opening == pytest.approx(authored.max_opening, abs=2e-4)
+    assert np.allclose(suggestion.grasp_frame, authored.grasp_frame, atol=2e-4)
+    assert suggestion.pad_width == pytest.approx(authored.grip_line.length, abs=2e-4)
+
+
+def test_gripper_without_joints_reads_none():
+    stage = open_stage(EXAMPLES / "gripper.usda")
+    articulation = read_gripper_articulation(stage.GetPrimAtPath("/Gripper/tcp"))
+    assert articulation.status == "none" and articulation.joints == ()
+    assert not articulation.has_rigid_bodies and articulation.opening is None
+
+
+# --- the three mimic schemas ----------------------------------------------------------
+
+LEADER = "</RevoluteJawGripper/joints/jaw_right_joint>"
+MIMICS = {
+    "newton": (
+        '"NewtonMimicAPI"',
+        f"rel newton:mimicJoint = {LEADER}\nfloat newton:mimicCoef0 = 5\nfloat newton:mimicCoef1 = 0.5",
+    ),
+    "physx": (
+        '"PhysxMimicJointAPI:rotY"',
+        "float physxMimicJoint:rotY:gearing = -0.5\nfloat physxMimicJoint:rotY:offset = -5\n"
+        f"rel physxMimicJoint:rotY:referenceJoint = {LEADER}",
+    ),
+    "mujoco": (
+        '"MjcEqualityJointAPI"',
+        f"rel newton:mimicJoint = {LEADER}\nfloat newton:mimicCoef0 = 5\nfloat newton:mimicCoef1 = 0.5",
+    ),
+    "mujoco-deprecated": (
+        '"MjcEqualityJointAPI"',
+        f"rel mjc:target = {LEADER}\ndouble mjc:coef0 = 5\ndouble mjc:coef1 = 0.5",
+    ),
+}
+
+
+def _revolute_with_mimic(schema: str, body: str) -> str:
+    text = (GRIPPERS / "revolute_jaw.usda").read_text()
+    text = text.replace(
+        'prepend apiSchemas = ["NewtonMimicAPI"]', f"prepend apiSchemas = [{schema}]"
+    )
+    text = re.sub(
+        r"float newton:mimicCoef0 = 0\n\s*float newton:mimicCoef1 = 1\n\s*rel newton:mimicJoint = <[^>]*>",
+        body.replace("\\", "\\\\"),
+        text,
+    )
+    return text
+
+
+def test_three_mimic_schemas_give_the_same_kinematics(write_usda):
+    poses, followers = {}, {}
+    for key, (schema, body) in MIMICS.items():
+        stage = open_stage(write_usda(_revolute_with_mimic(schema, body), f"{key}.usda"))
+        articulation = read_gripper_articulation(
+            stage.GetPrimAtPath("/RevoluteJawGripper/palm/tcp")
+        )
+        follower = articulation.joints[
+            articulation.find_joint("/RevoluteJawGripper/joints/jaw_left_joint")
+        ]
+        assert follower.mimic is not None, key
+        assert follower.mimic.coef0 == pytest.approx(math.radians(5)), key  # degrees converted
+        assert follower.mimic.coef1 == pytest.approx(0.5), key
+        leader = articulation.find_joint("/RevoluteJawGripper/joints/jaw_right_joint")
+        config = compute_configuration(articulation, {leader: 0.3})
+        followers[key] = config.positions[articulation.find_joint(follower.path)]
+        poses[key] = config.link_poses
+    assert followers["newton"] == pytest.approx(math.radians(5) + 0.5 * 0.3)
+    for key in MIMICS:
+        assert followers[key] == pytest.approx(followers["newton"]), key
+        assert np.allclose(poses[key], poses["newton"], atol=1e-12), key
+
+
+# --- hostile input: one clear note each ------------------------------------------------
+
+
+def _prismatic(replacements: dict[str, str]) -> str:
+    text = (GRIPPERS / "prismatic_two_finger.usda").read_text()
+    for old, new in replacements.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+def _notes(write_usda, replacements, name="hostile.usda"):
+    stage = open_stage(write_usda(_prismatic(replacements), name))
+    articulation = read_gripper_articulation(stage.GetPrimAtPath("/PrismaticGripper/palm/tcp"))
+    return articulation, [n for n in articulation.notes]
+
+
+def test_joint_rel_to_a_missing_prim(write_usda):
+    articulation, notes = _notes(
+        write_usda,
+        {
+            "rel physics:body1 = </PrismaticGripper/finger_right>": "rel physics:body1 = </PrismaticGripper/gone>"
+        },
+    )
+    missing = [n for n in notes if n.code == "joint-body-missing"]
+    assert len(missing) == 1
+    assert "physics:body1 targets </PrismaticGripper/gone>, which is not a prim" in missing[0].text
+    assert missing[0].subject == "/PrismaticGripper/joints/finger_right_joint"
+    # The right finger is no longer joined: no opposed pads, said once.
+    assert articulation.opening.opening_open is None
+    assert [n.code for n in notes].count("no-opposed-pads") == 1
+
+
+def test_joint_rel_outside_the_asset(write_usda):
+    text = _prismatic(
+        {
+            "rel physics:body0 = </PrismaticGripper/palm>\n            rel physics:body1 = </PrismaticGripper/finger_right>": "rel physics:body0 = </Elsewhere>\n            rel physics:body1 = </PrismaticGripper/finger_right>"
+        }
+    )
+    text += '\ndef Xform "Elsewhere" (\n    prepend apiSchemas = ["PhysicsRigidBodyAPI"]\n)\n{\n}\n'
+    stage = open_stage(write_usda(text))
+    articulation = read_gripper_articulation(stage.GetPrimAtPath("/PrismaticGripper/palm/tcp"))
+    # The joint no longer reaches the palm: the right finger is not a link, and no joint of
+    # the gripper names </Elsewhere>.
+    assert "/PrismaticGripper/finger_right" not in [link.path for link in articulation.links]
+
+
+def test_nan_limits(write_usda):
+    articulation, notes = _notes(
+        write_usda,
+        {
+            "float physics:upperLimit = 0.035\n        }\n\n        def PhysicsPrismaticJoint": "float physics:upperLimit = nan\n        }\n\n        def PhysicsPrismaticJoint"
+        },
+    )
+    texts = [n.text for n in notes if n.code == "attribute-unusable"]
+    assert texts == ["physics:upperLimit is nan; expected a number: read as not authored"]
+    leader = articulation.joints[0]
+    assert leader.upper is None
+    assert [n.code for n in notes].count("joint-limits-missing") == 1
+    assert articulation.opening.opening_open is None
+
+
+def test_revolute_limit_of_1e30_degrees(write_usda):
+    text = (
+        (GRIPPERS / "revolute_jaw.usda")
+        .read_text()
+        .replace(
+            "float physics:upperLimit = 30\n        }\n\n        def",
+            "float physics:upperLimit = 1e30\n        }\n\n        def",
+            1,
+        )
+    )
+    stage = open_stage(write_usda(text))
+    articulation = read_gripper_articulation(stage.GetPrimAtPath("/RevoluteJawGripper/palm/tcp"))
+    notes = [n for n in articulation.notes if n.code == "joint-limit-unusable"]
+    assert len(notes) == 1
+    assert re.search(r"physics:upperLimit is 1e\+30 degrees; expected -360 to 360", notes[0].text)
+    assert articulation.joints[0].upper is None
+
+
+def test_mimic_cycle(write_usda):
+    # The leader follows its follower: a cycle of two.
+    text = _prismatic(
+        {
+            'prepend apiSchemas = ["PhysicsDriveAPI:linear"]': 'prepend apiSchemas = ["PhysicsDriveAPI:linear", "NewtonMimicAPI"]',
+            "float drive:linear:physics:damping = 50": "rel newton:mimicJoint = </PrismaticGripper/joints/finger_right_joint>\n            float drive:linear:physics:damping = 50",
+        }
+    )
+    stage = open_stage(write_usda(text))
+    articulation = read_gripper_articulation(stage.GetPrimAtPath("/PrismaticGripper/palm/tcp"))
+    cycles = [n for n in articulation.notes if n.code == "mimic-cycle"]
+    assert len(cycles) == 1
+    assert (
+        "finger_left_joint> -> </PrismaticGripper/joints/finger_right_joint> -> " in cycles[0].text
+    )
+    tree = compute_kinematic_tree(articulation)
+    assert tree.mimic_order == ()
+
+
+def test_ten_thousand_joints(open_usda):
+    lines = [
+        'def Xform "G"\n{',
+        'def Xform "palm" (\nprepend apiSchemas = ["PhysicsRigidBodyAPI"]\n)\n{',
+        'def Xform "tcp" (\nprepend apiSchemas = ["GripperSiteAPI"]\n)\n{\nfloat gripper:maxOpening = 0.08\n}\n}',
+    ]
+    for i in range(10_000):
+        lines.append(f'def Xform "l{i}" (\nprepend apiSchemas = ["PhysicsRigidBodyAPI"]\n)\n{{\n}}')
+        parent = "palm" if i == 0 else f"l{i - 1}"
+        lines.append(
+            f'def PhysicsRevoluteJoint "j{i}"\n{{\nrel physics:body0 = </G/{parent}>\n'
+            f"rel physics:body1 = </G/l{i}>\n}}"
+        )
+    lines.append("}")
+    stage = open_usda("\n".join(lines))
+    start = time.perf_counter()
+    articulation = read_gripper_articulation(stage.GetPrimAtPath("/G/palm/tcp"))
+    elapsed = time.perf_counter() - start
+    assert [n.code for n in articulation.notes] == ["too-many-joints"]
+    assert (
+        "10000 joints join 10001 rigid bodies to the palm </G/palm>; usdgrip reads at most 1000"
+        in articulation.notes[0].text
+    )
+    assert articulation.status == "none"
+    assert elapsed < 30  # linear: about half a second here
+
+
+def test_finger_without_colliders_and_site_without_rigid_body_ancestor(write_usda):
+    articulation, notes = _notes(
+        write_usda,
+        {
+            '        def Cube "pad" (\n            prepend apiSchemas = ["PhysicsCollisionAPI"]\n        )\n        {\n            double size = 1\n            double3 xformOp:scale = (0.01, 0.02, 0.05)\n            uniform token[] xformOpOrder = ["xformOp:scale"]\n        }\n    }\n\n    def Xform "finger_right"': '    }\n\n    def Xform "finger_right"'
+        },
+    )
+    chains = articulation.opening.fingers
+    assert [c.has_colliders for c in chains].count(False) == 1
+    assert any(n.code == "no-opposed-pads" for n in notes)
