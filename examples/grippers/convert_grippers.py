@@ -504,7 +504,9 @@ def write_usd(gripper: Gripper, provenance: str):
         world = poses[name]
         xform.AddTranslateOp().Set(Gf.Vec3d(*world[:3, 3]))
         w, x, y, z = matrix_to_quat(world[:3, :3])
-        xform.AddOrientOp().Set(Gf.Quatf(float(w), float(x), float(y), float(z)))
+        xform.AddOrientOp(UsdGeom.XformOp.PrecisionDouble).Set(
+            Gf.Quatd(float(w), float(x), float(y), float(z))
+        )
         prim = xform.GetPrim()
         UsdPhysics.RigidBodyAPI.Apply(prim)
         mass = UsdPhysics.MassAPI.Apply(prim)
@@ -536,7 +538,9 @@ def write_usd(gripper: Gripper, provenance: str):
             frame = piece.link_from_piece
             gprim.AddTranslateOp().Set(Gf.Vec3d(*frame[:3, 3]))
             w, x, y, z = matrix_to_quat(frame[:3, :3])
-            gprim.AddOrientOp().Set(Gf.Quatf(float(w), float(x), float(y), float(z)))
+            gprim.AddOrientOp(UsdGeom.XformOp.PrecisionDouble).Set(
+                Gf.Quatd(float(w), float(x), float(y), float(z))
+            )
             if scale is not None:
                 gprim.AddScaleOp().Set(Gf.Vec3f(*map(float, scale)))
             gprim.CreateDisplayColorAttr().Set(Vt.Vec3fArray([Gf.Vec3f(0.35, 0.35, 0.38)]))
