@@ -50,6 +50,9 @@ PURE = (
     "usdgrip.slot_checks",
     "usdgrip.site_limits",
     "usdgrip.grasp_line_geometry",
+    "usdgrip.gripper_articulation",
+    "usdgrip.gripper_kinematics",
+    "usdgrip.gripper_opening",
 )
 
 #: The rooms of lib/usdgrip and the arrows between them (docs/architecture.md draws this).

@@ -330,15 +330,21 @@ class GripperArticulation:
     palm: int | None = None
     """Index of the palm link (0 when there is one), ``None`` without rigid bodies."""
     grasp_frame: Mat4 | None = None
-    """The site's world frame G (X closing, Z approach), ``None`` without a site frame."""
+    """The site's world frame G (X closing, Z approach); ``None`` without a site frame, or
+    when the asset has no rigid body (then nothing else was read)."""
     articulation_root: str | None = None
     """The prim with ``PhysicsArticulationRootAPI`` (the asset declares an articulation)."""
-    has_rigid_bodies: bool = False
-    """Some prim of the asset has ``PhysicsRigidBodyAPI`` (linked to the palm or not)."""
+    rigid_bodies: tuple[str, ...] = ()
+    """Every prim of the asset with ``PhysicsRigidBodyAPI`` (joined to the palm or not)."""
     rigid_body_ancestor: str | None = None
     """The site's rigid-body ancestor (FET028's gripper base), ``None`` when it has none."""
     opening: OpeningReport | None = None
     notes: tuple[ArticulationNote, ...] = ()
+
+    @property
+    def has_rigid_bodies(self) -> bool:
+        """True when some prim of the asset has ``PhysicsRigidBodyAPI``."""
+        return bool(self.rigid_bodies)
 
     @property
     def declared(self) -> bool:

@@ -39,6 +39,7 @@ from usdgrip.gripper_kinematics import (
 from usdgrip.gripper_opening import compute_opening_report
 from usdgrip.usd.discovery import compute_site_markers, compute_token_hints
 from usdgrip.usd.geometry import compute_shape_mesh, read_collision_shape
+from usdgrip.usd.sites import read_gripper_site
 from usdgrip.usd.stage import TRAVERSAL, compute_world_transform, get_meters_per_unit, require_prim
 
 #: At most this many joints joined to the palm are read (more: a note, the proxy is used).
@@ -236,11 +237,6 @@ def read_gripper_articulation(
     reader = _Reader(stage, xform_cache)
     is_site = bool(compute_site_markers(prim))
     site_path = str(prim.GetPath()) if is_site else None
-    if is_site and grasp_frame is None:
-        from usdgrip.usd.sites import read_gripper_site
-
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            grasp_frame = read_gripper_site(prim, strict=False).grasp_frame
     root = _top_level(prim)
     scope = scan_physics_scope(root, scope_cache)
     bodies = set(scope.bodies)
@@ -255,11 +251,15 @@ def read_gripper_articulation(
         "none",
         grasp_frame=grasp_frame,
         articulation_root=roots[0] if roots else None,
-        has_rigid_bodies=bool(bodies),
+        rigid_bodies=scope.bodies,
         rigid_body_ancestor=ancestor,
     )
     if not bodies:
         return base
+    if is_site and grasp_frame is None:
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            grasp_frame = read_gripper_site(prim, strict=False).grasp_frame
+        base = replace(base, grasp_frame=grasp_frame)
     joint_prims = [stage.GetPrimAtPath(p) for p in scope.joints]
     palm = ancestor
     if palm is None:
