@@ -338,3 +338,77 @@ def test_finger_without_colliders_and_site_without_rigid_body_ancestor(write_usd
     chains = articulation.opening.fingers
     assert [c.has_colliders for c in chains].count(False) == 1
     assert any(n.code == "no-opposed-pads" for n in notes)
+
+
+# --- usdgrip info ------------------------------------------------------------------------
+
+
+def test_info_lists_fingers_joints_opening_and_open_side(capsys):
+    from usdgrip.cli import main
+
+    assert main(["info", str(GRIPPERS / "robotiq_2f85" / "robotiq_2f85.usda")]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "    articulation articulated: palm </Robotiq_2F85/base>, declared by </Robotiq_2F85>"
+        in out
+    )
+    assert (
+        "    finger     right_driver, right_spring_link, right_coupler, right_follower (pad </Robotiq_2F85/right_follower>, +X)"
+        in out
+    )
+    assert (
+        "    joint      left_driver_joint revolute X, limits 0 to 45.84 deg, drive stiffness 100 N m/rad, damping 10, max force 5 N m"
+        in out
+    )
+    assert (
+        "    joint      right_driver_joint revolute X, limits 0 to 45.84 deg, mimic 1 x left_driver_joint +0 deg (MjcEqualityJointAPI)"
+        in out
+    )
+    assert (
+        "    opening    0.0854 m at the lower limit(s), -0.01026 m at the upper: open = lower"
+        in out
+    )
+    assert "note: closed-chain:" in out
+
+
+def test_info_json_articulation_in_si_units(capsys):
+    import json
+
+    from usdgrip.cli import main
+
+    assert main(["info", "--json", str(GRIPPERS / "revolute_jaw.usda")]) == 0
+    site = json.loads(capsys.readouterr().out)["sites"][0]
+    articulation = site["articulation"]
+    assert (
+        articulation["status"] == "articulated"
+        and articulation["palm"] == "/RevoluteJawGripper/palm"
+    )
+    joints = {j["name"]: j for j in articulation["joints"]}
+    right = joints["jaw_right_joint"]
+    assert right["unit"] == "rad" and right["upper"] == pytest.approx(math.radians(30))
+    assert right["authored_limits"] == [-12.0, 30.0]
+    assert right["drive"]["stiffness"] == pytest.approx(0.05 * 180 / math.pi, rel=1e-6)
+    left = joints["jaw_left_joint"]
+    assert left["mimic"]["leader"] == "/RevoluteJawGripper/joints/jaw_right_joint"
+    assert left["mimic"]["source"] == "NewtonMimicAPI"
+    opening = articulation["opening"]
+    assert opening["open_side"] == "upper"
+    assert opening["open_limits"] == {"/RevoluteJawGripper/joints/jaw_right_joint": "upper"}
+    assert opening["at_upper"] == pytest.approx(0.0585, abs=2e-4)
+    assert opening["open_positions"]["/RevoluteJawGripper/joints/jaw_left_joint"] == pytest.approx(
+        math.radians(30)
+    )
+
+
+def test_info_unchanged_for_a_gripper_without_joints(capsys):
+    import json
+
+    from usdgrip.cli import main
+
+    assert main(["info", "--json", str(EXAMPLES / "gripper.usda")]) == 0
+    assert "articulation" not in json.loads(capsys.readouterr().out)["sites"][0]
+    assert main(["info", str(EXAMPLES / "gripper.usda")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 7 and not any(
+        line.startswith(("    articulation", "    joint")) for line in out
+    )
