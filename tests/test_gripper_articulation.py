@@ -412,3 +412,74 @@ def test_info_unchanged_for_a_gripper_without_joints(capsys):
     assert len(out) == 7 and not any(
         line.startswith(("    articulation", "    joint")) for line in out
     )
+
+
+# --- units, actuators, a gripper without a site ----------------------------------------
+
+
+def _in_centimetres(text: str) -> str:
+    """The prismatic example authored in centimetres (metersPerUnit 0.01), same gripper."""
+    text = text.replace("metersPerUnit = 1", "metersPerUnit = 0.01")
+
+    def scaled(match: re.Match) -> str:
+        numbers = re.sub(
+            r"-?\d+(\.\d+)?(e-?\d+)?", lambda m: f"{float(m.group(0)) * 100:g}", match.group(2)
+        )
+        return match.group(1) + numbers
+
+    pattern = r"((?:xformOp:translate|xformOp:scale|physics:localPos\d|point3f\[\] points|physics:(?:lower|upper)Limit|drive:linear:physics:maxForce) = )([^\n]*)"
+    return re.sub(pattern, scaled, text)
+
+
+def test_stage_units_are_converted(write_usda):
+    stage = open_stage(
+        write_usda(_in_centimetres((GRIPPERS / "prismatic_two_finger.usda").read_text()))
+    )
+    articulation = read_gripper_articulation(stage.GetPrimAtPath("/PrismaticGripper/palm/tcp"))
+    leader = articulation.joints[0]
+    assert leader.upper == pytest.approx(0.035)  # 3.5 cm
+    assert leader.drive.max_force == pytest.approx(40.0)  # 4000 kg cm/s² = 40 N
+    assert leader.drive.stiffness == pytest.approx(1000.0)  # mass/s²: no length in it
+    assert articulation.opening.opening_at_lower == pytest.approx(0.08)
+    assert articulation.opening.opening_at_upper == pytest.approx(0.01)
+
+
+def test_newton_actuator_drives_a_joint(write_usda):
+    text = (GRIPPERS / "prismatic_two_finger.usda").read_text()
+    text = text.replace('prepend apiSchemas = ["PhysicsDriveAPI:linear"]', "")
+    text = text.replace(
+        '    def Scope "joints"',
+        '    def NewtonActuator "finger_drive"\n    {\n'
+        "        rel newton:targets = </PrismaticGripper/joints/finger_left_joint>\n    }\n\n"
+        '    def Scope "joints"',
+    )
+    stage = open_stage(write_usda(text))
+    articulation = read_gripper_articulation(stage.GetPrimAtPath("/PrismaticGripper/palm/tcp"))
+    drive = articulation.joints[0].drive
+    assert drive.source == "NewtonActuator </PrismaticGripper/finger_drive>"
+    assert drive.stiffness is None  # the actuator's own gains are Newton's, not read
+    assert articulation.opening.open_side == "lower"
+    assert "no-drive" not in {n.code for n in articulation.notes}
+
+
+def test_site_derived_for_a_gripper_without_one(write_usda):
+    text = (GRIPPERS / "prismatic_two_finger.usda").read_text()
+    start = text.index('        def Xform "tcp"')
+    end = text.index('    def Xform "finger_left"')
+    stage = open_stage(write_usda(text[:start] + "    }\n\n" + text[end:]))
+    palm = stage.GetPrimAtPath("/PrismaticGripper/palm")
+    articulation = read_gripper_articulation(palm)
+    assert articulation.site_path is None and articulation.status == "articulated"
+    suggestion = suggest_gripper_site(articulation)
+    assert suggestion.translate == pytest.approx((0.0, 0.0, 0.0775))
+    assert suggestion.forward == pytest.approx((0.0, 0.0, 1.0))
+    assert suggestion.grip_line == pytest.approx((0.0, -1.0, 0.0))
+    assert np.cross(suggestion.forward, suggestion.grip_line) == pytest.approx((1.0, 0.0, 0.0))
+    assert (suggestion.max_opening, suggestion.pad_width) == pytest.approx((0.08, 0.02))
+    assert suggestion.open_side == "lower"
+
+
+def test_site_cannot_be_derived_without_fingers():
+    stage = open_stage(EXAMPLES / "gripper.usda")
+    with pytest.raises(ValueError, match=r"</Gripper>: no rigid body \(PhysicsRigidBodyAPI\)"):
+        suggest_gripper_site(read_gripper_articulation(stage.GetPrimAtPath("/Gripper")))
