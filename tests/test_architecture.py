@@ -50,6 +50,7 @@ PURE = (
     "usdgrip.slot_checks",
     "usdgrip.site_limits",
     "usdgrip.grasp_line_geometry",
+    "usdgrip.extras",
     "usdgrip.gripper_articulation",
     "usdgrip.gripper_kinematics",
     "usdgrip.gripper_opening",
