@@ -483,3 +483,76 @@ def test_site_cannot_be_derived_without_fingers():
     stage = open_stage(EXAMPLES / "gripper.usda")
     with pytest.raises(ValueError, match=r"</Gripper>: no rigid body \(PhysicsRigidBodyAPI\)"):
         suggest_gripper_site(read_gripper_articulation(stage.GetPrimAtPath("/Gripper")))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "code", "fragment"),
+    [
+        (
+            "float physics:lowerLimit = 0\n            float physics:upperLimit = 0.035\n        }\n\n        def",
+            "float physics:lowerLimit = 0.05\n            float physics:upperLimit = 0.035\n        }\n\n        def",
+            "joint-limit-unusable",
+            "physics:lowerLimit 0.05 > physics:upperLimit 0.035; expected lower <= upper",
+        ),
+        (
+            "rel physxMimicJoint:rotX:referenceJoint = </PrismaticGripper/joints/finger_left_joint>",
+            "rel physxMimicJoint:rotX:referenceJoint = </PrismaticGripper/joints/nothing>",
+            "mimic-leader-missing",
+            "the PhysxMimicJointAPI:rotX leader </PrismaticGripper/joints/nothing> is not a prim",
+        ),
+        (
+            "rel physxMimicJoint:rotX:referenceJoint = </PrismaticGripper/joints/finger_left_joint>",
+            "rel physxMimicJoint:rotX:referenceJoint = [</PrismaticGripper/joints/finger_left_joint>, </PrismaticGripper/palm>]",
+            "mimic-leader-targets",
+            "physxMimicJoint:rotX:referenceJoint has 2 targets; expected exactly one",
+        ),
+        (
+            "rel physxMimicJoint:rotX:referenceJoint = </PrismaticGripper/joints/finger_left_joint>",
+            "rel physxMimicJoint:rotX:referenceJoint = </PrismaticGripper/joints/finger_right_joint>",
+            "mimic-cycle",
+            "leader is the joint itself",
+        ),
+        (
+            "rel physxMimicJoint:rotX:referenceJoint = </PrismaticGripper/joints/finger_left_joint>",
+            "",
+            "mimic-leader-missing",
+            "PhysxMimicJointAPI:rotX names no leader joint",
+        ),
+        (
+            "point3f physics:localPos0 = (-0.045, 0, 0.065)",
+            "point3f physics:localPos0 = (-0.045, inf, 0.065)",
+            "joint-frame-unusable",
+            "expected finite values and a non-zero quaternion",
+        ),
+        (
+            "float drive:linear:physics:stiffness = 1000",
+            "float drive:linear:physics:stiffness = -1000",
+            "drive-unusable",
+            "drive:linear:physics:stiffness is -1000; expected >= 0",
+        ),
+        (
+            "float physics:upperLimit = 0.035\n        }\n\n        def",
+            'string physics:upperLimit = "3.5 cm"\n        }\n\n        def',
+            "attribute-unusable",
+            "physics:upperLimit is '3.5 cm'; expected a number",
+        ),
+        (
+            "rel physics:body1 = </PrismaticGripper/finger_left>",
+            "rel physics:body1 = [</PrismaticGripper/finger_left>, </PrismaticGripper/finger_right>]",
+            "joint-body-targets",
+            "physics:body1 has 2 targets",
+        ),
+        (
+            "point3f physics:localPos1 = (0, 0, 0)\n            float physics:lowerLimit = 0\n            float physics:upperLimit = 0.035\n        }\n\n        def",
+            "point3f physics:localPos1 = (0, 0.01, 0)\n            float physics:lowerLimit = 0\n            float physics:upperLimit = 0.035\n        }\n\n        def",
+            "joint-frame-mismatch",
+            "from any position of this prismatic joint",
+        ),
+    ],
+)
+def test_hostile_joint_values_get_one_note_each(write_usda, old, new, code, fragment):
+    _, notes = _notes(write_usda, {old: new})
+    found = [n for n in notes if n.code == code]
+    assert len(found) == 1, [(n.code, n.text) for n in notes]
+    assert fragment in found[0].text
+    assert found[0].subject.startswith("/PrismaticGripper/joints/")
