@@ -556,3 +556,18 @@ def test_hostile_joint_values_get_one_note_each(write_usda, old, new, code, frag
     assert len(found) == 1, [(n.code, n.text) for n in notes]
     assert fragment in found[0].text
     assert found[0].subject.startswith("/PrismaticGripper/joints/")
+
+
+def test_plan_works_with_each_gripper(tmp_path, capsys):
+    """``usdgrip plan`` (today's collision model: the grippers' colliders) takes all four."""
+    from usdgrip.cli import main
+
+    grippers = [f"{GRIPPERS / name}:{site}" for name, site, *_ in REAL]
+    argv = ["plan", str(EXAMPLES / "mug.usda"), "--object", "/Mug", "--method", "slots"]
+    for gripper in grippers:
+        argv += ["--gripper", gripper]
+    output = tmp_path / "mug.yaml"
+    assert main([*argv, "--max-candidates", "2", "-o", str(output)]) == 0
+    out = capsys.readouterr().out
+    assert "8 candidate(s) for 4 of 4 gripper(s)" in out
+    assert "gripper_models=meshes,meshes,meshes,meshes" in output.read_text()
