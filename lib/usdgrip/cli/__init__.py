@@ -1,8 +1,9 @@
 """The ``usdgrip`` command line: one entry point, one module per subcommand.
 
-Each module in this package defines ``NAME``, ``HELP``, ``ORDER`` (position
+Each command module in this package defines ``NAME``, ``HELP``, ``ORDER`` (position
 in ``--help``), ``add_arguments(parser)`` and ``run(args) -> int``; they are
-discovered here, so adding a subcommand touches no other file.
+discovered here, so adding a subcommand touches no other file. A module without
+``NAME`` (:mod:`usdgrip.cli.common`, the helpers commands share) is not a command.
 
 Exit codes: 0 ok, 1 findings (or nothing survived), 2 usage or unreadable input, 141
 when standard output was closed early (``usdgrip info FILE | head -1``; quietly, as a
@@ -49,7 +50,8 @@ def _subcommand_modules() -> list:
         for info in pkgutil.iter_modules(__path__)
         if not info.name.startswith("_")
     ]
-    return sorted(modules, key=lambda m: (m.ORDER, m.NAME))
+    commands = [m for m in modules if hasattr(m, "NAME")]
+    return sorted(commands, key=lambda m: (m.ORDER, m.NAME))
 
 
 def build_parser() -> argparse.ArgumentParser:
