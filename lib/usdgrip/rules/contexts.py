@@ -32,7 +32,7 @@ from usdgrip.usd.grasp_lines import (
     scan_grasp_lines,
 )
 from usdgrip.usd.names import SLOT_NAMESPACE, SLOT_PROPERTIES
-from usdgrip.usd.sites import read_gripper_site
+from usdgrip.usd.sites import compute_site_frame, read_gripper_site
 from usdgrip.usd.slots import (
     get_instance_name_problem,
     get_slot_layout,
@@ -97,8 +97,16 @@ class SiteContext:
 
         Measured along the site's grasp frame; a stage without physics costs no walk.
         """
+        site = self.site
+        frame = None
+        if site.forward_axis is not None and site.forward_axis.direction is not None:
+            frame = compute_site_frame(site.world_transform, site.forward_axis, site.grip_line)
         return read_gripper_articulation(
-            self.prim, xform_cache=self.xform_cache, scope_cache=self.scope_cache
+            self.prim,
+            grasp_frame=None if frame is None else frame.matrix,
+            xform_cache=self.xform_cache,
+            scope_cache=self.scope_cache,
+            is_site=True,
         )
 
     @cached_property

@@ -55,6 +55,11 @@ _KINDS = (
     (UsdPhysics.SphericalJoint, "spherical"),
 )
 _DEG = math.pi / 180.0
+_RIGID_BODY, _COLLISION, _ARTICULATION_ROOT = (
+    "PhysicsRigidBodyAPI",
+    "PhysicsCollisionAPI",
+    "PhysicsArticulationRootAPI",
+)
 
 
 class PhysicsScope(NamedTuple):
@@ -94,21 +99,26 @@ def scan_physics_scope(
             cache[hint_key] = hinted
     bodies, disabled, joints, colliders, roots, actuators = [], [], [], [], [], []
     if hinted:
+        # Two queries per prim (applied schemas, type name): the physics prims are few.
         for prim in Usd.PrimRange(root, TRAVERSAL):
-            path = prim.GetPath().pathString
-            if prim.IsA(UsdPhysics.Joint):
-                joints.append(path)
-            elif prim.GetTypeName() == "NewtonActuator":
-                actuators.append(path)
-            if prim.HasAPI(UsdPhysics.RigidBodyAPI):
+            type_name = prim.GetTypeName()
+            if type_name and "Joint" in type_name and prim.IsA(UsdPhysics.Joint):
+                joints.append(prim.GetPath().pathString)
+            elif type_name == "NewtonActuator":
+                actuators.append(prim.GetPath().pathString)
+            schemas = prim.GetAppliedSchemas()
+            if not schemas:
+                continue
+            if _RIGID_BODY in schemas:
                 enabled = UsdPhysics.RigidBodyAPI(prim).GetRigidBodyEnabledAttr().Get()
-                (bodies if enabled is None or bool(enabled) else disabled).append(path)
-            if prim.HasAPI(UsdPhysics.CollisionAPI):
+                found = bodies if enabled is None or bool(enabled) else disabled
+                found.append(prim.GetPath().pathString)
+            if _COLLISION in schemas:
                 enabled = UsdPhysics.CollisionAPI(prim).GetCollisionEnabledAttr().Get()
                 if enabled is None or bool(enabled):
-                    colliders.append(path)
-            if prim.HasAPI(UsdPhysics.ArticulationRootAPI):
-                roots.append(path)
+                    colliders.append(prim.GetPath().pathString)
+            if _ARTICULATION_ROOT in schemas:
+                roots.append(prim.GetPath().pathString)
     scope = PhysicsScope(
         key, tuple(bodies), tuple(disabled), tuple(joints), tuple(colliders), tuple(roots),
         tuple(actuators),
@@ -208,6 +218,7 @@ def read_gripper_articulation(
     geometry: bool = True,
     xform_cache: UsdGeom.XformCache | None = None,
     scope_cache: MutableMapping[str, Any] | None = None,
+    is_site: bool | None = None,
 ) -> GripperArticulation:
     """Read the articulation of the gripper that ``prim`` belongs to (a site or any prim).
 
@@ -227,6 +238,8 @@ def read_gripper_articulation(
             no opening is computed).
         xform_cache: shared by reads of one unchanged stage.
         scope_cache: a mapping kept for one unchanged stage (see :func:`scan_physics_scope`).
+        is_site: whether ``prim`` is a gripper site, when the caller knows (default: its
+            discovery markers say).
 
     Raises:
         TypeError: ``prim`` is not a ``Usd.Prim``.
@@ -234,28 +247,29 @@ def read_gripper_articulation(
     """
     require_prim(prim)
     stage = prim.GetStage()
-    reader = _Reader(stage, xform_cache)
-    is_site = bool(compute_site_markers(prim))
-    site_path = str(prim.GetPath()) if is_site else None
+    if is_site is None:
+        is_site = bool(compute_site_markers(prim))
+    site_path = prim.GetPath().pathString if is_site else None
     root = _top_level(prim)
     scope = scan_physics_scope(root, scope_cache)
+    if not scope.bodies:  # nothing to read (most stages): no further query
+        return GripperArticulation(site_path, scope.root, "none", grasp_frame=grasp_frame)
+    reader = _Reader(stage, xform_cache)
     bodies = set(scope.bodies)
     ancestor = find_rigid_body_ancestor(prim, bodies) if is_site else None
-    roots = [p for p in scope.articulation_roots]
+    roots = list(scope.articulation_roots)
     roots += [
         str(p) for p in prim.GetPath().GetPrefixes() if str(p) not in roots and _is_root(stage, p)
     ]
     base = GripperArticulation(
         site_path,
-        str(root.GetPath()),
+        scope.root,
         "none",
         grasp_frame=grasp_frame,
         articulation_root=roots[0] if roots else None,
         rigid_bodies=scope.bodies,
         rigid_body_ancestor=ancestor,
     )
-    if not bodies:
-        return base
     if is_site and grasp_frame is None:
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             grasp_frame = read_gripper_site(prim, strict=False).grasp_frame
