@@ -571,3 +571,33 @@ def test_plan_works_with_each_gripper(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "8 candidate(s) for 4 of 4 gripper(s)" in out
     assert "gripper_models=meshes,meshes,meshes,meshes" in output.read_text()
+
+
+def test_a_broken_collider_mesh_is_one_note_and_the_rest_is_read(write_usda):
+    broken = (
+        '        def Mesh "broken" (\n            prepend apiSchemas = ["PhysicsCollisionAPI"]\n        )\n'
+        "        {\n            int[] faceVertexCounts = [3]\n            int[] faceVertexIndices = [0, 1, 7]\n"
+        "            point3f[] points = [(0, 0, 0), (0.01, 0, 0), (0, 0.01, 0)]\n        }\n\n"
+    )
+    articulation, notes = _notes(
+        write_usda,
+        {
+            '        def Cube "pad" (': broken + '        def Cube "pad" (',
+            "float physics:mass = 0.05": "float physics:mass = -1",
+        },
+    )
+    # (both fingers get the broken mesh and the negative mass: one note each)
+    unreadable = [n for n in notes if n.code == "collider-unreadable"]
+    assert [n.subject for n in unreadable] == [
+        "/PrismaticGripper/finger_left/broken",
+        "/PrismaticGripper/finger_right/broken",
+    ]
+    assert "faceVertexIndices[2] is 7; expected 0 to 2" in unreadable[0].text
+    masses = [n for n in notes if n.code == "mass-unusable"]
+    assert [n.subject for n in masses] == [
+        "/PrismaticGripper/finger_left",
+        "/PrismaticGripper/finger_right",
+    ]
+    assert masses[0].text == "physics:mass is -1; expected a finite value > 0: read as not authored"
+    assert articulation.links[1].mass is None
+    assert articulation.opening.opening_open == pytest.approx(0.08)  # the pads still read
