@@ -45,6 +45,7 @@ PURE = (
     "usdgrip.fileio",
     "usdgrip.contracts",
     "usdgrip.jsontext",
+    "usdgrip.yamltext",
     "usdgrip.lambdasim",
     "usdgrip.sampling",
     "usdgrip.slot_checks",
