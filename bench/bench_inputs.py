@@ -26,8 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from usdgrip.grasping.target_evaluation import MAX_TARGET_SAMPLES
 from usdgrip.grasping.isaac_yaml import MAX_GRASPS
+from usdgrip.grasping.target_evaluation import MAX_TARGET_SAMPLES
 
 MEMORY_LIMIT = 3 << 30
 
