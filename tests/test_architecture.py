@@ -52,6 +52,9 @@ PURE = (
     "usdgrip.site_limits",
     "usdgrip.grasp_line_geometry",
     "usdgrip.extras",
+    "usdgrip.gripper_articulation",
+    "usdgrip.gripper_kinematics",
+    "usdgrip.gripper_opening",
 )
 
 #: The rooms of lib/usdgrip and the arrows between them (docs/architecture.md draws this).

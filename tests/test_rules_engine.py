@@ -39,6 +39,9 @@ ISSUE_TABLE = {
     "GR.010": ("gripper-max-payload", "warning"),
     "GR.011": ("gripper-site-undeclared", "info"),
     "GR.012": ("gripper-grip-force", "warning"),  # issue 15
+    "GR.015": ("gripper-opening-mismatch", "warning"),  # issue 24
+    "GR.016": ("gripper-finger-colliders", "failure"),  # issue 24
+    "GR.017": ("gripper-site-rigid-body-ancestor", "failure"),  # issue 24
     "GS.001": ("slot-axes", "failure"),
     "GS.002": ("slot-up-range", "failure"),
     "GS.003": ("slot-input-angle", "failure"),

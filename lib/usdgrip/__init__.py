@@ -80,6 +80,9 @@ _EXPORTS = {
     "GripperCollisionModel": "usdgrip.grasping.collision",
     "SceneExclusions": "usdgrip.grasping.collision",
     "render_view": "usdgrip.render",
+    "read_gripper_articulation": "usdgrip.usd.articulation",
+    "GripperArticulation": "usdgrip.gripper_articulation",
+    "suggest_gripper_site": "usdgrip.gripper_opening",
 }
 
 #: Internals that left the top level (import them from their module): still found here

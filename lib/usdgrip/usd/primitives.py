@@ -104,17 +104,29 @@ def read_primitive_params(prim: Usd.Prim, kind: str) -> dict[str, Any]:
     return {"radius": radius, "height": height, "axis": str(axis)}
 
 
+_BOX_CORNERS = np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)])
+# Two triangles per face, counter-clockwise seen from outside (corner index = 4x + 2y + z).
+_BOX_FACES = np.array(
+    [
+        [0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5],  # -X, +X
+        [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6],  # -Y, +Y
+        [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3],  # -Z, +Z
+    ],
+    dtype=np.int64,
+)  # fmt: skip
+
+
 def tessellate_primitive(kind: str, params: dict[str, Any]) -> tuple[Points, Triangles]:
     """Triangles of a primitive in its own frame (outward-wound, closed).
 
     At the module's resolution; ``params`` as :func:`read_primitive_params` gives them
     (or scaled to world metres).
     """
+    if kind == "box":  # 8 corners, 12 triangles: no trimesh import (2 s) for the commonest
+        return _BOX_CORNERS * np.asarray(params["size"], dtype=np.float64), _BOX_FACES.copy()
     import trimesh
 
-    if kind == "box":
-        shape = trimesh.creation.box(extents=params["size"])
-    elif kind == "sphere":
+    if kind == "sphere":
         shape = trimesh.creation.icosphere(
             subdivisions=SPHERE_SUBDIVISIONS, radius=params["radius"]
         )
