@@ -13,7 +13,7 @@ import numpy as np
 from pxr import Gf, Usd, UsdGeom, UsdPhysics, UsdShade, Vt
 
 import usdgrip  # noqa: F401  (registers the schema before any stage is opened)
-from usdgrip.usd.authoring import apply_gripper_slot, define_gripper_site
+from usdgrip.authoring import apply_gripper_slot, define_gripper_site
 
 HERE = Path(__file__).resolve().parent
 
