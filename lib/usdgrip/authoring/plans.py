@@ -346,7 +346,8 @@ def plan_site_edit(
             refused.append(_refuse("GR.005", path, problem, edit))
             continue
         end = unit * float(length)
-        p0, p1 = (tuple(-0.5 * end), tuple(0.5 * end)) if half else ((0.0, 0.0, 0.0), tuple(end))
+        end = end + 0.0  # no -0 in the file
+        p0, p1 = (tuple(0.0 - 0.5 * end), tuple(0.5 * end)) if half else ((0.0,) * 3, tuple(end))
         if not all(abs(c) <= FLOAT32_MAX for c in (*p0, *p1)):
             refused.append(_refuse("GR.005", path, f"{names[0]}: points overflow point3f", edit))
             continue

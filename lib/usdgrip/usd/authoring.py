@@ -135,9 +135,10 @@ def remove_properties_in_namespace(spec: Sdf.PrimSpec, namespace: str) -> list[s
     """Remove the spec's properties named ``namespace:*``; their names, sorted."""
     prefix = f"{namespace}:"
     found = [p for p in spec.properties if p.name.startswith(prefix)]
+    names = sorted(p.name for p in found)
     for prop in found:
         spec.RemoveProperty(prop)
-    return sorted(p.name for p in found)
+    return names
 
 
 def prune_empty_overs(layer: Sdf.Layer, path: Sdf.Path | str) -> None:
@@ -158,7 +159,7 @@ def prune_empty_overs(layer: Sdf.Layer, path: Sdf.Path | str) -> None:
         ):
             return
         parent = layer.GetPrimAtPath(path.GetParentPath()) or layer.pseudoRoot
-        parent.RemoveNameChild(spec)
+        del parent.nameChildren[path.name]
         path = path.GetParentPath()
 
 
@@ -169,7 +170,7 @@ def remove_prim_spec(layer: Sdf.Layer, path: Sdf.Path | str) -> bool:
     if spec is None:
         return False
     parent = layer.GetPrimAtPath(path.GetParentPath()) or layer.pseudoRoot
-    parent.RemoveNameChild(spec)
+    del parent.nameChildren[path.name]
     return True
 
 
