@@ -9,6 +9,7 @@ schema's documented fallback.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterator
 
@@ -309,32 +310,34 @@ def check_slot_misses_object(context: SlotContext) -> Iterator[Finding]:
     shown = (
         f"<{context.path}> ({len(surface.faces)} triangles of {len(surface.source_paths)} prim(s))"
     )
-    for slot in context.slots:
-        axes = (slot.center, slot.span_axis)
-        if any(p in slot.problems for p in ("center", "spanAxis")) or any(
-            get_center_problem(v) for v in axes
-        ):
-            continue  # GS.001 reports an unusable centre or axis
-        if not any(slot.span_axis):
-            continue
-        up_range = slot.up_range if isinstance(slot.up_range, int | float) else 0.0
-        misses, outside = compute_slot_surface_problems(
-            slot.center, slot.span_axis, float(up_range), world, mpu, surface.vertices,
-            surface.faces,
-        )  # fmt: skip
+    slots = [
+        slot
+        for slot in context.slots
+        if not any(p in slot.problems for p in ("center", "spanAxis"))
+        and not get_center_problem(slot.center)
+        and not get_center_problem(slot.span_axis)
+        and any(slot.span_axis)
+    ]  # GS.001 reports an unusable centre or axis
+    if not slots:
+        return
+    up_ranges = [s.up_range if isinstance(s.up_range, int | float) else math.nan for s in slots]
+    misses, outside = compute_slot_surface_problems(
+        [s.center for s in slots], [s.span_axis for s in slots], up_ranges, world, mpu,
+        surface.vertices, surface.faces,
+    )  # fmt: skip
+    for slot, up_range, missing, off in zip(slots, up_ranges, misses, outside, strict=True):
         center = ", ".join(f"{float(c):.4g}" for c in slot.center)
         span = ", ".join(f"{float(c):.4g}" for c in slot.span_axis)
-        span_name = _field(slot, "spanAxis", "span_axis")
-        if misses:
+        if missing:
             yield Finding(
-                f"{slot.label}: its closing line, through center ({center}) along {span_name} "
-                f"({span}) (object frame), does not meet the surface of {shown}; expected the "
-                "centre on the part to grasp, with the span axis across it (the jaws close "
-                "along it)"
+                f"{slot.label}: its closing line, through center ({center}) along "
+                f"{_field(slot, 'spanAxis', 'span_axis')} ({span}) (object frame), does not "
+                f"meet the surface of {shown}; expected the centre on the part to grasp, with "
+                "the span axis across it (the jaws close along it)"
             )
-        if outside:
+        if off:
             yield Finding(
                 f"{slot.label}: center ({center}) (object frame, stage units) lies outside "
-                f"the bounds of {shown} grown by its up range ({float(up_range):.4g} m); "
-                "expected the centre on the object (a unit or frame mistake?)"
+                f"the bounds of {shown} grown by its up range ({up_range:.4g} m); expected "
+                "the centre on the object (a unit or frame mistake?)"
             )

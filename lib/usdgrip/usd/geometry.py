@@ -24,6 +24,7 @@ Choices (also in ``docs/antipodal.md``):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -366,8 +367,20 @@ def _is_uniform(values: NDArray[np.float64]) -> bool:
 
 
 def _tessellate(kind: str, params: dict) -> tuple[Points, Triangles]:
-    """Unit-frame tessellation of a primitive (trimesh.creation), axis along params['axis']."""
+    """Unit-frame tessellation of a primitive (trimesh.creation), axis along params['axis'].
+
+    Remembered per kind and parameters (read-only arrays): a scene of many equal
+    primitives (a thousand 30 cm cubes) builds one trimesh, not one each.
+    """
+    key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
+    return _tessellate_once(kind, key)
+
+
+@functools.lru_cache(maxsize=256)
+def _tessellate_once(kind: str, key: tuple) -> tuple[Points, Triangles]:
     import trimesh
+
+    params = dict(key)
 
     if kind == "box":
         shape = trimesh.creation.box(extents=params["size"])
@@ -390,7 +403,10 @@ def _tessellate(kind: str, params: dict) -> tuple[Points, Triangles]:
             # Rotate trimesh's Z-aligned shape so Z maps onto the authored axis.
             perm = np.eye(3)[[(axis + 1) % 3, (axis + 2) % 3, axis]].T
             shape.vertices = shape.vertices @ perm.T
-    return np.asarray(shape.vertices, dtype=np.float64), np.asarray(shape.faces, dtype=np.int64)
+    points = np.array(shape.vertices, dtype=np.float64)
+    faces = np.array(shape.faces, dtype=np.int64)
+    points.flags.writeable = faces.flags.writeable = False
+    return points, faces
 
 
 def _read_primitive(prim: Usd.Prim, kind: str, world: Mat4) -> SceneShape:
