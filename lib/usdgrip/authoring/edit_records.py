@@ -19,7 +19,23 @@ from usdgrip.rules.records import BLOCKING, Issue
 #: segment, or one a parallel jaw cannot hold), never a state reached step by step.
 REFUSING_WARNINGS = frozenset({"GR.010", "GR.012", "GP.002", "GP.003"})
 
-#: The edit fields each rule is about (the first given one is named in messages).
+#: The words that name each edit field in the rules' messages (schema and record names).
+FIELD_WORDS: dict[str, tuple[str, ...]] = {
+    "center": ("center",),
+    "forward": ("forward",),
+    "span_axis": ("spanAxis", "span_axis"),
+    "up_range": ("upRange", "up_range", "up range"),
+    "slot_input_angle": ("slotInputAngle", "slot_input_angle"),
+    "lr": ("lr ", "LR"),
+    "group": ("group",),
+    "grip_line": ("grip line", "gripper_grip_line"),
+    "pad_width": ("pad width",),
+    "forward_length": ("forward length",),
+    "p0": ("p0", "points[0]"),
+    "p1": ("p1", "points[1]"),
+}
+
+#: The edit fields each rule is about (narrowed to those its message names).
 RULE_FIELDS: dict[str, tuple[str, ...]] = {
     "GS.001": ("center", "forward", "span_axis"),
     "GS.002": ("up_range",),
@@ -194,13 +210,24 @@ class AuthoringVerdict:
         return f"{where}{issue.code} {issue.rule} ({issue.severity}): {issue.message}"
 
 
-def make_item(issue: Issue, edit: Edit, *, removal: bool = False) -> VerdictItem:
-    """The :class:`VerdictItem` of ``issue`` for ``edit`` (a removal is never refused)."""
+def make_item(
+    issue: Issue, edit: Edit, *, removal: bool = False, unusable: bool = False
+) -> VerdictItem:
+    """The :class:`VerdictItem` of ``issue`` for ``edit``.
+
+    A removal is never refused; an ``unusable`` value (one that cannot be authored as
+    given, whatever its rule's severity) always is.
+    """
     issue = Issue(issue.code, issue.rule, issue.severity, issue.prim, issue.message)
     given = set(_given_fields(edit))
     related = RULE_FIELDS.get(issue.code, ())
+    if len(related) > 1:  # the fields the message names, when it names some
+        named = tuple(f for f in related if any(w in issue.message for w in FIELD_WORDS.get(f, ())))
+        related = named or related
     fields = tuple(f for f in related if f in given) or related
-    refuses = not removal and (issue.severity in BLOCKING or issue.code in REFUSING_WARNINGS)
+    refuses = unusable or (
+        not removal and (issue.severity in BLOCKING or issue.code in REFUSING_WARNINGS)
+    )
     return VerdictItem(issue, fields, refuses)
 
 

@@ -87,7 +87,7 @@ class EditPlan:
 
 
 def _refuse(code: str, prim: Sdf.Path | str, message: str, edit: Edit) -> VerdictItem:
-    return make_item(RULES[code].make_issue(str(prim), message), edit)
+    return make_item(RULES[code].make_issue(str(prim), message), edit, unusable=True)
 
 
 def require_prim_path(stage: Usd.Stage, path: object, what: str) -> Sdf.Path:
