@@ -167,23 +167,70 @@ def compute_segment_hits(
     return np.sort(t[0][hit[0]])
 
 
+#: Below this many segment-triangle pairs, :func:`check_segments_hit_mesh` tests them in
+#: plain Python (each numpy call costs more than the whole test of a 12-triangle box).
+SMALL_CAST_PAIRS = 512
+
+
 def check_segments_hit_mesh(
     starts: ArrayLike, ends: ArrayLike, vertices: ArrayLike, faces: ArrayLike
 ) -> NDArray[np.bool_]:
     """For each of N segments ``starts[i]``–``ends[i]``, whether it meets a triangle: ``(N,)``.
 
-    One vectorised cast (:func:`compute_segment_hits`'s test) for all of them; a
-    segment that is zero or not finite meets nothing.
+    :func:`compute_segment_hits`'s Möller–Trumbore test for all of them: one vectorised
+    cast, or for a few pairs (:data:`SMALL_CAST_PAIRS`, GS.009 on a box) the same test in
+    plain Python, stopping at the first hit. A segment that is zero or not finite meets
+    nothing.
     """
     origins = np.asarray(starts, dtype=np.float64).reshape(-1, 3)
     directions = np.asarray(ends, dtype=np.float64).reshape(-1, 3) - origins
     usable = np.all(np.isfinite(directions), axis=1) & np.any(directions != 0, axis=1)
     met = np.zeros(len(origins), dtype=bool)
-    if not usable.any() or len(np.asarray(faces).reshape(-1, 3)) == 0:
+    triangles = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    if not usable.any() or len(triangles) == 0:
+        return met
+    if len(triangles) * int(usable.sum()) <= SMALL_CAST_PAIRS:
+        points = np.asarray(vertices, dtype=np.float64).reshape(-1, 3).tolist()
+        corners = [(points[a], points[b], points[c]) for a, b, c in triangles.tolist()]
+        for i in np.flatnonzero(usable).tolist():
+            met[i] = _meets_any(origins[i].tolist(), directions[i].tolist(), corners)
         return met
     _, hit = _cast_segments(origins[usable], directions[usable], vertices, faces)
     met[usable] = hit.any(axis=1)
     return met
+
+
+def _meets_any(origin: list[float], direction: list[float], corners: list) -> bool:
+    """:func:`_cast_segments` for one segment in plain Python, True at the first hit."""
+    ox, oy, oz = origin
+    dx, dy, dz = direction
+    d_norm = math.sqrt(dx * dx + dy * dy + dz * dz)
+    tol = _BARYCENTRIC_TOLERANCE
+    for (ax, ay, az), (bx, by, bz), (cx, cy, cz) in corners:
+        e1x, e1y, e1z = bx - ax, by - ay, bz - az
+        e2x, e2y, e2z = cx - ax, cy - ay, cz - az
+        px, py, pz = dy * e2z - dz * e2y, dz * e2x - dx * e2z, dx * e2y - dy * e2x
+        det = e1x * px + e1y * py + e1z * pz
+        scale = (
+            math.sqrt(e1x * e1x + e1y * e1y + e1z * e1z)
+            * math.sqrt(e2x * e2x + e2y * e2y + e2z * e2z)
+            * d_norm
+        )
+        if not abs(det) > 1e-12 * max(scale, 1e-300):
+            continue
+        inv = 1.0 / det
+        tx, ty, tz = ox - ax, oy - ay, oz - az
+        u = (tx * px + ty * py + tz * pz) * inv
+        if u < -tol or u > 1 + tol:
+            continue
+        qx, qy, qz = ty * e1z - tz * e1y, tz * e1x - tx * e1z, tx * e1y - ty * e1x
+        v = (dx * qx + dy * qy + dz * qz) * inv
+        if v < -tol or u + v > 1 + tol:
+            continue
+        t = (e2x * qx + e2y * qy + e2z * qz) * inv
+        if 0.0 <= t <= 1.0:
+            return True
+    return False
 
 
 def _is_usable_direction(direction: Points) -> bool:
