@@ -193,7 +193,7 @@ def test_a_weaker_edit_target_hidden_by_a_stronger_opinion_is_refused(tote):
         '#usda 1.0\nover "Tote"\n{\n    double gripperSlot:left_edge:upRange = 0.3\n}\n'
     )
     before = tote.GetRootLayer().ExportToString()
-    with pytest.raises(ValueError, match="a stronger layer overrides .*upRange"):
+    with pytest.raises(ValueError, match=r"a stronger layer overrides .*upRange"):
         apply_gripper_slot(tote.GetPrimAtPath("/Tote"), "left_edge", up_range=0.1)
     assert tote.GetRootLayer().ExportToString() == before
     tote.SetEditTarget(tote.GetSessionLayer())
@@ -220,7 +220,7 @@ def test_instance_proxies_and_missing_prims_are_refused(write_usda):
         """
     )
     stage = Usd.Stage.Open(str(path))
-    with pytest.raises(ValueError, match="is an instance proxy .*instanceable prim </Inst>"):
+    with pytest.raises(ValueError, match=r"is an instance proxy .*instanceable prim </Inst>"):
         check_edit(stage, SlotEdit("/Inst/body", "s", **SLOT))
     with pytest.raises(PrimNotFoundError, match="no object prim at </Nope>"):
         check_edit(stage, SlotEdit("/Nope", "s", **SLOT))
@@ -422,5 +422,5 @@ def test_world_values_are_converted_to_the_prims_frame(write_usda):
         "flat.usda",
     )
     flat = Usd.Stage.Open(str(singular))
-    with pytest.raises(ValueError, match="singular or not finite .*--frame object"):
+    with pytest.raises(ValueError, match=r"singular or not finite .*--frame object"):
         convert_edit_from_world(flat, SlotEdit("/Flat", "s", center=(0, 0, 0)))

@@ -98,7 +98,10 @@ def test_batch_casts_agree_with_one_segment_casts_on_both_paths(monkeypatch):
     starts, ends = rng.uniform(-0.06, 0.06, size=(2, 300, 3))
     ends[:5] = starts[:5]  # zero length: meets nothing
     starts[5, 0] = np.nan
-    expected = [len(compute_segment_hits(a, b, vertices, faces)) > 0 for a, b in zip(starts, ends)]
+    expected = [
+        len(compute_segment_hits(a, b, vertices, faces)) > 0
+        for a, b in zip(starts, ends, strict=True)
+    ]
     assert 50 < sum(expected) < 250
     for pairs in (0, 10**9):  # numpy for everything, then plain Python for everything
         monkeypatch.setattr(geometry, "SMALL_CAST_PAIRS", pairs)
