@@ -15,9 +15,12 @@ import importlib
 import warnings
 from typing import Any
 
-from usdgrip._plugin import register_schema, register_validation_plugin
+from usdgrip._plugin import append_dependency_path, register_schema, register_validation_plugin
 
 __version__ = "0.1.0"
+
+# `usdgrip env`'s dependency folder, behind everything the host has (cli/env.py).
+append_dependency_path()
 
 # Without pxr the pure modules (frames, sampling maths, contracts) still work.
 with contextlib.suppress(ImportError):
@@ -60,9 +63,17 @@ _EXPORTS = {
     "EndEffectorTarget": "usdgrip.sampling",
     "check_slot": "usdgrip.sampling",
     "plan_grasps": "usdgrip.grasping.planner",
-    "evaluate_grasps": "usdgrip.grasping.evaluation",
-    "evaluate_targets": "usdgrip.grasping.evaluation",
+    "evaluate_grasps": "usdgrip.grasping.grasp_evaluation",
+    "evaluate_targets": "usdgrip.grasping.target_evaluation",
     "evaluate_grasp_lines": "usdgrip.grasping.line_evaluation",
+    "EvaluationOptions": "usdgrip.grasping.options",
+    "PlanningOptions": "usdgrip.grasping.options",
+    "read_grasp_inputs": "usdgrip.grasping.inputs",
+    "GraspInputs": "usdgrip.grasping.inputs",
+    "ObjectInputs": "usdgrip.grasping.inputs",
+    "Gripper": "usdgrip.grasping.inputs",
+    "Support": "usdgrip.grasping.inputs",
+    "StageSource": "usdgrip.grasping.inputs",
     "GraspPhysics": "usdgrip.contracts",
     "GraspObject": "usdgrip.contracts",
     "GraspPlanningRequest": "usdgrip.contracts",

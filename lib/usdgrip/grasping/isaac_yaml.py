@@ -15,6 +15,7 @@ published JSON Schema describes it, with each entry's Isaac-Grasp keys first::
         generation_method: antipodal
         width: 0.042
         exclusions: [...]
+        group: 3                       # provenance: contact pair; slot / grasp_line when set
     metadata: {...}
 
 Isaac Sim's grasp importer reads ``format``, ``format_version`` and
@@ -41,6 +42,8 @@ from usdgrip.frames import Mat4, Poses, compute_pose
 
 #: Keys of an entry that the standard loaders read, written first.
 ISAAC_ENTRY_KEYS = ("confidence", "position", "orientation")
+#: Provenance extension keys of an entry, written only when set (docs/planning.md).
+PROVENANCE_KEYS = ("slot", "grasp_line", "group")
 
 _HEADER = (
     "# Isaac-Grasp file (extended) written by {revision}.\n"
@@ -104,8 +107,12 @@ def compute_document(result: GraspPlanningResult) -> dict[str, Any]:
     for key, entry in data["grasps"].items():
         ordered = {k: entry[k] for k in ISAAC_ENTRY_KEYS}
         ordered.update((k, v) for k, v in entry.items() if k not in ISAAC_ENTRY_KEYS)
-        if ordered.get("physics") is None:  # not evaluated: the file stays as before
-            ordered.pop("physics", None)
+        for extension in PROVENANCE_KEYS + ("physics",):
+            if ordered.get(extension) is None:  # unset: the entry stays as before
+                ordered.pop(extension, None)
+        physics = ordered.get("physics")
+        if physics is not None and not physics.get("collides_open_with"):
+            physics.pop("collides_open_with", None)
         grasps[key] = ordered
     metadata = data["metadata"]
     if metadata.get("physics") is None:
