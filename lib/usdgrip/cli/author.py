@@ -342,7 +342,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         # USD shares a layer within a process: whoever else holds FILE (usdview, Kit, a
         # library caller) sees the file again, not the edit.
-        if args.layer is None and root.dirty and not was_dirty:
+        if not target.created and root.dirty and not was_dirty:
             root.Reload(force=True)
     for line in moved:
         print(
