@@ -154,6 +154,12 @@ def test_a_read_only_edits_layer_and_a_read_only_input_are_refused(tote, tmp_pat
     )
     assert "tote.usda: read-only (mode 0444" in capsys.readouterr().err
     assert _files(tmp_path) == before
+    # A read-only asset still takes edits in a layer of their own: it is only read.
+    fresh = tmp_path / "fresh.usda"
+    assert (
+        _author("slot", tote, "--prim", "/Tote", "--name", "front", *FRONT, "--layer", fresh) == 0
+    )
+    assert tote.read_bytes() == before["tote.usda"] and fresh.exists()
 
 
 def test_in_place_keeps_mode_and_leading_comments_and_warns_about_others(tote, tmp_path, capsys):
