@@ -457,26 +457,40 @@ def read_collision_shapes(
     ]
     if prefer_collision and any(prim.HasAPI(UsdPhysics.CollisionAPI) for prim, _ in candidates):
         candidates = [(prim, kind) for prim, kind in candidates if _collision_enabled(prim)]
-    shapes: list[SceneShape] = []
-    for prim, kind in candidates:
-        world = compute_world_transform(prim)
-        problem = get_world_transform_problem(prim, world)
-        if problem is not None:
-            raise GripperError(problem)
-        if kind != "mesh":
-            shapes.append(_read_primitive(prim, kind, world))
-            continue
-        points, triangles = _read_one_mesh(prim)
-        if len(triangles) == 0:
-            continue
-        rigid = compute_rigid_part(world)
-        local = np.linalg.inv(rigid) @ world
-        if np.linalg.det(local[:3, :3]) < 0:
-            triangles = triangles[:, ::-1]
-        path = str(prim.GetPath())
-        mesh = TriangleMesh(_transform_points(local, points), triangles, (path,))
-        shapes.append(SceneShape(path, "mesh", {}, rigid, mesh))
-    return shapes
+    shapes = [read_collision_shape(prim, kind) for prim, kind in candidates]
+    return [shape for shape in shapes if shape is not None]
+
+
+def read_collision_shape(prim: Usd.Prim, kind: str | None = None) -> SceneShape | None:
+    """One Mesh/Cube/Sphere/Cylinder/Capsule prim as a :class:`SceneShape` (world metres).
+
+    ``kind`` is the prim's shape kind when the caller knows it. ``None`` for another prim
+    type or a mesh without faces; see :func:`read_collision_shapes` for the rules.
+
+    Raises:
+        GripperError: a mesh with inconsistent topology (see :func:`read_object_mesh`), a
+            world transform that cannot place it
+            (:func:`~usdgrip.usd.stage.get_world_transform_problem`).
+    """
+    kind = _shape_kind(prim) if kind is None else kind
+    if kind is None:
+        return None
+    world = compute_world_transform(prim)
+    problem = get_world_transform_problem(prim, world)
+    if problem is not None:
+        raise GripperError(problem)
+    if kind != "mesh":
+        return _read_primitive(prim, kind, world)
+    points, triangles = _read_one_mesh(prim)
+    if len(triangles) == 0:
+        return None
+    rigid = compute_rigid_part(world)
+    local = np.linalg.inv(rigid) @ world
+    if np.linalg.det(local[:3, :3]) < 0:
+        triangles = triangles[:, ::-1]
+    path = str(prim.GetPath())
+    mesh = TriangleMesh(_transform_points(local, points), triangles, (path,))
+    return SceneShape(path, "mesh", {}, rigid, mesh)
 
 
 def compute_shape_mesh(shape: SceneShape) -> TriangleMesh:
