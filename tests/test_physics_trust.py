@@ -582,3 +582,21 @@ def test_plan_evaluate_takes_the_given_physics_options_and_defaults_the_rest(
     physics = yaml.safe_load(out.read_text())["metadata"]["physics"]
     assert physics["summary"]["trials"] == 2 and physics["jobs"] == 1
     assert physics["gripper"]["grip_force_from"] == "gripper:maxGripForce"
+
+
+def test_sample_refuses_slots_of_an_object_1e30_m_away(tmp_path, capsys):
+    text = (EXAMPLES / "tote.usda").read_text()
+    assert text.count("double3 xformOp:translate = (0.6, 0, 0)") == 1
+    tote = tmp_path / "tote.usda"
+    tote.write_text(
+        text.replace("xformOp:translate = (0.6, 0, 0)", "xformOp:translate = (1e30, 0, 0)")
+    )
+    code, err = run_cli(
+        capsys, ["sample", tote, "--prim", "/Tote", "--count", "2", "--format", "text"]
+    )
+    assert code == 2
+    assert one_line(err, "sample").endswith(
+        "object world transform places it 1e+30 m from the origin; expected within 1e+07 m "
+        "(float64 keeps 1.4e+14 m there): move it nearer the origin, or check the stage's "
+        "metersPerUnit"
+    )

@@ -21,6 +21,10 @@ Poses = NDArray[np.float64]  # (N, 4, 4)
 PARALLEL_SINE_TOLERANCE = 1e-6
 #: Lengths below this (in the curve's units) count as zero.
 ZERO_LENGTH_TOLERANCE = 1e-12
+#: Farthest an object, support, obstacle or slotted prim may sit from the world origin,
+#: metres: beyond Earth's diameter; float64 keeps about 2 nm there, while at 1e30 m
+#: neighbouring doubles are 1e14 m apart and a mesh (or a slot's two edges) collapses.
+MAX_WORLD_OFFSET_M = 1e7
 
 
 class GraspFrame(NamedTuple):

@@ -241,7 +241,7 @@ def read_object_mesh(prim: Usd.Prim, frame: Literal["object", "world"] = "object
             whose counts and indices disagree, whose indices are out of range, with a
             face of fewer than 3 corners or non-finite points, a primitive dimension
             that is not > 0, a world transform that cannot place it (not finite, or
-            farther than :data:`~usdgrip.usd.stage.MAX_WORLD_OFFSET_M`) (the message
+            farther than :data:`~usdgrip.frames.MAX_WORLD_OFFSET_M`) (the message
             names the prim).
     """
     if frame not in ("object", "world"):

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 from pxr import Gf, Sdf, Tf, Usd, UsdGeom, Vt
 
 from usdgrip.errors import GripperError, PrimNotFoundError, StageOpenError
-from usdgrip.frames import Mat4, compute_rigid_part
+from usdgrip.frames import MAX_WORLD_OFFSET_M, Mat4, compute_rigid_part
 from usdgrip.usd.names import USD_SUFFIXES
 
 #: Traverse everything a user authored that is composed: overs (undefined
@@ -188,13 +188,6 @@ def compute_world_transform(
     return world
 
 
-#: Farthest a prim the planner or the physics reads (object, support, obstacle, gripper
-#: shape) may sit from the world origin, metres: beyond Earth's diameter; float64 keeps
-#: about 2 nm there, while at 1e30 m neighbouring doubles are 1e14 m apart and a mesh
-#: collapses to a point.
-MAX_WORLD_OFFSET_M = 1e7
-
-
 #: An object transform whose smallest scale is below this fraction of the next one flattens
 #: the object (``xformOp:scale = (1, 1, 0)``).
 FLAT_SCALE_RATIO = 1e-12
@@ -205,7 +198,8 @@ def get_world_transform_problem(prim: Usd.Prim, world: Mat4) -> str | None:
 
     Unusable: a non-finite entry (the message names the prim whose own xformOps
     bring it in, this one or an ancestor), or a translation farther than
-    :data:`MAX_WORLD_OFFSET_M` from the origin.
+    :data:`usdgrip.frames.MAX_WORLD_OFFSET_M` (1e7 m) from the origin (what the planner
+    and the physics read: object, support, obstacles, gripper shapes).
     """
     if not np.isfinite(world).all():
         culprit = prim
@@ -246,8 +240,8 @@ def compute_object_frame(prim: Usd.Prim) -> Mat4:
 
     Raises:
         GripperError: unusable ``metersPerUnit``, a non-finite transform, a prim farther
-            than :data:`MAX_WORLD_OFFSET_M` from the origin, or a transform that flattens
-            the prim (a zero scale); the message names the file and the prim.
+            than :data:`~usdgrip.frames.MAX_WORLD_OFFSET_M` from the origin, or a transform
+            that flattens the prim (a zero scale); the message names the file and the prim.
     """
     name = get_stage_name(prim.GetStage())
     meters_per_unit = get_meters_per_unit(prim.GetStage())
