@@ -12,8 +12,10 @@ read or judge the same input twice, or differently.
 The reader records what it finds and leaves the verdicts to its users: an object
 without a mesh is refused by the antipodal backend and by physics, not here; a mesh
 that does not bound a solid is refused by the antipodal backend only. Bad input for
-everyone (an unreadable file, a missing prim, a mesh of zero area or 1e30 m wide,
-malformed slots) raises :class:`~usdgrip.errors.GripperError` here.
+everyone (an unreadable file, a missing prim, an object frame that cannot be built (a
+non-finite or flattening transform, an object farther than 1e7 m from the origin, an
+unusable metersPerUnit), a mesh of zero area, 1e30 m or 1e-10 m wide, malformed slots, a
+support that is the object or holds it) raises :class:`~usdgrip.errors.GripperError` here.
 
 **One rule for a bad gripper** (:func:`find_gripper_problem`): a site without a usable
 forward axis, or whose max opening is not a finite value in ``(0, 2]`` m, is skipped with

@@ -58,7 +58,8 @@ class ObjectInputs:
     geometry: GeometryRef
     prim_path: str
     world_frame: Mat4
-    """Frame M: the object prim's world transform with scale removed (4, 4)."""
+    """Frame M: the object prim's world transform with scale removed (4, 4), a mirror
+    moved onto its local X axis (:func:`usdgrip.usd.stage.compute_object_frame`)."""
     vertices: NDArray[np.float64] | None
     """(V, 3) surface vertices in M, or ``None`` without a mesh (see ``mesh_error``)."""
     faces: NDArray[np.int64] | None
