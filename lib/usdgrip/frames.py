@@ -262,14 +262,13 @@ def compute_rigid_part(matrix: ArrayLike) -> Mat4:
         raise ValueError(f"matrix has shape {m.shape}; expected (4, 4)")
     if not np.isfinite(m).all():
         raise ValueError("matrix has NaN or infinite values; expected a finite transform")
-    linear = m[:3, :3]
-    if np.linalg.det(linear) < 0:
-        linear = linear * (-1.0, 1.0, 1.0)  # mirror local X back: det > 0
-    u, _, vt = np.linalg.svd(linear)
+    u, _, vt = np.linalg.svd(m[:3, :3])
     rotation = u @ vt
-    if np.linalg.det(rotation) < 0:  # singular (a zero scale): the nearest proper rotation
-        u[:, -1] *= -1
-        rotation = u @ vt
+    (a, b, c), (d, e, f), (g, h, i) = rotation.tolist()
+    if a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) < 0:
+        # A mirror (or a zero scale): U S (Vt F) is an SVD of matrix @ F, F = diag(-1, 1, 1),
+        # so its polar rotation is U Vt F, the improper one with its first column negated.
+        rotation[:, 0] *= -1
     rigid = np.eye(4)
     rigid[:3, :3] = rotation
     rigid[:3, 3] = m[:3, 3]
