@@ -179,7 +179,8 @@ def test_object_mass_from_mass_or_density_and_inside_out_meshes():
 @pytest.mark.parametrize(
     ("vertices", "triangles", "error", "words"),
     [
-        ([[0, 0, 0]] * 3, [[0, 1, 2]], ValueError, "vertices have shape"),
+        ([[0, 0, 0]] * 3, [[0, 1, 2]], ValueError, "3 point(s) enclose no volume"),
+        ([[0, 0]] * 4, [[0, 1, 2]], ValueError, "vertices have shape"),
         ([[0, 0, np.nan], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0, 1, 2]], ValueError, "NaN"),
         ([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0, 1, 7]], ValueError, "indices span"),
         ([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0.5, 1, 2]], TypeError, "integer indices"),

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from usdgrip.frames import ZERO_LENGTH_TOLERANCE
+from usdgrip.frames import MAX_WORLD_OFFSET_M, ZERO_LENGTH_TOLERANCE
 from usdgrip.grasp_line_geometry import check_segments_hit_mesh
 
 #: Largest plausible slot up range, metres (GS.002 fails it; the sampler refuses it).
@@ -102,6 +102,13 @@ def get_world_axes_problem(
     flat = world.ravel().tolist()
     if world.shape != (4, 4) or not all(map(math.isfinite, flat)):
         return "object world transform is not a finite 4x4 matrix; expected finite xformOps"
+    offset = max(abs(flat[3]), abs(flat[7]), abs(flat[11]))
+    if offset > MAX_WORLD_OFFSET_M:  # the slot's edges would collapse onto one point
+        return (
+            f"object world transform places it {offset:g} m from the origin; expected within "
+            f"{MAX_WORLD_OFFSET_M:g} m (float64 keeps {math.ulp(offset):.2g} m there): move it "
+            "nearer the origin, or check the stage's metersPerUnit"
+        )
     f, s = get_vector3(forward), get_vector3(span_axis)
     if f is None or s is None or not (_is_usable(f) and _is_usable(s)):
         return None

@@ -140,7 +140,13 @@ def build_physics_world(inputs: GraspInputs, options: EvaluationOptions) -> Phys
     cache = _cache(options)
     try:
         obj = make_physics_object(
-            data.vertices, data.faces, mass=mass, density=density, friction=friction, **cache
+            data.vertices,
+            data.faces,
+            mass=mass,
+            density=density,
+            friction=friction,
+            mass_from=mass_from,
+            **cache,
         )
     except ValueError as exc:
         raise GripperError(f"{geometry}: {exc}") from None

@@ -159,7 +159,7 @@ def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None, prim_give
     without a pose frame falls back to ``prim`` (the default prim).
     """
     from usdgrip.grasping.isaac_yaml import TooManyGraspsError, read_isaac_grasp
-    from usdgrip.usd.stage import compute_world_transform
+    from usdgrip.usd.stage import compute_object_frame
     from usdgrip.views.grasp_set import compute_grasp_set_from_plan
 
     if isinstance(source, str | os.PathLike):
@@ -191,5 +191,5 @@ def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None, prim_give
             "pass --prim with the object the grasps were planned for"
         )
     grasps = compute_grasp_set_from_plan(result, str(prim.GetPath()))
-    world = grasps.compute_world_poses(compute_world_transform(prim))
+    world = grasps.compute_world_poses(compute_object_frame(prim))  # frame M, as planned
     return world, grasps.confidences, grasps.open_width, prim
