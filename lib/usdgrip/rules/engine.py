@@ -45,7 +45,6 @@ from usdgrip.rules.records import (
 from usdgrip.usd.discovery import (
     PrimFacts,
     compute_site_markers,
-    find_marked_prims,
     iter_marked_prims,
     read_prim_facts,
 )
@@ -384,28 +383,60 @@ def validate(
     else:
         stage, scan = open_stage(stage_or_path), scan or "collection"
     site_rules, slot_rules, stage_rules = _split(selected)
+    context = StageContext(
+        stage, resolved, scan_mode=scan, kinds=scan_kinds(selected), lines=_reads(selected, "lines")
+    )
+    return Report(
+        stage,
+        sort_issues(_check_context(context, site_rules, slot_rules, stage_rules)),
+        tuple(r.code for r in selected),
+        resolved,
+    )
+
+
+_SITE_KINDS = frozenset({"api", "props", "children"})
+_SLOT_KINDS = frozenset({"api", "custom"})
+
+
+def _reads(rules: Sequence[Rule], what: str) -> bool:
+    """Whether a rule of ``rules`` reads ``what`` (``sites``, ``slots``, ``lines``) of the walk."""
+    scope = {"sites": "site", "slots": "slot"}.get(what)
+    return any(r.scope == scope or what in r.reads for r in rules)
+
+
+def scan_kinds(rules: Sequence[Rule]) -> frozenset[str]:
+    """The marker kinds the stage's one walk looks for so that ``rules`` get what they read."""
+    return (_SITE_KINDS if _reads(rules, "sites") else frozenset()) | (
+        _SLOT_KINDS if _reads(rules, "slots") else frozenset()
+    )
+
+
+def _check_context(
+    context: StageContext,
+    site_rules: Sequence[Rule],
+    slot_rules: Sequence[Rule],
+    stage_rules: Sequence[Rule],
+) -> list[Issue]:
+    """Every rule on the stage (or the subtree) of ``context``, from its one walk."""
     issues: list[Issue] = []
-    context = StageContext(stage, resolved)
     for r in stage_rules:
         issues.extend(_run(r, context, "/"))
     if site_rules or slot_rules:
-        # Only the markers the selected rules can use: sites (API, marker properties and
-        # children), slot carriers (API, LambdaSim customData).
-        kinds = ({"api", "props", "children"} if site_rules else set()) | (
-            {"api", "custom"} if slot_rules else set()
-        )
         # One transform cache for the run: the sites share their ancestors' transforms.
         cache = UsdGeom.XformCache(Usd.TimeCode.Default())
-        mpu = get_meters_per_unit(stage)
-        for prim, maybe_site, maybe_slot in find_marked_prims(stage, kinds, scan=scan):
-            facts, markers = None, ()
-            if maybe_site and site_rules:
-                facts = read_prim_facts(prim)
-                markers = compute_site_markers(prim, facts)
-            has_slots = maybe_slot and bool(slot_rules)
-            if markers or has_slots:
+        mpu = get_meters_per_unit(context.stage)
+        for prim, markers, facts, has_slots in context.candidates:
+            if (markers and site_rules) or (has_slots and slot_rules):
                 found = _check_candidate(
-                    prim, markers, has_slots, site_rules, slot_rules, resolved, cache, facts, mpu
+                    prim,
+                    markers,
+                    has_slots,
+                    site_rules,
+                    slot_rules,
+                    context.params,
+                    cache,
+                    facts,
+                    mpu,
                 )
                 issues.extend(found)
-    return Report(stage, sort_issues(issues), tuple(r.code for r in selected), resolved)
+    return issues

@@ -43,6 +43,7 @@ def _point(values: np.ndarray) -> str:
     ),
     message="{prim}: no grasp vector line with at least 2 points under the default prim.",
     tags=("graspable", "simready"),
+    reads=("lines",),
 )
 def check_graspable_vector_line(context: StageContext) -> Iterator[Finding]:
     """GSP.001: SimReady's check, on stages that declare themselves graspable props only."""
@@ -95,6 +96,7 @@ def check_graspable_vector_line(context: StageContext) -> Iterator[Finding]:
     ),
     message="{prim}: the grasp vector line does not meet its object's surface.",
     tags=("graspable",),
+    reads=("lines",),
 )
 def check_grasp_line_misses_object(context: StageContext) -> Iterator[Finding]:
     """GP.001: segment p0-p1 against every triangle of the object's non-guide geometry."""
@@ -131,6 +133,7 @@ def check_grasp_line_misses_object(context: StageContext) -> Iterator[Finding]:
     ),
     message="{prim}: the grasp vector line is not a two-point linear segment.",
     tags=("graspable",),
+    reads=("lines",),
 )
 def check_grasp_line_form(context: StageContext) -> Iterator[Finding]:
     """GP.002: read problems, < 2 or > 2 points, non-finite points, zero length, type."""
@@ -194,6 +197,7 @@ def _form_findings(line: GraspLine) -> Iterator[Finding]:
     ),
     message="{prim}: the grasp vector line's width is outside the parallel-jaw range.",
     tags=("graspable",),
+    reads=("lines",),
 )
 def check_grasp_line_width(context: StageContext) -> Iterator[Finding]:
     """GP.003: the width the jaws would close on, against the width parameters."""

@@ -20,6 +20,8 @@ SEVERITIES = ("failure", "error", "warning", "info")
 """Severities, most serious first. ``failure`` and ``error`` make a report not ok."""
 BLOCKING = frozenset({"failure", "error"})
 SCOPES = ("site", "slot", "stage")
+READS = ("sites", "slots", "lines")
+"""What a stage rule may read of the stage's one walk (:attr:`Rule.reads`)."""
 
 DEFAULT_PARAMS: dict[str, float] = {
     # GR.006: forward vs grip line may deviate this many degrees from 90°.
@@ -175,6 +177,9 @@ class Rule:
     check: Callable[..., Iterable[Finding]] = field(repr=False, compare=False)
     version: str = "1.0.0"
     compatibility: str = "open-usd"
+    reads: tuple[str, ...] = ()
+    """What of the stage's one walk a ``stage`` rule reads (``sites``, ``slots``, ``lines``):
+    the engine looks for those in its walk (site and slot rules read their own kind)."""
 
     @property
     def validator(self) -> str:
@@ -213,6 +218,7 @@ def rule(
     summary: str,
     message: str,
     tags: Sequence[str] = (),
+    reads: Sequence[str] = (),
 ) -> Callable[[Callable[..., Iterable[Finding]]], Callable[..., Iterable[Finding]]]:
     """Register the decorated check function as rule ``code`` in :data:`RULES`.
 
@@ -223,13 +229,27 @@ def rule(
         raise ValueError(f"rule {code}: severity {severity!r}; expected one of {SEVERITIES}")
     if scope not in SCOPES:
         raise ValueError(f"rule {code}: scope {scope!r}; expected one of {SCOPES}")
+    unknown = set(reads) - set(READS)
+    if unknown:
+        raise ValueError(f"rule {code}: reads {sorted(unknown)}; expected some of {READS}")
 
     def register(check: Callable[..., Iterable[Finding]]) -> Callable[..., Iterable[Finding]]:
         if code in RULES:
             raise ValueError(f"rule code {code} registered twice")
         if any(r.name == name for r in RULES.values()):
             raise ValueError(f"rule name {name} registered twice")
-        RULES[code] = Rule(code, name, severity, scope, title, summary, message, tuple(tags), check)
+        RULES[code] = Rule(
+            code,
+            name,
+            severity,
+            scope,
+            title,
+            summary,
+            message,
+            tuple(tags),
+            check,
+            reads=tuple(reads),
+        )
         return check
 
     return register
