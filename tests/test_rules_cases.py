@@ -277,6 +277,24 @@ CASES = [
     (
         "GR.010",
         True,
+        site(attrs="float gripper:maxOpening = 0.085\nint gripper:maxPayload = 2"),
+        "gripper:maxPayload is int, expected float",
+    ),
+    (
+        "GR.010",
+        False,
+        site(attrs="float gripper:maxOpening = 0.085\nint gripper_maxPayload = 2"),
+        None,
+    ),  # the legacy name has no schema type
+    (
+        "GR.004",
+        True,
+        site(attrs="int gripper:maxOpening = 1"),
+        "gripper:maxOpening is int, expected float",
+    ),
+    (
+        "GR.010",
+        True,
         site(attrs="float gripper:maxOpening = 0.085\ndouble gripper:maxPayload = nan"),
         "gripper:maxPayload is nan kg; expected a finite value > 0 kg",
     ),
@@ -295,6 +313,10 @@ CASES = [
             ("double gripper:maxGripForce = inf", "gripper:maxGripForce is inf N"),
             ('string gripper:maxGripForce = "235 N"', "gripper:maxGripForce is string"),
             ("float3 gripper:maxGripForce = (1, 2, 3)", "gripper:maxGripForce is float3"),
+            # Issue 21 item 15: the schema's type is float; an integer is a type error too.
+            ("int gripper:maxGripForce = 50", "gripper:maxGripForce is int, expected float"),
+            ("uint gripper:maxGripForce = 50", "gripper:maxGripForce is uint, expected float"),
+            ("int64 gripper:maxGripForce = 50", "gripper:maxGripForce is int64, expected float"),
             (
                 "float gripper:maxGripForce.timeSamples = {0: 100}",
                 "gripper:maxGripForce is time-sampled with no default value",
@@ -308,7 +330,6 @@ CASES = [
             "float gripper:maxGripForce",  # declared without a value: not authored
             "float gripper:maxGripForce = 235",
             "double gripper:maxGripForce = 1e-3",
-            "int gripper:maxGripForce = 50",
             "half gripper:maxGripForce = 140",
         )
     ),

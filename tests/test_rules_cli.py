@@ -166,7 +166,10 @@ def test_rule_filter_and_params(write_usda, capsys):
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["--rule", "GR.999"], "unknown rule 'GR.999'; expected one of: GA.001, GA.002, GP.001"),
+        (
+            ["--rule", "GR.999"],
+            "unknown rule 'GR.999'; expected one of: GA.001, GA.002, GA.003, GP.001",
+        ),
         (
             ["--param", "nope=1"],
             "unknown parameter 'nope'; expected one of: grasp_line_max_width_m",

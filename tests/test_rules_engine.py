@@ -49,12 +49,13 @@ ISSUE_TABLE = {
     "GS.008": ("slot-group", "warning"),
     "GA.001": ("asset-unresolved", "error"),
     "GA.002": ("stage-units-unauthored", "warning"),
+    "GA.003": ("stage-up-axis", "failure"),  # issue 21 item 13
     "GSP.001": ("graspable-vector-line", "failure"),
     "GP.001": ("grasp-line-misses-object", "failure"),
     "GP.002": ("grasp-line-form", "warning"),
     "GP.003": ("grasp-line-width", "warning"),
 }
-STAGE_RULES = {"GA.001", "GA.002", "GSP.001", "GP.001", "GP.002", "GP.003"}
+STAGE_RULES = {"GA.001", "GA.002", "GA.003", "GSP.001", "GP.001", "GP.002", "GP.003"}
 
 SEED_VALID = """
 def Xform "gripper_01"

@@ -14,7 +14,11 @@ from usdgrip.rules.contexts import StageContext
 from usdgrip.rules.records import Finding, rule
 from usdgrip.usd.sites import read_gripper_site
 from usdgrip.usd.slots import read_gripper_slots
-from usdgrip.usd.stage import get_meters_per_unit, get_meters_per_unit_problem
+from usdgrip.usd.stage import (
+    get_meters_per_unit,
+    get_meters_per_unit_problem,
+    get_up_axis_problem,
+)
 
 _UNRESOLVED = {
     Pcp.ErrorType_InvalidAssetPath: "reference or payload",
@@ -209,3 +213,30 @@ def _describe_lengths(
 
 def _format_point(point) -> str:
     return "(" + ", ".join(f"{float(c):.4g}" for c in point) + ")"
+
+
+@rule(
+    "GA.003",
+    "stage-up-axis",
+    "failure",
+    scope="stage",
+    title="Stage up axis is Y or Z",
+    summary=(
+        'An authored upAxis must be "Y" or "Z" (upper case, the only values OpenUSD defines); '
+        "usdgrip's commands refuse any other."
+    ),
+    message='{prim}: upAxis is authored but is neither "Y" nor "Z".',
+    tags=("asset", "units"),
+)
+def check_stage_up_axis(context: StageContext) -> Iterator[Finding]:
+    """GA.003: the authored upAxis, through the one up-axis check the readers use."""
+    problem = get_up_axis_problem(context.stage)
+    if problem is None:
+        return
+    axis = str(UsdGeom.GetStageUpAxis(context.stage))
+    hint = f' (did you mean "{axis.upper()}"?)' if axis.upper() in ("Y", "Z") else ""
+    yield Finding(
+        f"{problem}{hint}; plan, evaluate, render and migrate refuse the stage (exit 2) and "
+        "other tools may fall back to Y or guess",
+        prim="/",
+    )

@@ -34,7 +34,7 @@ from pxr import Sdf, Usd, UsdGeom, UsdPhysics
 
 from usdgrip.errors import GripperError
 from usdgrip.frames import Mat4, compute_rigid_part
-from usdgrip.usd.stage import TRAVERSAL, compute_world_transform
+from usdgrip.usd.stage import TRAVERSAL, compute_world_transform, read_stage_up_vector
 
 Points = NDArray[np.float64]  # (V, 3)
 Triangles = NDArray[np.int64]  # (F, 3)
@@ -496,10 +496,10 @@ def read_up_axis(stage: Usd.Stage) -> NDArray[np.float64] | None:
 
     With nothing authored ``UsdGeom.GetStageUpAxis`` returns the fallback "Y",
     which says nothing about the asset, so it is not used.
+
+    Raises:
+        GripperError: an authored value other than "Y" or "Z"
+            (:func:`usdgrip.usd.stage.read_stage_up_axis`).
     """
-    if not stage.HasAuthoredMetadata("upAxis"):
-        return None
-    axis = UsdGeom.GetStageUpAxis(stage)
-    up = np.zeros(3)
-    up["XYZ".index(str(axis))] = 1.0
-    return up
+    up, authored = read_stage_up_vector(stage)
+    return up if authored else None

@@ -26,6 +26,7 @@ from pxr import Usd, UsdGeom, UsdPhysics, UsdShade
 
 from usdgrip.errors import GripperError
 from usdgrip.usd.geometry import read_object_mesh
+from usdgrip.usd.stage import read_stage_up_vector
 
 
 @dataclass(frozen=True)
@@ -142,8 +143,9 @@ def read_stage_up(stage: Usd.Stage) -> tuple[NDArray[np.float64], bool]:
     """World up (3,) from the stage's ``upAxis`` and whether it was authored.
 
     Without an authored ``upAxis`` USD's fallback (``Y``) is returned, with ``False``.
+
+    Raises:
+        GripperError: an authored value other than "Y" or "Z"
+            (:func:`usdgrip.usd.stage.read_stage_up_axis`).
     """
-    axis = str(UsdGeom.GetStageUpAxis(stage))
-    up = np.zeros(3)
-    up["XYZ".index(axis)] = 1.0
-    return up, stage.HasAuthoredMetadata("upAxis")
+    return read_stage_up_vector(stage)
