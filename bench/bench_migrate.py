@@ -29,7 +29,7 @@ from pxr import Gf, Sdf
 
 import usdgrip  # noqa: F401  (registers the schema before any stage is opened)
 import usdgrip as usd_io  # the public names
-from usdgrip.migrate import migrate_stage
+from usdgrip.migration import migrate_stage
 
 TARGET_SECONDS = 10.0
 TARGET_RATIO = 2.0

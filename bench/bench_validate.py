@@ -389,7 +389,6 @@ def main(argv: list[str] | None = None) -> int:
     import usd_validation_nvidia as nv
 
     import usdgrip  # registers the schema before any stage is opened
-    from usdgrip.adapters.nvidia import CAPABILITY_ID
     from usdgrip.usd.discovery import (
         MARKER_TOKENS,
         _compute_included_paths,
@@ -398,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     from usdgrip.usd.names import SITE_API, SLOT_API
     from usdgrip.usd.stage import open_stage
+    from usdgrip.validators.nvidia import CAPABILITY_ID
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.usda"

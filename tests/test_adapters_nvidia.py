@@ -15,8 +15,8 @@ from pxr import Usd
 from usd_validation_nvidia._parameters import UserParameter
 
 import usdgrip
-from usdgrip.adapters import nvidia as adapter
 from usdgrip.rules import RULES
+from usdgrip.validators import nvidia as adapter
 
 REPO = Path(__file__).resolve().parent.parent
 NVIDIA_CLI = Path(sys.executable).parent / "nvidia_usd_validate"
@@ -210,10 +210,78 @@ def zoo(tmp_path: Path) -> Path:
 
 def test_plugin_is_loaded_through_the_entry_point():
     plugins = {p.entrypoint.value: p for p in nv.PluginManager().loaded_plugins}
-    loaded = plugins["usdgrip.adapters.nvidia:plugin"]
+    loaded = plugins["usdgrip.validators.nvidia:plugin"]
     assert loaded.entrypoint.group == "usd_validation_nvidia"
     assert loaded.instance is adapter.plugin
     assert loaded.distribution_name == "usdgrip"
+
+
+#: Run in a fresh interpreter after the import under test: what usd_validation_nvidia loaded
+#: and whether its engine runs usdgrip's GR.003 through the capability.
+_FRESH_CHECK = """
+import json, sys
+import usd_validation_nvidia as nv
+from pxr import Usd
+stage = Usd.Stage.CreateInMemory()
+site = stage.DefinePrim("/Robot/tcp", "Xform")
+site.AddAppliedSchema("GripperSiteAPI")
+engine = nv.ValidationEngine(init_rules=False)
+capability = nv.CapabilityRegistry().find("usdgrip.grippers")
+if capability is not None:
+    engine.enable_capability(capability)
+codes = sorted({i.requirement.code for i in engine.validate(stage).issues() if i.requirement})
+print(json.dumps({
+    "plugins": [p.entrypoint.value for p in nv.PluginManager().loaded_plugins],
+    "capabilities": [c is not None for c in (
+        capability, nv.CapabilityRegistry().find("usdgrip.graspable"))],
+    "requirements": sum(nv.RequirementsRegistry().find_requirement(c) is not None for c in %r),
+    "codes": codes,
+}))
+"""
+
+
+@pytest.mark.parametrize(
+    "first_import",
+    ["usdgrip.validators.nvidia", "usdgrip.adapters.nvidia", "usd_validation_nvidia", "usdgrip"],
+)
+def test_importing_the_adapter_alone_loads_the_plugin_cleanly(first_import, tmp_path):
+    # issue #20: `import usdgrip.adapters.nvidia` used to log "Failed to load plugin 'usdgrip'
+    # ... circular import" (the module was half-built when usd_validation_nvidia loaded it)
+    code = f"import {first_import}\n" + _FRESH_CHECK % (sorted(RULES),)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Failed to" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "usdgrip.validators.nvidia:plugin" in out["plugins"]
+    assert out["capabilities"] == [True, True]
+    assert out["requirements"] == len(RULES)
+    assert "GR.003" in out["codes"], out  # the site has no gripper_forward_axis curve
+
+
+@pytest.mark.parametrize("name", ["nvidia", "usdvalidation", "omni_asset_validator"])
+def test_the_old_adapter_names_are_the_same_modules_with_a_deprecation_warning(name):
+    import importlib
+
+    moved = importlib.import_module(f"usdgrip.validators.{name}")
+    sys.modules.pop(f"usdgrip.adapters.{name}", None)
+    with pytest.warns(DeprecationWarning, match=rf"usdgrip\.validators\.{name}\b"):
+        old = importlib.import_module(f"usdgrip.adapters.{name}")
+    assert old is moved
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("usdgrip.adapters.not_a_validator")
+
+
+def test_reloading_the_old_package_keeps_one_finder():
+    import importlib
+
+    import usdgrip.adapters
+
+    for _ in range(2):
+        importlib.reload(usdgrip.adapters)
+    finders = [f for f in sys.meta_path if type(f).__qualname__ == "MovedModuleFinder"]
+    assert len(finders) == 1
 
 
 def test_every_rule_is_a_requirement_with_its_exact_code_and_metadata():

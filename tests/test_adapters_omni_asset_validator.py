@@ -8,8 +8,8 @@ from typing import ClassVar
 from conftest import EXAMPLES
 from pxr import Usd
 
-from usdgrip.adapters import omni_asset_validator as adapter
 from usdgrip.rules import RULES
+from usdgrip.validators import omni_asset_validator as adapter
 
 
 def _old_core() -> types.ModuleType:

@@ -14,8 +14,8 @@ from pxr import Usd
 from test_adapters_nvidia import ZOO  # the same asset as the NVIDIA adapter tests
 
 import usdgrip
-from usdgrip.adapters import usdvalidation as adapter
 from usdgrip.rules import RULES
+from usdgrip.validators import usdvalidation as adapter
 
 REPO = Path(__file__).resolve().parent.parent
 PLUG_INFO = REPO / "plugins" / "usdValidation" / "plugInfo.json"
@@ -45,7 +45,7 @@ CLIENT = textwrap.dedent(
         one = registry.GetOrLoadValidatorByName("usdGripValidation:gripper-grip-line")
         out["imported_on_load"] = "usdgrip" in sys.modules
         # count usdgrip validations: one per stage state, shared by every validator
-        import usdgrip.adapters.usdvalidation as adapter
+        import usdgrip.validators.usdvalidation as adapter
         calls = []
         validate = adapter.validate
         adapter.validate = lambda *a, **k: calls.append(1) or validate(*a, **k)
@@ -58,7 +58,7 @@ CLIENT = textwrap.dedent(
         out["calls_after_edit"] = len(calls)
     out["imported_after"] = "usdgrip" in sys.modules
     if not out["plugin"]:
-        from usdgrip.adapters.usdvalidation import register_validators
+        from usdgrip.validators.usdvalidation import register_validators
         try:
             register_validators()
         except ValueError as error:

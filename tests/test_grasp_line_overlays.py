@@ -9,8 +9,9 @@ from fake_usdviewq.fake_api import FakeUsdviewApi
 from pxr import Usd, UsdGeom
 from PySide6 import QtWidgets
 
+from usdgrip.hosts.usdview import usdview_commands as commands
 from usdgrip.usd.grasp_lines import find_grasp_lines
-from usdgrip.views import commands, overlays
+from usdgrip.views import overlays
 from usdgrip.views.session import GrippersSession
 
 
@@ -104,7 +105,7 @@ def test_no_usable_line_authors_nothing_and_removes_old_lines(open_usda):
 
 
 def test_grasp_line_findings_in_the_results_panel(api, qtbot):
-    from usdgrip.views.host import UsdviewHost
+    from usdgrip.hosts.usdview.usdview_host import UsdviewHost
     from usdgrip.views.panels import ResultsPanel
 
     panel = ResultsPanel(UsdviewHost(api))

@@ -9,7 +9,7 @@ import pytest
 from conftest import EXAMPLES
 
 from usdgrip.cli import main
-from usdgrip.grasp_lines import (
+from usdgrip.grasp_line_geometry import (
     compute_segment_hits,
     compute_surface_points,
     compute_symmetric_points,

@@ -7,7 +7,7 @@ from conftest import EXAMPLES
 from usd_validation_nvidia.capabilities import Requirement
 
 import usdgrip
-from usdgrip.adapters import nvidia as adapter
+from usdgrip.validators import nvidia as adapter
 
 GRASP_CODES = ("GP.001", "GP.002", "GP.003", "GSP.001")
 

@@ -141,7 +141,7 @@ def test_menu_entries_call_the_same_functions_as_the_usdview_commands(
     from PySide6 import QtWidgets
 
     from usdgrip.hosts.kit import USDVIEW_COMMANDS
-    from usdgrip.views import commands
+    from usdgrip.hosts.usdview import usdview_commands as commands
 
     window = QtWidgets.QMainWindow()
     qtbot.addWidget(window)
@@ -250,6 +250,20 @@ def test_extension_toml_names_versions_and_modules(ext):
         name = module["name"]
         assert "." not in name, f"{name}: a dotted name would shadow the usdgrip package"
         assert (folder / name / "__init__.py").is_file() or (folder / f"{name}.py").is_file()
+
+
+def test_usdgrip_kit_outside_kit_is_one_clear_import_error(tmp_path):
+    # issue #21 item 6: not a raw ModuleNotFoundError for omni.ext, and no chained traceback
+    proc = subprocess.run(
+        [sys.executable, "-c", "import usdgrip_kit"],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(EXTS / "usdgrip.kit"), str(REPO / "lib")])},
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: usdgrip_kit is the Kit extension usdgrip.kit"), last
+    assert "runs inside Omniverse Kit" in last and "omni.ext" in last, last
+    assert "ModuleNotFoundError" not in proc.stderr, proc.stderr
 
 
 def test_schema_extension_loads_early_and_depends_on_usd_libs_only():

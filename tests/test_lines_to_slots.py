@@ -8,7 +8,7 @@ from conftest import EXAMPLES
 from pxr import Tf, Usd
 
 from usdgrip.cli import main
-from usdgrip.migrate import LINE_SLOT_INPUT_ANGLE, LINE_SLOT_UP_RANGE, migrate_stage
+from usdgrip.migration import LINE_SLOT_INPUT_ANGLE, LINE_SLOT_UP_RANGE, migrate_stage
 from usdgrip.rules import validate
 from usdgrip.sampling import sample_gripper_groups
 from usdgrip.usd.slots import read_gripper_slots

@@ -8,7 +8,7 @@ import pytest
 
 from usdgrip import open_stage
 from usdgrip.cli import main
-from usdgrip.migrate import compute_schema_float
+from usdgrip.migration import compute_schema_float
 
 
 def _site(value: str, extra: str = "") -> str:

@@ -8,7 +8,7 @@ from pxr import Sdf, Tf, Usd, UsdGeom
 
 import usdgrip
 from usdgrip.views import overlays
-from usdgrip.views.shapes import (
+from usdgrip.views.glyphs import (
     FAN_RAYS,
     HIGHLIGHT_COLOR,
     NEUTRAL_COLOR,

@@ -19,7 +19,7 @@ from usdgrip.contracts import (
 )
 from usdgrip.grasping.isaac_yaml import write_isaac_grasp
 from usdgrip.render.drawing import _to_plot
-from usdgrip.render.lines import compute_feature_edges
+from usdgrip.render.line_sets import compute_feature_edges
 
 TOTE = str(EXAMPLES / "tote.usda")
 
@@ -217,9 +217,9 @@ def test_render_draws_thousands_of_grasps_read_by_libyaml(tmp_path, capsys):
 
 
 def test_render_refuses_a_grasp_file_over_the_limit_before_parsing(tmp_path, capsys, monkeypatch):
-    from usdgrip.render import reading
+    from usdgrip.render import render_inputs
 
-    monkeypatch.setattr(reading, "MAX_RENDER_GRASPS", 1000)
+    monkeypatch.setattr(render_inputs, "MAX_RENDER_GRASPS", 1000)
     grasps = tmp_path / "g.yaml"
     _grasp_file(grasps, 1001)
     parsed = []

@@ -418,6 +418,16 @@ CASES = [
     ),
     ("GA.002", False, site(), None),  # the fixture's header authors both
     ("GA.002", False, '#usda 1.0\ndef Xform "Plain"\n{\n}\n', None),  # no gripper data
+    (
+        "GA.003",
+        True,
+        '#usda 1.0\n(\n    upAxis = "X"\n)\ndef Xform "Plain"\n{\n}\n',
+        'the stage\'s upAxis is "X"; expected "Y" or "Z"',
+    ),
+    ("GA.003", True, '#usda 1.0\n(\n    upAxis = "z"\n)\n' + site(), 'did you mean "Z"?'),
+    ("GA.003", False, site(), None),  # the fixture's header authors "Z"
+    ("GA.003", False, '#usda 1.0\n(\n    upAxis = "Y"\n)\ndef Xform "Plain"\n{\n}\n', None),
+    ("GA.003", False, '#usda 1.0\ndef Xform "Plain"\n{\n}\n', None),  # not authored: GA.002
 ]
 
 

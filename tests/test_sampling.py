@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 import usdgrip
 from usdgrip.frames import compute_axis_angle_rotation, compute_rotation_from_quaternion
-from usdgrip.model import GripperSlot
 from usdgrip.sampling import (
     EndEffectorTarget,
     SlotSamples,
@@ -22,6 +21,7 @@ from usdgrip.sampling import (
     sample_gripper_groups,
     sample_unit_draws,
 )
+from usdgrip.site_records import GripperSlot
 
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -8,7 +8,7 @@ from pxr import Tf, Usd
 
 import usdgrip as usd_io  # the public names
 from usdgrip.cli import main
-from usdgrip.migrate import migrate_stage
+from usdgrip.migration import migrate_stage
 from usdgrip.sampling import MAX_TARGETS
 
 

@@ -294,10 +294,10 @@ def test_fix_refuses_an_input_changed_underneath_and_keeps_the_new_content(
 
 
 def test_migrate_in_place_refuses_an_input_changed_underneath(tmp_path, capsys, monkeypatch):
-    import usdgrip.migrate
+    import usdgrip.migration
 
     legacy = write_legacy(tmp_path)
-    migrate_stage = usdgrip.migrate.migrate_stage
+    migrate_stage = usdgrip.migration.migrate_stage
 
     def migrate_while_another_process_appends(stage):
         report = migrate_stage(stage)
@@ -305,7 +305,7 @@ def test_migrate_in_place_refuses_an_input_changed_underneath(tmp_path, capsys, 
             stream.write(APPENDED)
         return report
 
-    monkeypatch.setattr(usdgrip.migrate, "migrate_stage", migrate_while_another_process_appends)
+    monkeypatch.setattr(usdgrip.migration, "migrate_stage", migrate_while_another_process_appends)
     assert main(["migrate", "--in-place", str(legacy)]) == 2
     out, err = capsys.readouterr()
     assert f"{legacy}: changed since usdgrip read it" in err and len(err.splitlines()) == 1

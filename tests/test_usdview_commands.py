@@ -9,7 +9,8 @@ from fake_usdviewq.fake_api import FakeUsdviewApi
 from pxr import Usd, UsdGeom
 from PySide6 import QtGui, QtWidgets
 
-from usdgrip.views import commands, overlays
+from usdgrip.hosts.usdview import usdview_commands as commands
+from usdgrip.views import overlays
 from usdgrip.views.grasp_set import GraspSet
 from usdgrip.views.panels import ResultsPanel
 from usdgrip.views.session import GrippersSession

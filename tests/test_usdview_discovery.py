@@ -10,6 +10,7 @@ plugin.Load() → pythonClass() → registerPlugins + configureView. Where a rea
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import os
 import subprocess
@@ -146,6 +147,19 @@ def test_without_the_plugin_path_nothing_is_loaded():
     out = _load(str(REPO / "examples" / "tote.usda"), plugin_path=str(REPO / "schemas"))
     assert out["registry"] is False
     assert out["menus"] == {}
+
+
+def test_every_menu_callback_is_a_function_of_the_usdview_host():
+    # The container's table and command_function, run without pxr.Usdviewq.
+    namespace: dict = {}
+    for node in ast.parse(CONTAINER.read_text()).body:
+        if isinstance(node, ast.Assign | ast.FunctionDef):
+            exec(compile(ast.Module([node], []), str(CONTAINER), "exec"), namespace)
+    assert namespace["COMMANDS_MODULE"] == "usdgrip.hosts.usdview.usdview_commands"
+    module = importlib.import_module(namespace["COMMANDS_MODULE"])
+    functions = [namespace["command_function"](entry[0]) for entry in namespace["COMMANDS"]]
+    assert functions[:2] == ["validate_stage", "validate_selection"]
+    assert all(callable(getattr(module, name)) for name in functions), functions
 
 
 def test_container_imports_only_tf_and_the_usdview_plugin_module():

@@ -15,10 +15,11 @@ from test_views_panels import save_shot
 import usdgrip
 import usdgrip.sampling
 from usdgrip.grasping.isaac_yaml import read_isaac_grasp
-from usdgrip.views import commands, overlays
+from usdgrip.hosts.usdview import usdview_commands as commands
+from usdgrip.views import overlays
 from usdgrip.views.dialogs import PlanDialog, SampleDialog
 from usdgrip.views.panels import CandidatesPanel
-from usdgrip.views.worker import TaskRunner
+from usdgrip.views.task_runner import TaskRunner
 
 LEFT = QtCore.Qt.MouseButton.LeftButton
 

@@ -19,13 +19,13 @@ from test_physics_wiring import DOWN_X, box_usda, candidate, make_result
 from test_views_panels import save_shot
 
 from usdgrip.grasping.isaac_yaml import read_isaac_grasp
+from usdgrip.hosts.usdview.usdview_host import UsdviewHost
 from usdgrip.views import actions, overlays
 from usdgrip.views.dialogs import EvaluateDialog
+from usdgrip.views.glyphs import NEUTRAL_COLOR, compute_success_colors
 from usdgrip.views.grasp_set import GraspSet, compute_grasp_set_from_plan
-from usdgrip.views.host import UsdviewHost
 from usdgrip.views.panels import CandidatesPanel
 from usdgrip.views.session import EVALUATION_DROPPED, get_session
-from usdgrip.views.shapes import NEUTRAL_COLOR, compute_success_colors
 
 LEFT = QtCore.Qt.MouseButton.LeftButton
 RED, GREEN = (1.0, 0.0, 0.1), (0.0, 0.8, 0.1)

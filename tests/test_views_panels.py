@@ -10,10 +10,11 @@ from fake_usdviewq.fake_api import FakeUsdviewApi
 from pxr import Usd, UsdGeom
 from PySide6 import QtCore, QtWidgets
 
+from usdgrip.hosts.usdview import usdview_commands as commands
+from usdgrip.hosts.usdview.usdview_host import UsdviewHost
 from usdgrip.rules import RULES
-from usdgrip.views import commands, overlays
+from usdgrip.views import overlays
 from usdgrip.views.grasp_set import GraspSet
-from usdgrip.views.host import UsdviewHost
 from usdgrip.views.panels import CandidatesPanel, ResultsPanel
 from usdgrip.views.session import get_session
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import warnings
 from typing import Any
 
 from usdgrip._plugin import register_schema, register_validation_plugin
@@ -28,9 +29,9 @@ _EXPORTS = {
     "GripperError": "usdgrip.errors",
     "StageOpenError": "usdgrip.errors",
     "PrimNotFoundError": "usdgrip.errors",
-    "GripperSite": "usdgrip.model",
-    "GripperSlot": "usdgrip.model",
-    "CurveInfo": "usdgrip.model",
+    "GripperSite": "usdgrip.site_records",
+    "GripperSlot": "usdgrip.site_records",
+    "CurveInfo": "usdgrip.site_records",
     "open_stage": "usdgrip.usd.stage",
     "find_gripper_sites": "usdgrip.usd.sites",
     "read_gripper_site": "usdgrip.usd.sites",
@@ -40,9 +41,10 @@ _EXPORTS = {
     "apply_gripper_slot": "usdgrip.usd.authoring",
     "write_slot_records": "usdgrip.usd.authoring",
     "compute_grasp_frame": "usdgrip.frames",
-    "migrate_stage": "usdgrip.migrate",
+    "migrate_stage": "usdgrip.migration",
     "validate": "usdgrip.rules",
     "Report": "usdgrip.rules",
+    "Issue": "usdgrip.rules",
     "sample_gripper_groups": "usdgrip.sampling",
     "SlotSamples": "usdgrip.sampling",
     "EndEffectorTarget": "usdgrip.sampling",
@@ -66,6 +68,12 @@ _EXPORTS = {
     "run_batch": "usdgrip.batch",
     "GripperCollisionModel": "usdgrip.grasping.collision",
     "SceneExclusions": "usdgrip.grasping.collision",
+    "render_view": "usdgrip.render",
+}
+
+#: Internals that left the top level (import them from their module): still found here
+#: for one release, warning with a DeprecationWarning on first access.
+_MOVED = {
     "sample_antipodal_grasps": "usdgrip.grasping.backends.antipodal",
     "AntipodalGrasps": "usdgrip.grasping.backends.antipodal",
     "TriangleMesh": "usdgrip.usd.geometry",
@@ -80,11 +88,22 @@ __all__ = ["__version__", *_EXPORTS]
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'usdgrip' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+    module = _MOVED.get(name)
+    if module is not None:
+        warnings.warn(
+            f"usdgrip.{name} is deprecated (it leaves the top level in the next release); "
+            f"import it from {module}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # `from usdgrip import name` asks twice: one warning
+        return value
+    raise AttributeError(f"module 'usdgrip' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

@@ -1,5 +1,8 @@
 """Grasp-planning request and result contracts (seed 001), as frozen pydantic v2 models.
 
+What usdgrip exchanges with other tools (JSON in, JSON/YAML out); the records of what
+a stage authors (gripper sites, slots) are :mod:`usdgrip.site_records`.
+
 Field names follow the seed and are the contract. Every model is immutable,
 validated on construction, rejects unknown fields, and round-trips through
 JSON (``model_dump_json`` / ``model_validate_json``). The published JSON

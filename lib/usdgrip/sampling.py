@@ -1,6 +1,6 @@
 """Seeded, grouped, vectorised sampling of grasp slots into end-effector targets (pure numpy).
 
-A :class:`~usdgrip.model.GripperSlot` describes a region an end effector may
+A :class:`~usdgrip.site_records.GripperSlot` describes a region an end effector may
 grasp (SPEC §3, seed 003). One *draw* for one slot is
 
 * an offset ``s ∈ [-up_range/2, +up_range/2]`` metres along the slot's Up,
@@ -51,7 +51,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from usdgrip.frames import Mat4, compute_quaternion_wxyz
-from usdgrip.model import GripperSlot
+from usdgrip.site_records import GripperSlot
 from usdgrip.slot_checks import (
     compute_axes_problems,
     get_center_problem,
@@ -91,7 +91,7 @@ Flags = NDArray[np.bool_]  # (count, n_ee)
 class SlotProblem:
     """One reason a slot cannot be sampled (and a GS rule finding).
 
-    ``field`` is the :class:`~usdgrip.model.GripperSlot` field at fault:
+    ``field`` is the :class:`~usdgrip.site_records.GripperSlot` field at fault:
     ``center``, ``forward``, ``span_axis``, ``up_range``, ``slot_input_angle``
     or ``object_to_world``.
     """

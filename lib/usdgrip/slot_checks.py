@@ -16,10 +16,6 @@ import numpy as np
 
 from usdgrip.frames import ZERO_LENGTH_TOLERANCE
 
-#: Largest plausible gripper max opening, metres: wider than any robot hand; a larger value
-#: is a unit mistake (mm, µm) and makes the planner's gripper model absurd (GR.004 fails it;
-#: the planner refuses it). ``DEFAULT_PARAMS["max_opening_max_m"]`` in the rules.
-MAX_OPENING_M = 2.0
 #: Largest plausible slot up range, metres (GS.002 fails it; the sampler refuses it).
 #: ``DEFAULT_PARAMS["slot_up_range_max_m"]`` in the rules.
 MAX_UP_RANGE_M = 10.0
@@ -96,7 +92,7 @@ def get_world_axes_problem(
     Checked only when the local axes are usable (:func:`compute_axes_problems` reports
     them otherwise): forward, span axis and Up (``forward x span_axis``) must stay
     non-zero in the world, and Up must not fall onto forward (the world frame is built
-    from forward and Up, :attr:`usdgrip.model.GripperSlot.frame`). ``object_to_world``
+    from forward and Up, :attr:`usdgrip.site_records.GripperSlot.frame`). ``object_to_world``
     is the object's local-to-world (4, 4). A mirroring transform (negative
     determinant) is accepted: the slot is mirrored with the object.
     """
@@ -168,27 +164,6 @@ def get_up_range_problem(
             "implausible: a unit mistake?)"
         )
     return None
-
-
-def get_max_opening_problem(
-    value: float, name: str = "gripper:maxOpening", maximum: float = MAX_OPENING_M
-) -> str | None:
-    """A max opening must be a finite number in ``(0, maximum]`` (metres)."""
-    if not (math.isfinite(value) and value > 0):
-        return f"{name} is {value:g} m; expected a finite value > 0 m"
-    if value > maximum:
-        return (
-            f"{name} is {value:g} m; expected at most {maximum:g} m (a wider opening is "
-            "implausible: a unit mistake?)"
-        )
-    return None
-
-
-def get_site_limit_problem(value: float, name: str, unit: str) -> str | None:
-    """An optional site limit (max payload in kg, max grip force in N) must be finite and > 0."""
-    if math.isfinite(value) and value > 0:
-        return None
-    return f"{name} is {value:g} {unit}; expected a finite value > 0 {unit} (or do not author it)"
 
 
 def get_input_angle_problem(

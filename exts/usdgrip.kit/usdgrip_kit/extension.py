@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-import omni.ext
+try:
+    import omni.ext
+except ModuleNotFoundError as exc:
+    if exc.name not in ("omni", "omni.ext"):
+        raise
+    raise ImportError(
+        "usdgrip_kit is the Kit extension usdgrip.kit: it runs inside Omniverse Kit "
+        "(Kit, Isaac Sim, USD Composer), and Kit's omni.ext is not importable here. Enable it in "
+        "Kit (`--enable usdgrip.kit`, see docs/kit.md); outside Kit, use the usdgrip package "
+        "(the extension's work is usdgrip.hosts.kit)"
+    ) from None
 
 
 class GrippersExtension(omni.ext.IExt):

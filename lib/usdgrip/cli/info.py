@@ -9,9 +9,9 @@ import sys
 
 import numpy as np
 
-from usdgrip.grasp_lines import GraspLine
-from usdgrip.model import GripperSite, GripperSlot
+from usdgrip.grasp_line_geometry import GraspLine
 from usdgrip.sampling import check_slot
+from usdgrip.site_records import GripperSite, GripperSlot
 from usdgrip.usd.names import MAX_GRIP_FORCE_ATTRS
 
 NAME = "info"

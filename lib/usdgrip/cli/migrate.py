@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         is_standard_output,
         is_streamed,
     )
-    from usdgrip.migrate import compute_layer_for, migrate_stage
+    from usdgrip.migration import compute_layer_for, migrate_stage
     from usdgrip.usd.layer_files import export_layer
 
     target = _target_path(args)

@@ -12,8 +12,8 @@ import numpy as np
 
 from usdgrip import sampling
 from usdgrip.fileio import check_output, display_path, is_standard_output, write_output
-from usdgrip.model import GripperSlot
 from usdgrip.sampling import SlotSamples, sample_gripper_groups
+from usdgrip.site_records import GripperSlot
 
 NAME = "sample"
 ORDER = 30

@@ -112,7 +112,7 @@ from usdgrip.grasping.reading import (
     read_object,
     read_scene,
 )
-from usdgrip.slot_checks import MAX_OPENING_M, get_max_opening_problem
+from usdgrip.site_limits import MAX_OPENING_M, get_max_opening_problem
 
 #: Proposals generated per kept candidate, so that collisions still leave enough.
 OVERSAMPLE = 3

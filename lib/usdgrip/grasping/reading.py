@@ -15,7 +15,7 @@ import numpy as np
 from usdgrip.contracts import GripperRef
 from usdgrip.errors import GripperError
 from usdgrip.frames import compute_rigid_part
-from usdgrip.grasp_lines import GraspLine
+from usdgrip.grasp_line_geometry import GraspLine
 from usdgrip.grasping.proposals import ObjectData
 
 #: Largest object extent planned for, metres: a gripper opens at most 2 m, and a mesh that
@@ -157,7 +157,7 @@ def read_object(
 
 
 def read_gripper(gripper: GripperRef, stages: StageSource | None = None):
-    """Read the gripper asset's site (a :class:`~usdgrip.model.GripperSite`).
+    """Read the gripper asset's site (a :class:`~usdgrip.site_records.GripperSite`).
 
     ``stages``: where the asset's stage comes from (default: opened here).
 

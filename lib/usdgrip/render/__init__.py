@@ -3,10 +3,10 @@
 A USD-edge room (reads the stage with :mod:`usdgrip.usd`) that draws with
 matplotlib's Agg backend, so it runs headless: for docs, CI artefacts and people
 without a viewer. Slots and grippers use the same line geometry as the usdview
-overlays (:mod:`usdgrip.views.shapes`), so the picture matches the viewer.
+overlays (:mod:`usdgrip.views.glyphs`), so the picture matches the viewer.
 
 :func:`render_view` runs four steps, one module each: read the stage
-(:mod:`.reading`), build the line sets (:mod:`.lines`), draw them
+(:mod:`.render_inputs`), build the line sets (:mod:`.line_sets`), draw them
 (:mod:`.drawing`) and write the PNG (:mod:`.view`).
 
 Conventions: everything is drawn in world metres; a ``Y``-up stage is turned

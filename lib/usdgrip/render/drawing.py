@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from usdgrip.render.lines import LineSets
-from usdgrip.render.reading import RenderInputs
+from usdgrip.render.line_sets import LineSets
+from usdgrip.render.render_inputs import RenderInputs
 
 MESH_FACE = (0.62, 0.66, 0.72, 0.18)
 MESH_EDGE = (0.30, 0.33, 0.38, 0.55)

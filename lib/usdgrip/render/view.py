@@ -12,8 +12,8 @@ from pxr import Usd
 
 from usdgrip.errors import GripperError
 from usdgrip.render.drawing import draw
-from usdgrip.render.lines import build_line_sets
-from usdgrip.render.reading import read_inputs
+from usdgrip.render.line_sets import build_line_sets
+from usdgrip.render.render_inputs import read_inputs
 
 #: Largest resolution accepted (dots per inch; print quality is 300-600).
 MAX_DPI = 1200

@@ -17,9 +17,9 @@ import numpy as np
 from pxr import Usd, UsdGeom
 
 from usdgrip.errors import GripperError
-from usdgrip.grasp_lines import GraspLine, SurfacePoints, compute_surface_points
+from usdgrip.grasp_line_geometry import GraspLine, SurfacePoints, compute_surface_points
 from usdgrip.lambdasim import RecordProblem, SlotRecord
-from usdgrip.model import DECLARING_MARKERS, GripperSite
+from usdgrip.site_records import DECLARING_MARKERS, GripperSite
 from usdgrip.usd.discovery import (
     MARKER_TOKENS,
     PrimFacts,

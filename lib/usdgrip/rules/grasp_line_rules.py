@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from usdgrip.errors import GripperError
-from usdgrip.grasp_lines import (
+from usdgrip.grasp_line_geometry import (
     GRASP_LINE_PREFIX,
     GraspLine,
 )

@@ -14,7 +14,8 @@ from typing import Any, NamedTuple
 
 from pxr import Sdf, Usd
 
-from usdgrip.slot_checks import MAX_OPENING_M, MAX_UP_RANGE_M
+from usdgrip.site_limits import MAX_OPENING_M
+from usdgrip.slot_checks import MAX_UP_RANGE_M
 
 SEVERITIES = ("failure", "error", "warning", "info")
 """Severities, most serious first. ``failure`` and ``error`` make a report not ok."""

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 import numpy as np
 from pxr import Sdf, Usd, UsdGeom, Vt
 
-from usdgrip.model import CurveInfo
 from usdgrip.rules.contexts import SiteContext
 from usdgrip.rules.records import Finding, Fix, rule
-from usdgrip.slot_checks import get_max_opening_problem
+from usdgrip.site_limits import get_max_opening_problem
+from usdgrip.site_records import CurveInfo
 from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, MAX_GRIP_FORCE_ATTRS, SITE_API
 
 _CURVE_ROLES = {

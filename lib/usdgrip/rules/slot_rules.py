@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
-from usdgrip.model import LR_TOKENS
 from usdgrip.rules.contexts import SlotContext, SlotEntry
 from usdgrip.rules.records import Finding, rule
+from usdgrip.site_records import LR_TOKENS
 from usdgrip.slot_checks import (
     compute_axes_problems,
     get_center_problem,

@@ -15,7 +15,7 @@ from usdgrip.lambdasim import (
     SlotRecord,
     format_lambdasim_records,
 )
-from usdgrip.model import LR_TOKENS, GripperSlot
+from usdgrip.site_records import LR_TOKENS, GripperSlot
 from usdgrip.slot_checks import (
     get_center_problem,
     get_input_angle_problem,

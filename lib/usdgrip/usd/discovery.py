@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from pxr import Sdf, Tf, Usd
 
-from usdgrip.grasp_lines import GRASP_LINE_PREFIX
+from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX
 from usdgrip.lambdasim import (
     CUSTOM_DATA_PATH,
 )
@@ -24,7 +24,7 @@ from usdgrip.usd.names import (
     SLOT_API,
     SOCKET_TYPE_ATTRS,
 )
-from usdgrip.usd.stage import TRAVERSAL, _get_authored_names, _get_children_names
+from usdgrip.usd.stage import TRAVERSAL, prim_get_authored_names, prim_get_children_names
 
 # --- gripper sites ----------------------------------------------------------
 
@@ -70,8 +70,8 @@ def read_prim_facts(prim: Usd.Prim) -> PrimFacts:
     """The prim's path, authored property names and child names, in three queries."""
     return PrimFacts(
         prim.GetPath().pathString,
-        frozenset(_get_authored_names(prim)),
-        _get_children_names(prim, _ALL_CHILDREN),
+        frozenset(prim_get_authored_names(prim)),
+        prim_get_children_names(prim, _ALL_CHILDREN),
     )
 
 
@@ -206,9 +206,7 @@ def _classify_schemas(schemas: Iterable[str]) -> tuple[bool, bool]:
     return maybe_site, maybe_slot
 
 
-def _scan_marked_prims(
-    stage: Usd.Stage, kinds: frozenset[str]
-) -> list[tuple[Usd.Prim, bool, bool]]:
+def scan_marked_prims(stage: Usd.Stage, kinds: frozenset[str]) -> list[tuple[Usd.Prim, bool, bool]]:
     """``(prim, maybe_site, maybe_slot)`` in traversal order for prims any marker may apply to."""
     return _walk(stage, kinds).marked
 
@@ -329,7 +327,7 @@ def iter_marked_prims(
         kinds: marker kinds to look for (default :func:`compute_marker_hints`).
     """
     kinds = compute_marker_hints(stage) if kinds is None else kinds
-    for prim, maybe_site, maybe_slot in _scan_marked_prims(stage, kinds):
+    for prim, maybe_site, maybe_slot in scan_marked_prims(stage, kinds):
         markers = compute_site_markers(prim) if maybe_site else ()
         if markers or maybe_slot:
             yield prim, markers, maybe_slot
@@ -616,14 +614,16 @@ def _props_may_be_counted(texts: _LayerTexts, kinds: frozenset[str]) -> bool:
 
 def iter_site_prims(stage: Usd.Stage) -> Iterator[tuple[Usd.Prim, tuple[str, ...]]]:
     """Yield ``(prim, markers)`` for every gripper site on the stage, in traversal order."""
-    for prim, markers, _ in _iter_sites(stage):
+    for prim, markers, _ in iter_sites_with_facts(stage):
         yield prim, markers
 
 
-def _iter_sites(stage: Usd.Stage) -> Iterator[tuple[Usd.Prim, tuple[str, ...], PrimFacts]]:
+def iter_sites_with_facts(
+    stage: Usd.Stage,
+) -> Iterator[tuple[Usd.Prim, tuple[str, ...], PrimFacts]]:
     """:func:`iter_site_prims` with the facts the markers were computed from, for the reading."""
     kinds = compute_marker_hints(stage) - {"custom"}
-    for prim, maybe_site, _ in _scan_marked_prims(stage, kinds):
+    for prim, maybe_site, _ in scan_marked_prims(stage, kinds):
         if maybe_site:
             facts = read_prim_facts(prim)
             markers = compute_site_markers(prim, facts)

@@ -1,6 +1,6 @@
 """Read SimReady grasp vector lines (``grasp_identifier*``) and their objects' surfaces from USD.
 
-USD edge of :mod:`usdgrip.grasp_lines` (see ``docs/graspable-props.md``):
+USD edge of :mod:`usdgrip.grasp_line_geometry` (see ``docs/graspable-props.md``):
 
 - :func:`scan_grasp_lines` reads the lines under the default prim plus what the
   GSP.001 trigger needs from one walk of the stage
@@ -19,7 +19,7 @@ import numpy as np
 from pxr import Usd, UsdGeom, UsdPhysics, Vt
 
 from usdgrip.errors import GripperError
-from usdgrip.grasp_lines import GRASP_LINE_PREFIX, GraspLine, Points, Triangles
+from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX, GraspLine, Points, Triangles
 from usdgrip.usd.discovery import StageScan, scan_stage
 from usdgrip.usd.geometry import compute_shape_mesh, read_collision_shapes
 from usdgrip.usd.stage import (

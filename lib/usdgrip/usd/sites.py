@@ -10,9 +10,14 @@ from pxr import Usd, UsdGeom
 
 from usdgrip.errors import GripperError
 from usdgrip.frames import ZERO_LENGTH_TOLERANCE, compute_grasp_frame
-from usdgrip.model import CurveInfo, GripperSite
-from usdgrip.slot_checks import get_site_limit_problem
-from usdgrip.usd.discovery import PrimFacts, _iter_sites, compute_site_markers, read_prim_facts
+from usdgrip.site_limits import get_site_limit_problem
+from usdgrip.site_records import CurveInfo, GripperSite
+from usdgrip.usd.discovery import (
+    PrimFacts,
+    compute_site_markers,
+    iter_sites_with_facts,
+    read_prim_facts,
+)
 from usdgrip.usd.names import (
     FORWARD_AXIS_NAMES,
     GRIP_LINE_NAMES,
@@ -22,18 +27,18 @@ from usdgrip.usd.names import (
     MAX_PAYLOAD_ATTRS,
 )
 from usdgrip.usd.stage import (
-    _get_attribute,
-    _get_authored_names,
-    _get_child,
-    _is_a,
-    _read_float,
-    _stage_name,
-    _undefined_ancestor,
     compute_world_transform,
+    find_undefined_ancestor,
     get_meters_per_unit,
     get_meters_per_unit_problem,
+    get_stage_name,
     gf_to_numpy,
+    prim_get_attribute,
+    prim_get_authored_names,
+    prim_get_child,
+    prim_is_a,
     read_attribute_value,
+    read_first_float,
     require_prim,
     require_stage,
 )
@@ -54,7 +59,7 @@ def find_gripper_sites(stage: Usd.Stage, *, strict: bool = True) -> list[Gripper
         read_gripper_site(
             prim, markers, xform_cache=cache, facts=facts, meters_per_unit=mpu, strict=strict
         )
-        for prim, markers, facts in _iter_sites(stage)
+        for prim, markers, facts in iter_sites_with_facts(stage)
     ]
 
 
@@ -74,17 +79,17 @@ def _read_curve(
     if not present:
         return None
     child_name = present[0]
-    child = _get_child(site, child_name)
+    child = prim_get_child(site, child_name)
     # One query for the authored names: unauthored attributes are not looked up (points,
     # xformOpOrder and curveVertexCounts have no fallback, so skipping them reads the same
     # values). A handful of names: a list is as fast to search as a set is to build.
-    authored = _get_authored_names(child)
+    authored = prim_get_authored_names(child)
     problems: dict[str, str] = {}
 
     def read(name: str, kind: str, fallback: object = None):
         if name not in authored:
             return None
-        value, problem = read_attribute_value(_get_attribute(child, name), kind, None, fallback)
+        value, problem = read_attribute_value(prim_get_attribute(child, name), kind, None, fallback)
         if problem is not None:
             problems[name] = problem
         return value
@@ -92,7 +97,7 @@ def _read_curve(
     raw = read("points", "vec3[]")
     points = np.asarray(raw if raw is not None else (), dtype=np.float64).reshape(-1, 3)
     flat = points.ravel().tolist()
-    if not _is_a(child, _XFORMABLE):
+    if not prim_is_a(child, _XFORMABLE):
         pass  # no transform of its own: the points as authored
     elif "xformOpOrder" in authored:
         local = gf_to_numpy(_XFORMABLE(child).GetLocalTransformation())
@@ -113,7 +118,10 @@ def _read_curve(
             direction = np.array((wx / length, wy / length, wz / length))
     # A declared `type` without a value reads the fallback: not authored.
     curve_type = read("type", "text", _CURVE_TYPE_FALLBACK)
-    if curve_type == _CURVE_TYPE_FALLBACK and not _get_attribute(child, "type").HasAuthoredValue():
+    has_type = (
+        curve_type != _CURVE_TYPE_FALLBACK or prim_get_attribute(child, "type").HasAuthoredValue()
+    )
+    if not has_type:
         curve_type = None
     counts = read("curveVertexCounts", "int[]")  # no fallback: None unless authored
     return CurveInfo(
@@ -184,14 +192,16 @@ def read_gripper_site(
     world = compute_world_transform(prim, xform_cache=xform_cache, meters_per_unit=meters_per_unit)
     path, authored, children = facts
     warnings: list[str] = []
-    undefined = _undefined_ancestor(prim)
+    undefined = find_undefined_ancestor(prim)
     if undefined is not None:
         warnings.append(
             f"<{prim.GetPath()}> sits under an undefined `over` <{undefined.GetPath()}>: the "
             "geometry it refers to is probably missing (unresolved reference or payload); "
             "check the asset paths of its layers"
         )
-    max_opening, opening_source, opening_problem = _read_float(prim, MAX_OPENING_ATTRS, authored)
+    max_opening, opening_source, opening_problem = read_first_float(
+        prim, MAX_OPENING_ATTRS, authored
+    )
     max_payload, payload_source, payload_problem = _read_limit(
         prim, MAX_PAYLOAD_ATTRS, authored, "kg"
     )
@@ -226,7 +236,7 @@ def read_gripper_site(
     }
     refused = [p for name, p in problems.items() if name not in ignorable]
     if refused and strict:
-        raise GripperError(f"{_stage_name(prim.GetStage())}: <{path}>: {'; '.join(refused)}")
+        raise GripperError(f"{get_stage_name(prim.GetStage())}: <{path}>: {'; '.join(refused)}")
     warnings.extend(
         f"{p}; read as not authored" for name, p in problems.items() if name in ignorable
     )
@@ -258,7 +268,7 @@ def read_gripper_site(
             "the graspable tube axis"
         )
     legacy = tuple(
-        n for n in LEGACY_SITE_ATTRS if n in authored and _get_attribute(prim, n).IsAuthored()
+        n for n in LEGACY_SITE_ATTRS if n in authored and prim_get_attribute(prim, n).IsAuthored()
     )
     return GripperSite(
         path,
@@ -288,7 +298,7 @@ def _read_limit(
     A value that is not finite or <= 0 is unusable like one of the wrong type: its
     rule (GR.010, GR.012) only warns, so it reads as not authored, ``problem`` saying why.
     """
-    value, source, problem = _read_float(prim, names, authored)
+    value, source, problem = read_first_float(prim, names, authored)
     if value is not None and problem is None:
         problem = get_site_limit_problem(value, source, unit)
         if problem is not None:

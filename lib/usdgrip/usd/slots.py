@@ -16,17 +16,17 @@ from usdgrip.lambdasim import (
     SlotRecord,
     parse_lambdasim_records,
 )
-from usdgrip.model import LR_TOKENS, GripperSlot
-from usdgrip.usd.discovery import _scan_marked_prims, compute_marker_hints
+from usdgrip.site_records import LR_TOKENS, GripperSlot
+from usdgrip.usd.discovery import compute_marker_hints, scan_marked_prims
 from usdgrip.usd.names import SLOT_API, SLOT_NAMESPACE, SLOT_PROPERTIES
 from usdgrip.usd.stage import (
     VALUE_KINDS,
-    _attribute_get,
-    _get_attribute,
-    _stage_name,
+    attribute_get,
     compute_world_transform,
     get_meters_per_unit,
     get_meters_per_unit_problem,
+    get_stage_name,
+    prim_get_attribute,
     read_attribute_value,
     require_prim,
 )
@@ -156,8 +156,8 @@ def read_slot_values(
         if attributes is not None:
             attr = attributes[index]
         else:
-            attr = _get_attribute(prim, get_slot_attribute_name(name, prop))
-        value = values[index] if values is not None else (_attribute_get(attr) if attr else None)
+            attr = prim_get_attribute(prim, get_slot_attribute_name(name, prop))
+        value = values[index] if values is not None else (attribute_get(attr) if attr else None)
         fallback = fallbacks[index]
         if attr and not (type(value) in _SLOT_VALUE_TYPES[index] and value != fallback):
             value, problem = read_attribute_value(attr, SLOT_VALUE_KINDS[prop], value, fallback)
@@ -193,8 +193,8 @@ def _schema_slot(prim: Usd.Prim, name: str, world: Mat4, mpu: float) -> GripperS
     values, problems = read_slot_values(prim, name)
     if problems:
         raise GripperError(
-            f"{_stage_name(prim.GetStage())}: <{prim.GetPath()}> slot {name!r} (GripperSlotAPI): "
-            + "; ".join(problems.values())
+            f"{get_stage_name(prim.GetStage())}: <{prim.GetPath()}> slot {name!r} "
+            "(GripperSlotAPI): " + "; ".join(problems.values())
         )
     center, forward, span_axis, up_range, angle, lr, group = values
     return GripperSlot(
@@ -240,14 +240,14 @@ def read_gripper_slots(prim: Usd.Prim, names: Collection[str] | None = None) -> 
         problem = get_instance_name_problem(name)
         if problem is not None:
             raise GripperError(
-                f"{_stage_name(prim.GetStage())}: <{prim.GetPath()}>: GripperSlotAPI:{name}: "
+                f"{get_stage_name(prim.GetStage())}: <{prim.GetPath()}>: GripperSlotAPI:{name}: "
                 f"{problem}; its properties cannot be authored, so the slot cannot be read "
                 "(remove this instance, or rename it with a valid identifier)"
             )
     mpu = get_meters_per_unit(prim.GetStage())
     problem = get_meters_per_unit_problem(mpu)
     if problem is not None:
-        raise GripperError(f"{_stage_name(prim.GetStage())}: <{prim.GetPath()}>: {problem}")
+        raise GripperError(f"{get_stage_name(prim.GetStage())}: <{prim.GetPath()}>: {problem}")
     world = compute_world_transform(prim, meters_per_unit=mpu)
     slots = [_schema_slot(prim, name, world, mpu) for name in instances]
     records, problems = read_slot_records(prim)
@@ -255,7 +255,7 @@ def read_gripper_slots(prim: Usd.Prim, names: Collection[str] | None = None) -> 
     records = [r for r in records if wanted(r.name)]
     if problems:
         raise GripperError(
-            f"{_stage_name(prim.GetStage())}: <{prim.GetPath()}>: {problems[0].describe()}"
+            f"{get_stage_name(prim.GetStage())}: <{prim.GetPath()}>: {problems[0].describe()}"
         )
     taken = {s.name for s in slots}
     for r in records:
@@ -286,6 +286,6 @@ def read_gripper_slots(prim: Usd.Prim, names: Collection[str] | None = None) -> 
 def iter_slot_prims(stage: Usd.Stage) -> Iterator[Usd.Prim]:
     """Yield every prim carrying GripperSlotAPI instances or LambdaSim slot records."""
     kinds = compute_marker_hints(stage) & {"api", "custom"}
-    for prim, _, maybe_slot in _scan_marked_prims(stage, kinds):
+    for prim, _, maybe_slot in scan_marked_prims(stage, kinds):
         if maybe_slot:
             yield prim

@@ -79,11 +79,12 @@ def open_stage(path: str | Path) -> Usd.Stage:
 def get_prim(stage: Usd.Stage, path: str) -> Usd.Prim:
     """Return the prim at ``path`` or raise :class:`PrimNotFoundError` naming the file."""
     if not Sdf.Path.IsValidPathString(path) or not Sdf.Path(path).IsAbsolutePath():
-        raise PrimNotFoundError(f"{_stage_name(stage)}: {path!r} is not an absolute prim path")
+        raise PrimNotFoundError(f"{get_stage_name(stage)}: {path!r} is not an absolute prim path")
     prim = stage.GetPrimAtPath(path)
     if not prim:
         roots = ", ".join(f"<{p.GetPath()}>" for p in stage.GetPseudoRoot().GetChildren()) or "none"
-        raise PrimNotFoundError(f"{_stage_name(stage)}: no prim at <{path}> (root prims: {roots})")
+        name = get_stage_name(stage)
+        raise PrimNotFoundError(f"{name}: no prim at <{path}> (root prims: {roots})")
     return prim
 
 
@@ -130,7 +131,7 @@ def _describe_object(value: object) -> str:
     return "None" if value is None else f"a {type(value).__name__} ({value!r:.60})"
 
 
-def _stage_name(stage: Usd.Stage) -> str:
+def get_stage_name(stage: Usd.Stage) -> str:
     return stage.GetRootLayer().identifier
 
 
@@ -192,7 +193,7 @@ def read_stage_up_axis(stage: Usd.Stage) -> tuple[str, bool]:
     """
     problem = get_up_axis_problem(stage)
     if problem is not None:
-        raise GripperError(f"{_stage_name(stage)}: {problem}")
+        raise GripperError(f"{get_stage_name(stage)}: {problem}")
     return str(UsdGeom.GetStageUpAxis(stage)), stage.HasAuthoredMetadata("upAxis")
 
 
@@ -288,7 +289,7 @@ def read_attribute_value(
         time-sampled (no default value to read).
     """
     if value is None:
-        value = _attribute_get(attr)
+        value = attribute_get(attr)
     # (`value == None` on a Vt array is a slow failed conversion: compare only to a fallback.)
     may_lack_default = value is None or (fallback is not None and value == fallback)
     if may_lack_default and attr.GetResolveInfo(_DEFAULT_TIME).GetSource() in _NO_DEFAULT_SOURCES:
@@ -304,7 +305,7 @@ def read_attribute_value(
     return value, None
 
 
-def _read_float(
+def read_first_float(
     prim: Usd.Prim, names: Sequence[str], authored: Container[str]
 ) -> tuple[float | None, str | None, str | None]:
     """First authored value among ``names`` (prefixed/schema names first).
@@ -321,7 +322,7 @@ def _read_float(
     for name in names:
         if name not in authored:  # the prim's authored property names
             continue
-        attr = _get_attribute(prim, name)
+        attr = prim_get_attribute(prim, name)
         if not attr or not attr.HasAuthoredValue():
             continue  # no fallback: a spec without a value is not a value
         kind = "float" if name.startswith(_SCHEMA_PREFIX) else "number"
@@ -352,7 +353,7 @@ def _float32_decimal(value: float) -> float:
     return found
 
 
-def _undefined_ancestor(prim: Usd.Prim) -> Usd.Prim | None:
+def find_undefined_ancestor(prim: Usd.Prim) -> Usd.Prim | None:
     """Topmost prim at or above ``prim`` whose specifier is not a definition."""
     if prim.IsDefined():  # this prim and every ancestor have a defining specifier
         return None
@@ -364,9 +365,10 @@ def _undefined_ancestor(prim: Usd.Prim) -> Usd.Prim | None:
     return found
 
 
-_get_child = Usd.Prim.GetChild
-_get_attribute = Usd.Prim.GetAttribute
-_get_authored_names = Usd.Prim.GetAuthoredPropertyNames
-_get_children_names = Usd.Prim.GetFilteredChildrenNames
-_attribute_get = Usd.Attribute.Get
-_is_a = Usd.Prim.IsA
+# Unbound pxr methods, looked up once: the readers call them for every prim they visit.
+prim_get_child = Usd.Prim.GetChild
+prim_get_attribute = Usd.Prim.GetAttribute
+prim_get_authored_names = Usd.Prim.GetAuthoredPropertyNames
+prim_get_children_names = Usd.Prim.GetFilteredChildrenNames
+attribute_get = Usd.Attribute.Get
+prim_is_a = Usd.Prim.IsA

@@ -1,6 +1,6 @@
 """What each Grippers menu entry does, without a viewer: one function per job, no Qt.
 
-The usdview commands (:mod:`usdgrip.views.commands`, its session and dialogs)
+The usdview commands (:mod:`usdgrip.hosts.usdview.usdview_commands`, its session and dialogs)
 and the Kit extension (:mod:`usdgrip.hosts.kit`) both call these, so a menu
 entry does the same thing in both hosts. Each function takes the stage (and
 the prim paths a host selected); reading inputs, running the library call and
@@ -27,12 +27,12 @@ from pxr import Sdf, Usd
 
 from usdgrip.errors import GripperError
 from usdgrip.views import overlays
+from usdgrip.views.glyphs import DEFAULT_OPEN_WIDTH
 from usdgrip.views.grasp_set import (
     GraspSet,
     compute_grasp_set_from_plan,
     compute_grasp_set_from_samples,
 )
-from usdgrip.views.shapes import DEFAULT_OPEN_WIDTH
 
 #: Status line when Evaluate has no planned grasps to evaluate.
 NOTHING_TO_EVALUATE = (
@@ -137,7 +137,7 @@ def show_slot_overlays(
         ValueError: the stage has no session layer.
     """
     from usdgrip.usd.slots import read_gripper_slots
-    from usdgrip.views.shapes import compute_slot_shape
+    from usdgrip.views.glyphs import compute_slot_shape
 
     slots = []
     problems: list[str] = []
@@ -194,7 +194,7 @@ class SamplingInput(NamedTuple):
 
     object_path: str
     slots: list[Any]
-    """:class:`~usdgrip.model.GripperSlot` world snapshots."""
+    """:class:`~usdgrip.site_records.GripperSlot` world snapshots."""
     object_to_world: Any
     """(4, 4) the object's world transform when it was read, metres."""
 

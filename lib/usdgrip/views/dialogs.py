@@ -2,7 +2,7 @@
 
 Each dialog reads what it needs from the stage on the UI thread (slots,
 object path, gripper sites), runs the library call in a
-:class:`~usdgrip.views.worker.TaskRunner` with a progress bar and a Cancel
+:class:`~usdgrip.views.task_runner.TaskRunner` with a progress bar and a Cancel
 button, and emits :attr:`resultReady` with a
 :class:`~usdgrip.views.grasp_set.GraspSet` when it finishes.
 """
@@ -16,10 +16,10 @@ from pxr import Usd, UsdGeom
 
 from usdgrip.errors import GripperError
 from usdgrip.views import actions
+from usdgrip.views.glyphs import DEFAULT_OPEN_WIDTH
 from usdgrip.views.grasp_set import GraspSet
 from usdgrip.views.qt import QtWidgets, Signal
-from usdgrip.views.shapes import DEFAULT_OPEN_WIDTH
-from usdgrip.views.worker import TaskCancelled, TaskContext, TaskRunner
+from usdgrip.views.task_runner import TaskCancelled, TaskContext, TaskRunner
 
 MAX_COUNT = 100_000
 MAX_SEED = 2**31 - 1

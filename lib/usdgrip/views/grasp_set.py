@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from usdgrip.frames import Mat4, Poses, compute_rigid_part
-from usdgrip.views.shapes import DEFAULT_OPEN_WIDTH
+from usdgrip.views.glyphs import DEFAULT_OPEN_WIDTH
 
 
 @dataclass(frozen=True, eq=False)

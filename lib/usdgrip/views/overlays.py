@@ -1,4 +1,4 @@
-"""Overlay prims for usdview: slots and grasp candidates drawn as BasisCurves.
+"""Overlay prims for the viewers (usdview, Kit): slots and grasp candidates drawn as BasisCurves.
 
 Every overlay lives in the stage's SESSION layer under one root prim,
 :data:`OVERLAY_ROOT`, and is authored with the Sdf API inside one
@@ -31,9 +31,9 @@ from numpy.typing import ArrayLike
 from pxr import Gf, Sdf, Tf, Usd, UsdGeom, Vt
 
 from usdgrip.frames import compute_fallback_perpendicular
-from usdgrip.grasp_lines import GraspLine
-from usdgrip.model import GripperSlot
-from usdgrip.views.shapes import (
+from usdgrip.grasp_line_geometry import GraspLine
+from usdgrip.site_records import GripperSlot
+from usdgrip.views.glyphs import (
     DEFAULT_OPEN_WIDTH,
     HIGHLIGHT_COLOR,
     Segments,
@@ -155,7 +155,7 @@ def author_slot_overlays(stage: Usd.Stage, slots: Sequence[GripperSlot]) -> list
 
     Each slot becomes ``/__usdgrip_overlays/slots/<object>_<slot>``: the offset
     range along Up, the tilt fan and the closing axis (see
-    :func:`usdgrip.views.shapes.compute_slot_shape`), coloured by group.
+    :func:`usdgrip.views.glyphs.compute_slot_shape`), coloured by group.
 
     Args:
         stage: stage with a session layer.

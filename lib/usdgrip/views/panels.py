@@ -12,8 +12,8 @@ from typing import Any
 from pxr import Sdf, Usd
 
 from usdgrip.views.grasp_set import GraspSet
-from usdgrip.views.host import UsdviewHost
 from usdgrip.views.qt import QtCore, QtGui, QtWidgets, Signal
+from usdgrip.views.viewer import Viewer
 
 ALL = "All"
 SEVERITIES = ("failure", "error", "warning", "info")
@@ -68,7 +68,7 @@ class ResultsPanel(QtWidgets.QWidget):
 
     def __init__(
         self,
-        host: UsdviewHost | None = None,
+        host: Viewer | None = None,
         parent: QtWidgets.QWidget | None = None,
         validator: Callable[[Usd.Stage], Any] | None = None,
     ) -> None:

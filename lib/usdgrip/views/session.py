@@ -1,9 +1,9 @@
-"""One Grippers session per usdview window: its overlays, panels and dialogs.
+"""One Grippers session per viewer window (usdview's): its overlays, panels and dialogs.
 
-The session is a QObject child of usdview's main window, found again by
+The session is a QObject child of the viewer's main window, found again by
 object name, so every menu command reuses the same panels without a global.
 It remembers what it overlaid (slot prims, the grasp set) and re-authors it
-when usdview replaces the stage.
+when the viewer replaces the stage.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 from usdgrip.views import actions, overlays
 from usdgrip.views.grasp_set import GraspSet
-from usdgrip.views.host import UsdviewHost
 from usdgrip.views.qt import QtCore, QtWidgets
+from usdgrip.views.viewer import Viewer
 
 SESSION_NAME = "usdgripSession"
 #: Status line when an evaluation ends after the listed candidates changed.
@@ -24,9 +24,9 @@ EVALUATION_DROPPED = (
 
 
 class GrippersSession(QtCore.QObject):
-    """Overlays and widgets of the Grippers menu for one usdview window."""
+    """Overlays and widgets of the Grippers menu for one viewer window."""
 
-    def __init__(self, host: UsdviewHost) -> None:
+    def __init__(self, host: Viewer) -> None:
         super().__init__(host.window)
         self.setObjectName(SESSION_NAME)
         self.host = host
@@ -276,7 +276,7 @@ class GrippersSession(QtCore.QObject):
         return written
 
 
-def get_session(host: UsdviewHost) -> GrippersSession:
+def get_session(host: Viewer) -> GrippersSession:
     """The session of ``host``'s window, created on first use."""
     session = host.window.findChild(GrippersSession, SESSION_NAME)
     return session if session is not None else GrippersSession(host)

@@ -2,9 +2,9 @@
 
 Plug imports this module the first time a client asks for one of the
 validators declared in ``../plugInfo.json``; the tasks live in the library
-(:mod:`usdgrip.adapters.usdvalidation`).
+(:mod:`usdgrip.validators.usdvalidation`).
 """
 
-from usdgrip.adapters.usdvalidation import register_validators
+from usdgrip.validators.usdvalidation import register_validators
 
 register_validators()

@@ -5,7 +5,9 @@ package declares ``usdGripUsdview.GrippersPluginContainer`` deriving from
 ``pxr.Usdviewq.plugin.PluginContainer``), imports it by name (so its parent
 directory must be on PYTHONPATH; ``usdgrip env`` prints the lines) and calls
 ``registerPlugins`` then ``configureView``. Commands import usdgrip lazily,
-on first use, through ``deferredImport`` so usdview starts as fast as before.
+on first use, through ``deferredImport`` of :data:`COMMANDS_MODULE` (the usdview
+host, :mod:`usdgrip.hosts.usdview.usdview_commands`), so usdview starts as fast as
+before.
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ MENU = "Grippers"
 #: objectName of the checkable QAction (the command reads its state from it).
 OVERLAYS_VISIBLE_ACTION = "usdgripOverlaysVisible"
 
-#: (callback in .commands, menu label, tooltip, separator before). Registered as
-#: "Grippers.<callback>"; usdview refuses ALL plugins on a duplicate name.
+#: The module holding the commands: ``validate_stage(usdviewApi)`` for ``validateStage`` ...
+COMMANDS_MODULE = "usdgrip.hosts.usdview.usdview_commands"
+#: (callback, menu label, tooltip, separator before). Registered as "Grippers.<callback>"
+#: (usdview refuses ALL plugins on a duplicate name); runs COMMANDS_MODULE's function of
+#: the same name in snake_case.
 COMMANDS = (
     ("validateStage", "Validate Stage", "Run the usdgrip rules on the whole stage", False),
     ("validateSelection", "Validate Selection", "Run the rules on the selected prims", False),
@@ -31,15 +36,20 @@ COMMANDS = (
 )
 
 
+def command_function(callback: str) -> str:
+    """The function behind a callback: ``validateStage`` -> ``validate_stage``."""
+    return "".join("_" + c.lower() if c.isupper() else c for c in callback)
+
+
 class GrippersPluginContainer(PluginContainer):
     """Registers the Grippers commands and builds their menu."""
 
     def registerPlugins(self, plugRegistry, usdviewApi):
         """Register one command plugin per entry of :data:`COMMANDS`."""
-        commands = self.deferredImport(".commands")
+        commands = self.deferredImport(COMMANDS_MODULE)
         self._commands = [
             plugRegistry.registerCommandPlugin(
-                f"{MENU}.{name}", label, getattr(commands, name), description
+                f"{MENU}.{name}", label, getattr(commands, command_function(name)), description
             )
             for name, label, description, _ in COMMANDS
         ]

@@ -1,7 +1,7 @@
 """Grasp proposals from SimReady grasp vector lines (planning backend ``lines``), pure numpy.
 
 A grasp vector line joins the two pad contact points of a grasp
-(:mod:`usdgrip.grasp_lines`), so it fixes the **closing axis** and the grasp
+(:mod:`usdgrip.grasp_line_geometry`), so it fixes the **closing axis** and the grasp
 centre but not the approach: FET005 uses a gantry, which needs none. For each
 line this backend
 
@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from usdgrip.frames import ZERO_LENGTH_TOLERANCE, Poses, compute_fallback_perpendicular
-from usdgrip.grasp_lines import compute_surface_points
+from usdgrip.grasp_line_geometry import compute_surface_points
 from usdgrip.grasping.backends.antipodal_approach import compute_approach_quality, compute_centroid
 from usdgrip.grasping.proposals import ObjectData, _id_part
 

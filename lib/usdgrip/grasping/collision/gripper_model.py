@@ -10,7 +10,7 @@ import numpy as np
 
 from usdgrip.frames import Mat4
 from usdgrip.grasping.collision.shapes import Shape, _as_pose, _Geometry, _inverse, _positive
-from usdgrip.model import GripperSite
+from usdgrip.site_records import GripperSite
 
 #: Proxy gripper dimensions (metres) used when no collision meshes are given;
 #: see :meth:`GripperCollisionModel.proxy`.

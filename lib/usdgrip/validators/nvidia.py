@@ -1,7 +1,7 @@
 """usd-validation-nvidia plugin: every usdgrip rule as a Requirement, checked by usdgrip.
 
 Loaded through the entry-point group ``usd_validation_nvidia``
-(``usdgrip = "usdgrip.adapters.nvidia:plugin"``) when ``usd_validation_nvidia``
+(``usdgrip = "usdgrip.validators.nvidia:plugin"``) when ``usd_validation_nvidia``
 is imported. :class:`UsdGripPlugin` registers, for every rule in
 :data:`usdgrip.rules.RULES`:
 
@@ -42,7 +42,63 @@ from dataclasses import dataclass
 from typing import Any
 
 from pxr import Sdf, Usd
-from usd_validation_nvidia import (
+
+
+class UsdGripPlugin:
+    """The ``usd_validation_nvidia`` plugin object (``on_startup`` / ``on_shutdown``).
+
+    Defined before this module imports ``usd_validation_nvidia``, because that import
+    loads every plugin at once: when this module is imported first (``import
+    usdgrip.validators.nvidia``), usd_validation_nvidia finds :data:`plugin` in this
+    half-built module and calls :meth:`on_startup` before the checkers below exist, so
+    the registration waits for the module's last line. Imported by usd_validation_nvidia
+    (through the entry point), the module is complete and it registers at once.
+    """
+
+    def __init__(self) -> None:
+        self._registered: list[type[_UsdGripChecker]] = []
+        self._capabilities: list[Capability] = []
+        self._started = False
+        self._module_built = False
+
+    def on_startup(self) -> None:
+        """Register every requirement with its checker, and the usdgrip capabilities."""
+        self._started = True
+        if self._module_built:
+            self._register()
+
+    def _finish_import(self) -> None:
+        """Called by this module's last line: register now if startup was asked for meanwhile."""
+        self._module_built = True
+        if self._started:
+            self._register()
+
+    def _register(self) -> None:
+        for code in sorted(CHECKERS):
+            checker = CHECKERS[code]
+            register_requirements(REQUIREMENTS[code])(checker)
+            self._registered.append(checker)
+        for capability in (compute_capability(), compute_graspable_capability()):
+            if CapabilityRegistry().find(capability.id, capability.version) is None:
+                register_capability(capability)
+                self._capabilities.append(capability)
+
+    def on_shutdown(self) -> None:
+        """Unregister what :meth:`on_startup` registered."""
+        self._started = False
+        for checker in reversed(self._registered):
+            unregister_requirements(checker)
+        self._registered.clear()
+        for capability in reversed(self._capabilities):
+            unregister_capability(capability)
+        self._capabilities.clear()
+
+
+plugin = UsdGripPlugin()
+"""The entry point object (``usdgrip.validators.nvidia:plugin``); it exists before the import
+of ``usd_validation_nvidia`` below, which may load it while this module is half-built."""
+
+from usd_validation_nvidia import (  # noqa: E402 (after `plugin`: see UsdGripPlugin)
     BaseRuleChecker,
     CapabilityRegistry,
     IssueSeverity,
@@ -52,10 +108,15 @@ from usd_validation_nvidia import (
     unregister_capability,
     unregister_requirements,
 )
-from usd_validation_nvidia import Issue as NvidiaIssue
-from usd_validation_nvidia.capabilities import Capability, Parameter, ParameterType, Requirement
+from usd_validation_nvidia import Issue as NvidiaIssue  # noqa: E402
+from usd_validation_nvidia.capabilities import (  # noqa: E402
+    Capability,
+    Parameter,
+    ParameterType,
+    Requirement,
+)
 
-from usdgrip.rules import (
+from usdgrip.rules import (  # noqa: E402
     DEFAULT_PARAMS,
     PARAM_DOCS,
     RULES,
@@ -324,34 +385,4 @@ CHECKERS: dict[str, type[_UsdGripChecker]] = {code: _make_checker(r) for code, r
 """One checker class per rule, keyed by code (also module attributes, so they pickle)."""
 globals().update({cls.__name__: cls for cls in CHECKERS.values()})
 
-
-class UsdGripPlugin:
-    """The ``usd_validation_nvidia`` plugin object (``on_startup`` / ``on_shutdown``)."""
-
-    def __init__(self) -> None:
-        self._registered: list[type[_UsdGripChecker]] = []
-        self._capabilities: list[Capability] = []
-
-    def on_startup(self) -> None:
-        """Register every requirement with its checker, and the usdgrip capabilities."""
-        for code in sorted(CHECKERS):
-            checker = CHECKERS[code]
-            register_requirements(REQUIREMENTS[code])(checker)
-            self._registered.append(checker)
-        for capability in (compute_capability(), compute_graspable_capability()):
-            if CapabilityRegistry().find(capability.id, capability.version) is None:
-                register_capability(capability)
-                self._capabilities.append(capability)
-
-    def on_shutdown(self) -> None:
-        """Unregister what :meth:`on_startup` registered."""
-        for checker in reversed(self._registered):
-            unregister_requirements(checker)
-        self._registered.clear()
-        for capability in reversed(self._capabilities):
-            unregister_capability(capability)
-        self._capabilities.clear()
-
-
-plugin = UsdGripPlugin()
-"""The entry point object (``usdgrip.adapters.nvidia:plugin``)."""
+plugin._finish_import()  # the last line: see UsdGripPlugin

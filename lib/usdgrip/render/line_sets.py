@@ -1,7 +1,7 @@
 """Build-line-sets step of ``render_view``: every segment and label to draw, in world metres.
 
 Pure (numpy): slots and grippers use the usdview overlays' line geometry
-(:mod:`usdgrip.views.shapes`), so the picture matches the viewer.
+(:mod:`usdgrip.views.glyphs`), so the picture matches the viewer.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from usdgrip.errors import GripperError
-from usdgrip.render.reading import RenderInputs
-from usdgrip.views.shapes import (
+from usdgrip.render.render_inputs import RenderInputs
+from usdgrip.views.glyphs import (
     FAN_RAYS,
     compute_confidence_colors,
     compute_gripper_wireframe,

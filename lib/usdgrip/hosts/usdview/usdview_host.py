@@ -1,9 +1,10 @@
 """The small part of usdview the Grippers commands use, behind one class.
 
 :class:`UsdviewHost` maps usdview's ``usdviewApi`` (see
-``pxr/usdImaging/usdviewq/usdviewApi.py``) onto snake_case methods, so the
-widgets and commands depend on this interface only and tests drive them with
-any object offering the same usdviewApi members.
+``pxr/usdImaging/usdviewq/usdviewApi.py``) onto the snake_case members of
+:class:`usdgrip.views.viewer.Viewer`, so the widgets and commands depend on that
+interface only and tests drive them with any object offering the same usdviewApi
+members.
 """
 
 from __future__ import annotations

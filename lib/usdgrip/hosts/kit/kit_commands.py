@@ -1,45 +1,29 @@
-"""The Grippers menu in Omniverse Kit (Kit, Isaac Sim, USD Composer), without Qt.
+"""The Grippers menu's commands on one Kit ``UsdContext`` (no Qt).
 
-The ``usdgrip.kit`` extension (``exts/usdgrip.kit``) calls :func:`start` in
-``on_startup`` and :meth:`KitExtension.shutdown` in ``on_shutdown``; nothing
-else. Every entry calls the same :mod:`usdgrip.views.actions` functions as the
-usdview commands. Kit modules are imported here, when the extension starts, and
-only ``omni.usd`` is required:
-
-- ``omni.asset_validator.core``: the usdgrip rules are registered in its
-  ``ValidationRulesRegistry`` (category ``usdgrip``), so the Asset Validator
-  window runs them (:mod:`usdgrip.adapters.omni_asset_validator`);
-- ``omni.kit.menu.utils``: the **Grippers** menu (``MenuItemDescription`` and
-  ``add_menu_items`` / ``remove_menu_items``);
-- ``omni.ui``: Validate Stage lists its issues in a small window with a Fix
-  button per fixable issue (without it, the issues go to the log);
-- ``omni.kit.notification_manager``: status lines also pop up (they always go to
-  the ``usdgrip.kit`` logger);
-- ``carb.settings``: the ``/exts/usdgrip.kit/*`` settings of the extension.
-
-Without one of the optional modules the extension still starts and logs one
-line saying what is missing. Sampling and planning run in a worker thread
-(``loop.run_in_executor``) of Kit's asyncio loop; reading the stage and
-authoring overlays stay on the main thread.
+:class:`KitGrippers` holds one method per menu entry; each calls the same
+:mod:`usdgrip.views.actions` functions as the usdview commands
+(:data:`USDVIEW_COMMANDS` pairs them). :mod:`usdgrip.hosts.kit.kit_extension` builds
+it when the extension starts. Sampling and planning run in a worker thread
+(``loop.run_in_executor``) of Kit's asyncio loop; reading the stage and authoring
+overlays stay on the main thread. Validate Stage lists its issues in an ``omni.ui``
+window with a Fix button per fixable issue when ``omni.ui`` is given (else the
+issues go to the log).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pxr import Usd
 
 from usdgrip.views import actions, overlays
+from usdgrip.views.glyphs import DEFAULT_OPEN_WIDTH
 from usdgrip.views.grasp_set import GraspSet
-from usdgrip.views.shapes import DEFAULT_OPEN_WIDTH
 
-MENU = "Grippers"
 SETTINGS_ROOT = "/exts/usdgrip.kit"
 #: Settings of the extension (``--/exts/usdgrip.kit/NAME=VALUE`` on Kit's command line).
 DEFAULT_SETTINGS: dict[str, Any] = {
@@ -58,7 +42,7 @@ MENU_ENTRIES = (
     ("Plan Grasps", "plan_grasps"),
     ("Export Grasps", "export_grasps"),
 )
-#: The usdview command (:mod:`usdgrip.views.commands`) doing the same job as each entry.
+#: The usdview command (:mod:`usdgrip.hosts.usdview.usdview_commands`) doing each entry's job.
 USDVIEW_COMMANDS = {
     "validate_stage": "validate_stage",
     "show_slots": "show_slots",
@@ -69,13 +53,6 @@ USDVIEW_COMMANDS = {
 }
 
 log = logging.getLogger("usdgrip.kit")
-
-
-def _import_optional(name: str) -> Any:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
 
 
 class KitGrippers:
@@ -273,88 +250,3 @@ class KitGrippers:
             return None
         self.notify(f"usdgrip: wrote {len(self.grasps)} grasps to {written}")
         return written
-
-
-@dataclass
-class KitExtension:
-    """What :func:`start` set up, undone by :meth:`shutdown`."""
-
-    grippers: KitGrippers
-    menu_utils: Any = None
-    menu: list[Any] = field(default_factory=list)
-    validator_core: Any = None
-    checkers: list[type] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-
-    def shutdown(self) -> None:
-        """Remove the menu, deregister the rules, close the window, cancel running tasks."""
-        from usdgrip.adapters.omni_asset_validator import deregister_rules
-
-        if self.menu_utils is not None and self.menu:
-            self.menu_utils.remove_menu_items(self.menu, MENU)
-        self.menu = []
-        if self.validator_core is not None and self.checkers:
-            deregister_rules(self.validator_core, self.checkers)
-        self.checkers = []
-        for task in list(self.grippers.tasks):
-            task.cancel()
-        if self.grippers.window is not None:
-            self.grippers.window.visible = False
-            self.grippers.window = None
-
-
-def _read_settings() -> dict[str, Any]:
-    carb_settings = _import_optional("carb.settings")
-    if carb_settings is None:
-        return {}
-    settings = carb_settings.get_settings()
-    values = {name: settings.get(f"{SETTINGS_ROOT}/{name}") for name in DEFAULT_SETTINGS}
-    return {name: value for name, value in values.items() if value is not None}
-
-
-def start(ext_id: str = "usdgrip.kit") -> KitExtension:
-    """Set up the extension: rules in the Asset Validator, the Grippers menu (when present).
-
-    Args:
-        ext_id: the id Kit passes to ``on_startup`` (only logged).
-    """
-    import omni.usd
-
-    ui = _import_optional("omni.ui")
-    notifications = _import_optional("omni.kit.notification_manager")
-
-    def notify(text: str) -> None:
-        log.info(text)
-        if notifications is not None:
-            notifications.post_notification(text)
-
-    grippers = KitGrippers(omni.usd.get_context(), _read_settings, ui, notify)
-    extension = KitExtension(grippers)
-
-    core = _import_optional("omni.asset_validator.core")
-    if core is not None:
-        from usdgrip.adapters.omni_asset_validator import register_rules
-
-        extension.validator_core = core
-        extension.checkers = register_rules(core)
-    else:
-        extension.missing.append("omni.asset_validator.core (rules not in the Asset Validator)")
-
-    menu_utils = _import_optional("omni.kit.menu.utils")
-    if menu_utils is not None:
-        extension.menu_utils = menu_utils
-        extension.menu = [
-            menu_utils.MenuItemDescription(name=label, onclick_fn=getattr(grippers, method))
-            for label, method in MENU_ENTRIES
-        ]
-        menu_utils.add_menu_items(extension.menu, MENU)
-    else:
-        extension.missing.append("omni.kit.menu.utils (no Grippers menu)")
-    if ui is None:
-        extension.missing.append("omni.ui (validation issues go to the log)")
-    log.info(
-        "%s started%s",
-        ext_id,
-        "; without " + ", ".join(extension.missing) if extension.missing else "",
-    )
-    return extension

@@ -7,7 +7,7 @@ the **closing** direction. It is not a gripper's *grip line*
 (``gripper_grip_line``), which lies along the pad, perpendicular to closing.
 See ``docs/graspable-props.md``.
 
-:mod:`usdgrip.usd_grasp_lines` reads :class:`GraspLine` records from a stage;
+:mod:`usdgrip.usd.grasp_lines` reads :class:`GraspLine` records from a stage;
 this module intersects lines with triangle meshes (segment casts by the
 Möller–Trumbore test, vectorised over triangles) for the GP rules and the
 planner. Lengths are metres; points ``(N, 3) float64``.

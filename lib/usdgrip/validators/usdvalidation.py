@@ -74,7 +74,7 @@ def compute_plug_info() -> dict[str, Any]:
     """The ``plugInfo.json`` content declaring every rule as a validator (keywords included).
 
     ``plugins/usdValidation/plugInfo.json`` must equal this (a test checks it); regenerate
-    with ``python -m usdgrip.adapters.usdvalidation > plugins/usdValidation/plugInfo.json``.
+    with ``python -m usdgrip.validators.usdvalidation > plugins/usdValidation/plugInfo.json``.
     """
     validators = {
         compute_validator_name(r, qualified=False): {

@@ -1,7 +1,7 @@
 """Pure line geometry for slot and grasp pictures (numpy only, no ``pxr``, no Qt).
 
 The usdview overlays (:mod:`usdgrip.views.overlays`) and ``usdgrip render``
-(:mod:`usdgrip.render.lines`) draw the same segments from these functions, so the
+(:mod:`usdgrip.render.line_sets`) draw the same segments from these functions, so the
 viewer and the PNG agree. Every function returns segments as
 ``(S, 2, 3) float64`` arrays in world metres: ``segments[i] = (start, end)``.
 """
@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from usdgrip.frames import compute_axis_angle_rotation
-from usdgrip.model import GripperSlot
+from usdgrip.site_records import GripperSlot
 
 Segments = NDArray[np.float64]  # (S, 2, 3) world metres
 Colors = NDArray[np.float64]  # (N, 3) RGB in [0, 1]

@@ -48,9 +48,9 @@ from pxr import Gf, Sdf, Usd, UsdGeom
 
 from usdgrip.errors import GripperError
 from usdgrip.frames import compute_fallback_perpendicular
-from usdgrip.grasp_lines import compute_surface_points
+from usdgrip.grasp_line_geometry import compute_surface_points
 from usdgrip.lambdasim import CUSTOM_DATA_KEY, CUSTOM_DATA_PATH, RECORDS_KEY, SlotRecord
-from usdgrip.model import LR_TOKENS, GripperSite
+from usdgrip.site_records import LR_TOKENS, GripperSite
 from usdgrip.slot_checks import get_up_range_problem
 from usdgrip.usd.authoring import SLOT_TYPE_NAMES
 from usdgrip.usd.discovery import iter_site_prims

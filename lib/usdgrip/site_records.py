@@ -1,7 +1,9 @@
 """Immutable records of what a stage says about gripper sites and grasp slots.
 
 Pure (no ``pxr``): :mod:`usdgrip.usd` builds these from a stage; rules,
-samplers, planners, views and the CLI read them. World quantities are in
+samplers, planners, views and the CLI read them. These are what USD *authors*;
+the grasp-planning request and result exchanged with other tools (seed 001,
+JSON) are :mod:`usdgrip.contracts`. World quantities are in
 metres (stage units times ``metersPerUnit``); poses are ``(4, 4)`` with the
 translation in the last column.
 """

@@ -1,7 +1,7 @@
 """The Grippers menu commands; each takes usdview's ``usdviewApi``.
 
 Every command follows the same few steps: wrap usdviewApi in a
-:class:`~usdgrip.views.host.UsdviewHost`, get the window's
+:class:`~usdgrip.hosts.usdview.usdview_host.UsdviewHost`, get the window's
 :class:`~usdgrip.views.session.GrippersSession`, hand the stage (and
 selection) to a panel or dialog, show it. The plugin module maps usdview's
 camelCase callback names onto these.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from usdgrip.hosts.usdview.usdview_host import UsdviewHost
 from usdgrip.views import actions
-from usdgrip.views.host import UsdviewHost
 from usdgrip.views.qt import QAction
 from usdgrip.views.session import GrippersSession, get_session
 
