@@ -43,7 +43,7 @@ from usdgrip.usd.slots import (
     read_slot_records,
     read_slot_values,
 )
-from usdgrip.usd.stage import compute_world_transform
+from usdgrip.usd.stage import compute_world_transform, get_api_schema_names
 
 # --- per-prim contexts --------------------------------------------------------
 
@@ -110,6 +110,11 @@ class SiteContext:
                 meters_per_unit=self.meters_per_unit,
                 strict=False,
             )
+
+    @cached_property
+    def api_schemas(self) -> tuple[str, ...]:
+        """Every API schema applied to the site, registered here or not (``IsaacSiteAPI``)."""
+        return get_api_schema_names(self.prim)
 
     @property
     def declared(self) -> bool:
@@ -344,6 +349,8 @@ class StageContext:
     """Marker kinds the walk looks for (default all)."""
     lines: bool = True
     """Whether the walk looks for grasp vector lines."""
+    colliders: bool = True
+    """Whether the walk looks for colliders (with the lines: the graspable-prop rules)."""
     root: Usd.Prim | None = None
     """Walk only this prim's subtree (one variant selection of it, see the engine)."""
     _surfaces: dict[str, ObjectSurface | GripperError] = field(
@@ -357,7 +364,12 @@ class StageContext:
     def scan(self) -> StageScan:
         """The run's one walk of the stage (or of :attr:`root`)."""
         return scan_stage(
-            self.stage, self.kinds, lines=self.lines, scan=self.scan_mode, root=self.root
+            self.stage,
+            self.kinds,
+            lines=self.lines,
+            colliders=self.colliders,
+            scan=self.scan_mode,
+            root=self.root,
         )
 
     @cached_property

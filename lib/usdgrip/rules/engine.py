@@ -384,7 +384,12 @@ def validate(
         stage, scan = open_stage(stage_or_path), scan or "collection"
     site_rules, slot_rules, stage_rules = _split(selected)
     context = StageContext(
-        stage, resolved, scan_mode=scan, kinds=scan_kinds(selected), lines=_reads(selected, "lines")
+        stage,
+        resolved,
+        scan_mode=scan,
+        kinds=scan_kinds(selected),
+        lines=_reads(selected, "lines"),
+        colliders=_reads(selected, "colliders"),
     )
     return Report(
         stage,
@@ -399,7 +404,7 @@ _SLOT_KINDS = frozenset({"api", "custom"})
 
 
 def _reads(rules: Sequence[Rule], what: str) -> bool:
-    """Whether a rule of ``rules`` reads ``what`` (``sites``, ``slots``, ``lines``) of the walk."""
+    """Whether a rule of ``rules`` reads ``what`` (one of ``records.READS``) of the walk."""
     scope = {"sites": "site", "slots": "slot"}.get(what)
     return any(r.scope == scope or what in r.reads for r in rules)
 

@@ -21,7 +21,7 @@ SEVERITIES = ("failure", "error", "warning", "info")
 """Severities, most serious first. ``failure`` and ``error`` make a report not ok."""
 BLOCKING = frozenset({"failure", "error"})
 SCOPES = ("site", "slot", "stage")
-READS = ("sites", "slots", "lines")
+READS = ("sites", "slots", "lines", "colliders")
 """What a stage rule may read of the stage's one walk (:attr:`Rule.reads`)."""
 
 DEFAULT_PARAMS: dict[str, float] = {
@@ -179,8 +179,11 @@ class Rule:
     version: str = "1.0.0"
     compatibility: str = "open-usd"
     reads: tuple[str, ...] = ()
-    """What of the stage's one walk a ``stage`` rule reads (``sites``, ``slots``, ``lines``):
+    """What of the stage's one walk a ``stage`` rule reads (:data:`READS`):
     the engine looks for those in its walk (site and slot rules read their own kind)."""
+    simready: str | None = None
+    """The NVIDIA SimReady requirement code this rule checks (``GR.ISA.001`` for GR.013),
+    when it checks one: the NVIDIA adapter binds that code to this rule too."""
 
     @property
     def validator(self) -> str:
@@ -220,6 +223,7 @@ def rule(
     message: str,
     tags: Sequence[str] = (),
     reads: Sequence[str] = (),
+    simready: str | None = None,
 ) -> Callable[[Callable[..., Iterable[Finding]]], Callable[..., Iterable[Finding]]]:
     """Register the decorated check function as rule ``code`` in :data:`RULES`.
 
@@ -250,6 +254,7 @@ def rule(
             tuple(tags),
             check,
             reads=tuple(reads),
+            simready=simready,
         )
         return check
 

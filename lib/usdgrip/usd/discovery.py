@@ -101,11 +101,13 @@ _MARKER_CHILDREN = frozenset(_MARKER_CHILD_NAMES)
 _MARKER_CHILD_GLOB = "gripper_*"  # matches every name of _MARKER_CHILDREN
 _SLOT_PREFIX = f"{SLOT_API}:"
 _RIGID_BODY_API = "PhysicsRigidBodyAPI"
+_COLLISION_API = "PhysicsCollisionAPI"
 #: Tokens that must occur in some used layer for the scan to look for grasp vector lines
 #: (prims named ``grasp_identifier*``), rigid bodies (the graspable-prop trigger, only
 #: with lines) and variant sets (``variantSet "hand" = {`` and ``variantSets = ...``).
 _LINE_TOKEN = GRASP_LINE_PREFIX.encode()
 _RIGID_TOKEN = _RIGID_BODY_API.encode()
+_COLLISION_TOKEN = _COLLISION_API.encode()
 _VARIANT_TOKEN = b"variantSet"
 
 
@@ -222,6 +224,9 @@ class StageScan(NamedTuple):
     """Some prim has ``PhysicsRigidBodyAPI`` (looked for only with the grasp lines)."""
     variant_prims: list[Usd.Prim]
     """Prims with variant sets, when looked for (:func:`scan_stage` ``variants=True``)."""
+    colliders: list[Usd.Prim]
+    """Prims with ``PhysicsCollisionAPI``, when looked for (only with the grasp lines: the
+    graspable-prop rules)."""
 
 
 def _walk(
@@ -231,6 +236,7 @@ def _walk(
     lines: bool = False,
     rigid: bool = False,
     variants: bool = False,
+    colliders: bool = False,
     root: Usd.Prim | None = None,
 ) -> StageScan:
     """One Python traversal (:data:`TRAVERSAL`) of the stage, or of ``root`` and its descendants.
@@ -238,10 +244,10 @@ def _walk(
     ``marked``, ``line_prims`` and ``variant_prims`` are in traversal order.
     """
     kinds = frozenset(kinds)
-    use_api, use_props = "api" in kinds or rigid, "props" in kinds
+    use_api, use_props = "api" in kinds or rigid or colliders, "props" in kinds
     use_children, use_custom = "children" in kinds, "custom" in kinds
     if not (use_api or use_props or use_children or use_custom or lines or variants):
-        return StageScan([], [], False, [])
+        return StageScan([], [], False, [], [])
     get_schemas = Usd.Prim.GetAppliedSchemas
     get_props = Usd.Prim.GetAuthoredPropertyNames
     get_name = Usd.Prim.GetName
@@ -270,6 +276,7 @@ def _walk(
     found: dict[Sdf.Path, list] = {}  # path -> [(order, depth), prim, maybe_site, maybe_slot]
     line_prims: list[Usd.Prim] = []
     variant_prims: list[Usd.Prim] = []
+    collider_prims: list[Usd.Prim] = []
     has_rigid = False
     top = root.GetPath() if root is not None else None
     for index, prim in enumerate(hits):
@@ -277,6 +284,8 @@ def _walk(
         maybe_site, maybe_slot = _classify_schemas(schemas)
         if rigid and not has_rigid and _RIGID_BODY_API in schemas:
             has_rigid = True
+        if colliders and _COLLISION_API in schemas:
+            collider_prims.append(prim)
         if variants and has_variants(prim):
             variant_prims.append(prim)
         if use_props and not maybe_site and not no_site_props(get_props(prim)):
@@ -310,7 +319,7 @@ def _walk(
                 entry[3] |= maybe_slot
     ordered = sorted(found.values(), key=lambda e: e[0])
     marked = [(prim, maybe_site, maybe_slot) for _, prim, maybe_site, maybe_slot in ordered]
-    return StageScan(marked, line_prims, has_rigid, variant_prims)
+    return StageScan(marked, line_prims, has_rigid, variant_prims, collider_prims)
 
 
 def iter_marked_prims(
@@ -468,6 +477,7 @@ def scan_stage(
     *,
     lines: bool = False,
     variants: bool = False,
+    colliders: bool = False,
     scan: str = "collection",
     root: Usd.Prim | None = None,
 ) -> StageScan:
@@ -502,6 +512,8 @@ def scan_stage(
             those :func:`compute_marker_hints` allows are looked for.
         lines: also find the grasp vector line prims and whether a rigid body exists.
         variants: also find the prims with variant sets.
+        colliders: with ``lines``, also find the prims with ``PhysicsCollisionAPI`` (in
+            the expression: in its ``hasAPI`` list).
         scan: ``"collection"`` or ``"traverse"``.
         root: walk only this prim and its descendants (a Python walk).
 
@@ -519,7 +531,8 @@ def scan_stage(
     lines = lines and may_occur(_LINE_TOKEN)
     rigid = lines and may_occur(_RIGID_TOKEN)
     variants = variants and may_occur(_VARIANT_TOKEN)
-    options = {"lines": lines, "rigid": rigid, "variants": variants}
+    colliders = colliders and lines and may_occur(_COLLISION_TOKEN)
+    options = {"lines": lines, "rigid": rigid, "variants": variants, "colliders": colliders}
 
     def python_walk() -> StageScan:
         found = _walk(stage, kinds, root=root, **options)
@@ -540,6 +553,8 @@ def scan_stage(
     api = [SITE_API, SLOT_API] if "api" in kinds else []
     if rigid:
         api.append(_RIGID_BODY_API)
+    if colliders:
+        api.append(_COLLISION_API)
     parts = [f"//{{hasAPI({', '.join(api)})}}"] if api else []
     if "children" in kinds:
         parts.append(f"//{_MARKER_CHILD_GLOB}")
@@ -547,6 +562,7 @@ def scan_stage(
         parts.append(f"//{GRASP_LINE_PREFIX}*")
     found: dict[Sdf.Path, list] = {}  # path -> [prim, maybe_site, maybe_slot]
     line_prims: list[Usd.Prim] = []
+    collider_prims: list[Usd.Prim] = []
     has_rigid = False
     if parts:
         queries = _make_membership_queries(stage, [" + ".join(parts)])
@@ -564,6 +580,8 @@ def scan_stage(
             schemas = get_schemas(prim)
             if rigid and not has_rigid and _RIGID_BODY_API in schemas:
                 has_rigid = True
+            if colliders and _COLLISION_API in schemas:
+                collider_prims.append(prim)
             maybe_site, maybe_slot = _classify_schemas(schemas)
             if maybe_site or maybe_slot:
                 entry = found.get(path)
@@ -582,7 +600,7 @@ def scan_stage(
                 entry[1] |= maybe_site
                 entry[2] |= maybe_slot
     marked = [tuple(found[path]) for path in sorted(found)]
-    return StageScan(marked, line_prims, has_rigid, [])
+    return StageScan(marked, line_prims, has_rigid, [], collider_prims)
 
 
 def _mark_parent(found: dict[Sdf.Path, list], child: Sdf.Path, get_prim: Callable) -> None:

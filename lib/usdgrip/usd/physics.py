@@ -74,6 +74,37 @@ def _colliders(prim: Usd.Prim) -> list[Usd.Prim]:
     return found
 
 
+def find_physics_material(prim: Usd.Prim) -> tuple[Usd.Prim | None, str | None]:
+    """The physics material bound to ``prim``, or why there is none: ``(material, problem)``.
+
+    Bindings resolve as USD resolves them (``UsdShade.MaterialBindingAPI.ComputeBoundMaterial``
+    with the ``physics`` purpose): ``material:binding:physics`` first, then the
+    ``allPurpose`` ``material:binding``, on the prim or inherited from an ancestor. The
+    material must carry ``PhysicsMaterialAPI`` (a render material holds no friction).
+    """
+    material, relationship = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial(
+        materialPurpose="physics"
+    )
+    if not material:
+        if relationship:
+            targets = ", ".join(f"<{t}>" for t in relationship.GetTargets()) or "nothing"
+            return None, (
+                f"{relationship.GetName()} of <{relationship.GetPrim().GetPath()}> targets "
+                f"{targets}, which is not a Material"
+            )
+        return None, (
+            "no material is bound (neither material:binding:physics nor material:binding, "
+            "on it or an ancestor)"
+        )
+    found = material.GetPrim()
+    if not found.HasAPI(UsdPhysics.MaterialAPI):
+        return None, (
+            f"the material bound through {relationship.GetName()}, <{found.GetPath()}>, has no "
+            "PhysicsMaterialAPI (a render material holds no friction)"
+        )
+    return found, None
+
+
 def read_physics_properties(prim: Usd.Prim) -> PhysicsProperties:
     """The mass (or density) and friction authored for the object ``prim``.
 
@@ -98,12 +129,9 @@ def read_physics_properties(prim: Usd.Prim) -> PhysicsProperties:
                 break
     frictions: dict[str, float] = {}
     for collider in _colliders(prim):
-        material, _ = UsdShade.MaterialBindingAPI(collider).ComputeBoundMaterial(
-            materialPurpose="physics"
-        )
-        if not material or not material.GetPrim().HasAPI(UsdPhysics.MaterialAPI):
+        mat, _ = find_physics_material(collider)
+        if mat is None:
             continue
-        mat = material.GetPrim()
         for name in ("physics:staticFriction", "physics:dynamicFriction"):
             value = _positive_attribute(mat, name)
             if value is not None:

@@ -258,7 +258,18 @@ VALUE_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "vec3[]": ((Vt.Vec3fArray, Vt.Vec3dArray, Vt.Vec3hArray), "point3f[]"),
     "int[]": ((Vt.IntArray,), "int[]"),
     "text": ((str,), "token or string"),
+    "int": ((int,), "int"),
 }
+
+
+def get_api_schema_names(prim: Usd.Prim) -> tuple[str, ...]:
+    """The prim's composed ``apiSchemas``, schemas this process has not registered included.
+
+    ``Usd.Prim.GetAppliedSchemas`` leaves out an API schema whose plugin is not loaded
+    (Isaac Sim's ``IsaacSiteAPI``, MuJoCo's ``MjcSiteAPI`` under plain usd-core); the
+    prim's type info keeps every name the composed list op holds.
+    """
+    return tuple(map(str, prim.GetPrimTypeInfo().GetAppliedAPISchemas()))
 
 
 def get_authored_type_name(attr: Usd.Attribute) -> str:
