@@ -218,6 +218,7 @@ def validate_file(
     path: str,
     rules: Sequence[str] | None = None,
     params: Mapping[str, Any] | None = None,
+    locations: bool = False,
 ) -> dict[str, Any]:
     """Job: run :func:`usdgrip.validate` on one file.
 
@@ -225,6 +226,9 @@ def validate_file(
         path: USD file.
         rules: rule codes to run (None: the default rule set).
         params: rule parameters, as ``usdgrip.validate`` takes them.
+        locations: add each issue's ``location`` (the layer file of the prim's spec and
+            its line, :func:`usdgrip.usd.spec_lines.locate_issues`), for SARIF, JUnit and
+            annotations.
 
     Returns:
         ``status`` (``ok`` when no failure or error issue, else ``findings``),
@@ -248,6 +252,10 @@ def validate_file(
         }
         for issue in report.issues
     ]
+    if locations:
+        from usdgrip.usd.spec_lines import locate_issues
+
+        locate_issues(report.stage, issues)
     counts = compute_counts([issue["severity"] for issue in issues])
     return {"status": "ok" if report.ok else "findings", "counts": counts, "issues": issues}
 
