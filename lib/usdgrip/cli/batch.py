@@ -14,7 +14,7 @@ from usdgrip.batch.executors import MAX_JOBS_PER_CPU, max_jobs
 from usdgrip.batch.jobs import compute_output_path
 from usdgrip.batch.progress import Progress
 from usdgrip.batch.results import format_summary
-from usdgrip.cli.validate import add_report_arguments
+from usdgrip.cli.validate import add_report_arguments, add_variant_arguments
 from usdgrip.errors import GripperError
 from usdgrip.fileio import check_output, is_standard_output
 
@@ -164,6 +164,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "of stdout; one summary line then goes to stdout",
     )
     add_report_arguments(validate)
+    add_variant_arguments(validate)
     plan = actions.add_parser(
         "plan",
         help="plan grasps for every object file, one Isaac-Grasp file each",
@@ -267,6 +268,10 @@ def run(args: argparse.Namespace) -> int:
         )
         if args.param:
             params["params"] = parse_params(args.param)
+        if args.variants != "all":  # the defaults stay out of the job definition
+            params["variants"] = args.variants
+        if args.max_variant_selections is not None:
+            params["max_variant_selections"] = args.max_variant_selections
         report_format = _check_report_options(args)
         if report_format in ("sarif", "junit") or args.annotations:
             params["locations"] = True
@@ -400,6 +405,8 @@ def _row_entry(root: str, row: dict[str, Any]) -> dict[str, Any]:
         "summary": counts,
         "status": row.get("status"),
     }
+    if row.get("warnings"):
+        entry["warnings"] = list(row["warnings"])
     if row.get("status") in ("error", "timeout", "crashed"):
         entry["error"] = str(row.get("error") or row.get("status"))
     return entry

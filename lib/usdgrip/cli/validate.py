@@ -33,6 +33,12 @@ A folder is refused: `usdgrip batch validate DIR` checks every USD file under it
   usdgrip validate assets/*.usda --format junit --output junit.xml --strict
   usdgrip validate assets/*.usda --annotations github    # ::error file=...,line=...::
   usdgrip validate asset.usda --fix        # additive fixes into the file, then re-check
+  usdgrip validate robot.usda --variants selected   # only the current variant selections
+
+Every variant of every variant set is checked by default (--variants all), one prim's
+combinations at a time, each selection authored in the session layer and removed again;
+an issue only some selections show is labelled with the selection ([hand=bad]). At most
+--max-variant-selections selections per file are checked; the rest are named in a warning.
 
 SARIF results point at the line of the prim's spec in a usda layer (the file only for
 usdc), carry partialFingerprints stable over reruns and an invocation with the command
@@ -78,6 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "is written in place); one summary line then goes to stdout",
     )
     add_report_arguments(parser)
+    add_variant_arguments(parser)
 
 
 def parse_params(items: Sequence[str]) -> dict[str, float]:
@@ -124,6 +131,41 @@ def _file_entry(path: str, report: Any, fixed: list[str] | None) -> dict[str, An
     if fixed is not None:
         entry["fixed"] = fixed
     return entry
+
+
+def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--variants`` and ``--max-variant-selections`` (``validate``, ``batch validate``)."""
+    parser.add_argument(
+        "--variants",
+        choices=("none", "selected", "all"),
+        default="all",
+        help="all (default): check every variant selection of every variant set, one at a "
+        "time (as usdchecker), issues labelled with the selection that shows them (hand=bad); "
+        "selected: the stage as composed, labelled with the current selection; none: the "
+        "stage as composed",
+    )
+    parser.add_argument(
+        "--max-variant-selections",
+        type=_selection_limit,
+        metavar="N",
+        help=f"with --variants all: check at most N selections per file (default "
+        f"{DEFAULT_VARIANT_SELECTIONS}); the rest are named in a warning",
+    )
+
+
+#: ``usdgrip.rules.variants.MAX_VARIANT_SELECTIONS``, for --help without importing pxr (a
+#: test checks they agree).
+DEFAULT_VARIANT_SELECTIONS = 64
+
+
+def _selection_limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    return value
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
@@ -218,7 +260,12 @@ def run(args: argparse.Namespace) -> int:
     entries = []
     for path, snapshot, stage in stages:
         with reading(path):
-            report = validate(stage, rules=codes, params=params, scan="collection")
+            variants: dict[str, Any] = {"variants": args.variants}
+            if args.max_variant_selections is not None:
+                variants["max_variant_selections"] = args.max_variant_selections
+            report = validate(stage, rules=codes, params=params, scan="collection", **variants)
+            for warning in report.warnings:
+                print(f"usdgrip validate: {path}: warning: {warning}", file=sys.stderr)
             fixed = None
             if args.fix:
                 fixed = report.apply_fixes()
@@ -232,7 +279,9 @@ def run(args: argparse.Namespace) -> int:
                         comments=find_usda_comments(path),
                     )
                     print_notes(path, notes)
-                    report = validate(stage, rules=codes, params=params, scan="collection")
+                    report = validate(
+                        stage, rules=codes, params=params, scan="collection", **variants
+                    )
             entry = _file_entry(path, report, fixed)
             if located:
                 locate_issues(stage, entry["issues"])

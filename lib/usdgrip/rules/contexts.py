@@ -351,8 +351,13 @@ class StageContext:
     """Whether the walk looks for grasp vector lines."""
     colliders: bool = True
     """Whether the walk looks for colliders (with the lines: the graspable-prop rules)."""
+    variants: bool = False
+    """Whether the walk looks for prims with variant sets (``validate(variants=...)``)."""
     root: Usd.Prim | None = None
-    """Walk only this prim's subtree (one variant selection of it, see the engine)."""
+    """Walk only this prim's subtree (one variant selection, :mod:`usdgrip.rules.variants`)."""
+    outer_scan: StageScan | None = None
+    """With :attr:`root`: the whole stage's walk, for what lies outside the subtree (a
+    rigid body above it)."""
     _surfaces: dict[str, ObjectSurface | GripperError] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -368,9 +373,15 @@ class StageContext:
             self.kinds,
             lines=self.lines,
             colliders=self.colliders,
+            variants=self.variants,
             scan=self.scan_mode,
             root=self.root,
         )
+
+    @property
+    def scanned(self) -> bool:
+        """Whether :attr:`scan` was made (read) already."""
+        return "scan" in self.__dict__
 
     @cached_property
     def candidates(self) -> list[Candidate]:
@@ -399,7 +410,11 @@ class StageContext:
     def grasp_lines(self) -> GraspLineScan:
         """The stage's grasp vector lines, from :attr:`scan` (lines sorted by path)."""
         scan = self.scan
-        ordered = scan._replace(line_prims=sorted(scan.line_prims, key=Usd.Prim.GetPath))
+        ordered = scan._replace(
+            line_prims=sorted(scan.line_prims, key=Usd.Prim.GetPath),
+            has_rigid_body=scan.has_rigid_body
+            or (self.outer_scan is not None and self.outer_scan.has_rigid_body),
+        )
         return scan_grasp_lines(self.stage, ordered)
 
     def get_object_surface(self, object_path: str) -> ObjectSurface | GripperError:

@@ -42,9 +42,11 @@ from usdgrip.rules.records import (
     Issue,
     Rule,
 )
+from usdgrip.rules.variants import MAX_VARIANT_SELECTIONS, VARIANT_MODES, check_variants
 from usdgrip.usd.discovery import (
     PrimFacts,
     compute_site_markers,
+    compute_token_hints,
     iter_marked_prims,
     read_prim_facts,
 )
@@ -263,6 +265,8 @@ class Report:
     rules: tuple[str, ...] = ()
     """Codes of the rules that ran."""
     params: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    """What the run could not check, one line each (variant selections past the limit)."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -310,12 +314,15 @@ class Report:
 
     def to_dict(self, path: str | None = None) -> dict[str, Any]:
         """``{"path", "issues": [...], "summary": {...}}`` for one file."""
-        return {
+        found = {
             "path": path if path is not None else _stage_path(self.stage),
             "ok": self.ok,
             "issues": [i.to_dict() for i in self.issues],
             "summary": self.counts,
         }
+        if self.warnings:
+            found["warnings"] = list(self.warnings)
+        return found
 
     def to_json(self, indent: int | None = 2) -> str:
         """The report as JSON text (one file entry of ``usdgrip validate --format json``)."""
@@ -332,7 +339,8 @@ def _stage_path(stage: Usd.Stage | None) -> str:
 def sort_issues(issues: Iterable[Issue]) -> list[Issue]:
     """Stage issues first, then by prim path, severity and code (deterministic output)."""
     return sorted(
-        issues, key=lambda i: (i.prim != "/", i.prim, _SEVERITY_ORDER[i.severity], i.code)
+        issues,
+        key=lambda i: (i.prim != "/", i.prim, _SEVERITY_ORDER[i.severity], i.code, i.variant or ""),
     )
 
 
@@ -342,6 +350,8 @@ def validate(
     params: Mapping[str, Any] | None = None,
     *,
     scan: str | None = None,
+    variants: str = "all",
+    max_variant_selections: int = MAX_VARIANT_SELECTIONS,
 ) -> Report:
     """Validate a stage (or a USD file) against the usdgrip rules in one traversal.
 
@@ -358,7 +368,16 @@ def validate(
             Python and never writes. Default (``None``): ``"collection"`` when
             given a path (the stage is private to this call), ``"traverse"`` when
             given a stage, so a caller's stage (usdview's, a UsdValidation run's)
-            is never edited, not even in its session layer.
+            is never edited, not even in its session layer (unless variants are switched).
+        variants: ``"all"`` (default): every variant selection of every prim with variant
+            sets is checked, one prim's combinations at a time, each selection authored in
+            the session layer and removed again (one walk of that prim's subtree per
+            selection; :mod:`usdgrip.rules.variants`); issues that only some selections
+            show carry the selection (``Issue.variant``, ``hand=bad``). ``"selected"``:
+            the stage as composed, issues under variant prims labelled with the current
+            selection. ``"none"``: the stage as composed, variant sets not looked for.
+        max_variant_selections: selections checked at most per stage with
+            ``variants="all"``; the rest are named in ``Report.warnings``.
 
     Returns:
         A :class:`Report`; issues sorted by prim path (stage-level first).
@@ -372,6 +391,16 @@ def validate(
     """
     if scan not in (None, "collection", "traverse"):
         raise ValueError(f"scan is {scan!r}; expected 'collection' or 'traverse'")
+    if variants not in VARIANT_MODES:
+        raise ValueError(f"variants is {variants!r}; expected one of: {', '.join(VARIANT_MODES)}")
+    if (
+        isinstance(max_variant_selections, bool)
+        or not isinstance(max_variant_selections, int)
+        or max_variant_selections < 1
+    ):
+        raise ValueError(
+            f"max_variant_selections is {max_variant_selections!r}; expected an integer >= 1"
+        )
     selected = select_rules(rules)
     resolved = resolve_params(params)
     if isinstance(stage_or_path, Usd.Stage):
@@ -390,13 +419,31 @@ def validate(
         kinds=scan_kinds(selected),
         lines=_reads(selected, "lines"),
         colliders=_reads(selected, "colliders"),
+        variants=variants != "none",
     )
-    return Report(
-        stage,
-        sort_issues(_check_context(context, site_rules, slot_rules, stage_rules)),
-        tuple(r.code for r in selected),
-        resolved,
-    )
+    issues = _check_context(context, site_rules, slot_rules, stage_rules)
+    warnings: list[str] = []
+    if variants != "none" and _may_switch_variants(context, site_rules or slot_rules):
+        issues, warnings = check_variants(
+            context,
+            issues,
+            (site_rules, slot_rules, stage_rules),
+            _check_context,
+            mode=variants,
+            limit=max_variant_selections,
+        )
+    return Report(stage, sort_issues(issues), tuple(r.code for r in selected), resolved, warnings)
+
+
+def _may_switch_variants(context: StageContext, walked: bool) -> bool:
+    """Whether the stage may hold variant sets; ``walked``: the run's walk was made anyway.
+
+    A run of stage rules alone walks only when a rule needs it; then the layer texts say
+    whether variant sets can occur before a walk is made for them.
+    """
+    if walked or context.scanned:
+        return True
+    return compute_token_hints(context.stage, (b"variantSet",))[0]
 
 
 _SITE_KINDS = frozenset({"api", "props", "children"})

@@ -130,6 +130,9 @@ class Issue:
     """Prim path (``/`` for stage-level findings)."""
     message: str
     fixes: tuple[Fix, ...] = ()
+    variant: str | None = None
+    """The variant selection that shows the issue (``hand=bad``), when only some do
+    (``validate(variants="all")``) or, with ``variants="selected"``, the current one."""
 
     @property
     def fixable(self) -> bool:
@@ -137,12 +140,13 @@ class Issue:
         return bool(self.fixes)
 
     def describe(self) -> str:
-        """One line: ``GR.004 failure </Gripper/tcp>: message``."""
-        return f"{self.code} {self.severity} <{self.prim}>: {self.message}"
+        """One line: ``GR.004 failure </Gripper/tcp>: message`` (``[hand=bad]`` after the prim)."""
+        variant = f" [{self.variant}]" if self.variant else ""
+        return f"{self.code} {self.severity} <{self.prim}>{variant}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping (``fixes`` as their descriptions)."""
-        return {
+        """JSON-ready mapping (``fixes`` as their descriptions; ``variant`` when there is one)."""
+        found = {
             "code": self.code,
             "rule": self.rule,
             "severity": self.severity,
@@ -151,6 +155,9 @@ class Issue:
             "fixable": self.fixable,
             "fixes": [f.description for f in self.fixes],
         }
+        if self.variant:
+            found["variant"] = self.variant
+        return found
 
 
 class Finding(NamedTuple):

@@ -32,9 +32,10 @@ visits only defined prims, usdgrip also checks sites under an undefined
 ``over`` (a missing payload). One candidate scan per stage (shared by all
 checkers, dropped on ``ResetCaches``) lists the prims any rule applies to;
 ``CheckPrim`` skips every other prim with one set lookup, and ``CheckStage``
-checks the candidates NVIDIA's traversal never visits. NVIDIA also re-checks
-prims under every variant combination; usdgrip checks the composed stage as
-opened, so assets with variant sets may get more (per-variant) findings here.
+checks the candidates NVIDIA's traversal never visits. Variants: NVIDIA's engine
+itself re-checks the prims under every variant combination (switching selections and
+calling ``ResetCaches``, which drops the scan), so each checker sees one selection at a
+time, as ``usdgrip validate`` does with its default ``variants="all"``.
 """
 
 from __future__ import annotations
