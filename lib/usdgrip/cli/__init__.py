@@ -45,6 +45,17 @@ def _subcommand_modules() -> list:
     return sorted(modules, key=lambda m: (m.ORDER, m.NAME))
 
 
+def parse_positive_int(text: str) -> int:
+    """An argparse ``type``: an integer >= 1 (``batch --jobs``, ``--max-variant-selections``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every discovered subcommand."""
     parser = _Parser(

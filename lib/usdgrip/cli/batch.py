@@ -14,6 +14,7 @@ from usdgrip.batch.executors import MAX_JOBS_PER_CPU, max_jobs
 from usdgrip.batch.jobs import compute_output_path
 from usdgrip.batch.progress import Progress
 from usdgrip.batch.results import format_summary
+from usdgrip.cli import parse_positive_int
 from usdgrip.cli.validate import add_report_arguments, add_variant_arguments
 from usdgrip.errors import GripperError
 from usdgrip.fileio import check_output, is_standard_output
@@ -40,16 +41,6 @@ files by path: they must see the same file system (and the same usdgrip install)
 as this machine."""
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
-    return value
-
-
 def _timeout(text: str) -> float | None:
     try:
         value = float(text)
@@ -72,7 +63,7 @@ def _add_common(
     parser.add_argument(
         "--jobs",
         "-j",
-        type=_positive_int,
+        type=parse_positive_int,
         default=os.cpu_count() or 1,
         help="worker processes (default: the number of CPUs, %(default)s here; at most "
         f"{MAX_JOBS_PER_CPU} x CPUs = {max_jobs()}; never more than the files to run)",
@@ -186,7 +177,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     plan.add_argument(
         "--max-candidates",
-        type=_positive_int,
+        type=parse_positive_int,
         default=100,
         help="grasps per gripper (default: %(default)s)",
     )

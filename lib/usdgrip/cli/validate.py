@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from usdgrip.cli import parse_positive_int
 from usdgrip.fileio import (
     check_output,
     check_output_path,
@@ -146,7 +147,7 @@ def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-variant-selections",
-        type=_selection_limit,
+        type=parse_positive_int,
         metavar="N",
         help=f"with --variants all: check at most N selections per file (default "
         f"{DEFAULT_VARIANT_SELECTIONS}); the rest are named in a warning",
@@ -156,16 +157,6 @@ def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
 #: ``usdgrip.rules.variants.MAX_VARIANT_SELECTIONS``, for --help without importing pxr (a
 #: test checks they agree).
 DEFAULT_VARIANT_SELECTIONS = 64
-
-
-def _selection_limit(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
-    return value
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
