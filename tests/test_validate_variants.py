@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from pxr import Tf, Usd
+from pxr import Sdf, Tf, Usd
 
 from usdgrip.cli import main
 from usdgrip.rules import validate
@@ -249,3 +249,52 @@ def test_the_cli_default_limit_is_the_library_one():
     from usdgrip.rules.variants import MAX_VARIANT_SELECTIONS
 
     assert DEFAULT_VARIANT_SELECTIONS == MAX_VARIANT_SELECTIONS
+
+
+def test_many_variant_prims_past_the_limit_get_one_warning(write):
+    prims = "".join(
+        f'    def Xform "p{i}" (\n        prepend variantSets = "c"\n    )\n    {{\n'
+        '        variantSet "c" = {\n            "blue" {\n            }\n'
+        '            "red" {\n            }\n        }\n    }\n'
+        for i in range(40)
+    )
+    text = (
+        f'#usda 1.0\n(\n    metersPerUnit = 1\n    upAxis = "Z"\n)\ndef Xform "W"\n{{\n{prims}}}\n'
+    )
+    report = validate(write(text), max_variant_selections=10)
+    (warning,) = report.warnings
+    assert warning.startswith("variants: 70 selections of 35 prims were not checked: ")
+    assert "and 32 more prims" in warning
+
+
+def test_a_locked_session_layer_checks_the_current_selection_and_says_so(write):
+    stage = Usd.Stage.Open(str(write(robot("bad"))))
+    stage.GetSessionLayer().SetPermissionToEdit(False)
+    report = validate(stage)
+    assert _found(report) == [("GR.003", "/Robot/tcp", "hand=bad")]
+    (warning,) = report.warnings
+    assert "the session layer cannot be edited" in warning
+
+
+def test_an_unresolved_reference_in_one_variant_is_ga001_in_that_variant(write):
+    text = robot().replace(
+        '"bad" {', '"bad" (\n            prepend references = @./missing.usda@\n        ) {'
+    )
+    report = validate(write(text))
+    assert ("GA.001", "/Robot", "hand=bad") in _found(report)
+
+
+def test_variant_sets_in_a_crate_file_are_found_too(write, tmp_path):
+    path = write(robot())
+    crate = tmp_path / "robot.usdc"
+    Sdf.Layer.FindOrOpen(str(path)).Export(str(crate))
+    assert _found(validate(crate)) == [("GR.003", "/Robot/tcp", "hand=bad")]
+
+
+def test_names_outside_ascii_and_an_empty_variant_set(write):
+    text = robot().replace('"hand"', '"hand_ü"').replace("string hand", "string hand_ü")
+    text = text.replace('"bad" {', '"bad-1" {')
+    assert _found(validate(write(text))) == [("GR.003", "/Robot/tcp", "hand_ü=bad-1")]
+    stage = Usd.Stage.Open(str(write(robot("good"), "plain.usda")))
+    stage.GetPrimAtPath("/Robot").GetVariantSets().AddVariantSet("empty")
+    assert _found(validate(stage)) == [("GR.003", "/Robot/tcp", "hand=bad")]

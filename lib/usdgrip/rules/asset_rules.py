@@ -234,7 +234,8 @@ def check_stage_up_axis(context: StageContext) -> Iterator[Finding]:
     if problem is None:
         return
     axis = str(UsdGeom.GetStageUpAxis(context.stage))
-    hint = f' (did you mean "{axis.upper()}"?)' if axis.upper() in ("Y", "Z") else ""
+    guess = axis.strip().upper()
+    hint = f' (did you mean "{guess}"?)' if guess in ("Y", "Z") else ""
     yield Finding(
         f"{problem}{hint}; plan, evaluate, render and migrate refuse the stage (exit 2) and "
         "other tools may fall back to Y or guess",

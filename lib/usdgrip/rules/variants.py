@@ -139,7 +139,8 @@ class _Enumeration:
         self.run = run
         self.left = limit
         self.limit = limit
-        self.warnings: list[str] = []
+        self.skipped: list[tuple[Sdf.Path, list[str], int, int]] = []
+        self.notes: list[str] = []
 
     def enumerate(self, prim: Usd.Prim, composed: list[Issue]) -> list[tuple[Issue, Labels]]:
         """The issues at and under ``prim`` over its selections, with the labels that show them.
@@ -209,12 +210,35 @@ class _Enumeration:
         return found
 
     def _warn_skipped(self, path: Sdf.Path, names: list[str], skipped: int, total: int) -> None:
-        self.warnings.append(
-            f"variants: {skipped} of the {total} selections of <{path}> "
-            f"({' x '.join(names)}) were not checked: at most {self.limit} selections are "
-            "checked per stage (--max-variant-selections), the current selection first; the "
-            "report holds the selections checked"
+        self.skipped.append((path, names, skipped, total))
+
+    @property
+    def warnings(self) -> list[str]:
+        """One warning for every selection left unchecked (``[]``: all were checked)."""
+        if not self.skipped:
+            return list(self.notes)
+        how = (
+            f"at most {self.limit} selections are checked per stage "
+            "(--max-variant-selections), each prim's current selection first; the report "
+            "holds the selections checked"
         )
+        if len(self.skipped) == 1:
+            ((path, names, skipped, total),) = self.skipped
+            return [
+                *self.notes,
+                f"variants: {skipped} of the {total} selections of <{path}> "
+                f"({' x '.join(names)}) were not checked: {how}",
+            ]
+        count = sum(skipped for _, _, skipped, _ in self.skipped)
+        shown = ", ".join(
+            f"<{path}> ({skipped} of {total})" for path, _, skipped, total in self.skipped[:3]
+        )
+        more = len(self.skipped) - 3
+        return [
+            *self.notes,
+            f"variants: {count} selections of {len(self.skipped)} prims were not checked: "
+            f"{shown}{f' and {more} more prims' if more > 0 else ''}; {how}",
+        ]
 
 
 def _applies_under(rule: Rule, context: Any) -> bool:
