@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shlex
+import subprocess
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +18,24 @@ from pxr import Usd
 import usdgrip  # noqa: F401  (registers the schema before any stage is opened)
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A child process that failed (``check=True``, a timeout) shows its stderr and stdout."""
+    outcome = yield
+    exc = call.excinfo.value if call.excinfo else None
+    if not isinstance(exc, subprocess.CalledProcessError | subprocess.TimeoutExpired):
+        return
+    report = outcome.get_result()
+    command = exc.cmd if isinstance(exc.cmd, str) else shlex.join(map(str, exc.cmd))
+    for name in ("stderr", "stdout"):
+        text = getattr(exc, name, None)
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "backslashreplace")
+        report.sections.append((f"child {name}: {command[:200]}", text or "(nothing captured)"))
+
+
 EXAMPLES = REPO / "examples"
 
 USDA_HEADER = '#usda 1.0\n(\n    metersPerUnit = 1\n    upAxis = "Z"\n)\n'

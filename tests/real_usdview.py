@@ -7,13 +7,13 @@ elsewhere the tests that need a real usdview skip, saying why.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from session_folder import shared_session_folder
 
 ENV = "USDGRIP_USDVIEW"
 
@@ -47,13 +47,8 @@ def one_usdview_at_a_time(tmp_path_factory) -> Iterator[Path]:
     """Hold a lock shared by every pytest-xdist worker; yields a folder they share.
 
     One usdview (and one ``xvfb-run -a``, whose display choice races) runs at a
-    time, and a record written there by one worker is read by the others.
+    time, and a record written there by one worker is read by the others (of this
+    session only: :func:`shared_session_folder`).
     """
-    shared = tmp_path_factory.getbasetemp().parent / "real_usdview"
-    shared.mkdir(exist_ok=True)
-    with open(shared / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield shared
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with shared_session_folder(tmp_path_factory, "real_usdview") as shared:
+        yield shared

@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import usd_validation_nvidia as nv
+from nvidia_validator import UserParameter, nv
 from pxr import Usd
-from usd_validation_nvidia._parameters import UserParameter
 
 import usdgrip
 from usdgrip.rules import RULES

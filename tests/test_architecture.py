@@ -50,6 +50,7 @@ PURE = (
     "usdgrip.slot_checks",
     "usdgrip.site_limits",
     "usdgrip.grasp_line_geometry",
+    "usdgrip.extras",
 )
 
 #: The rooms of lib/usdgrip and the arrows between them (docs/architecture.md draws this).

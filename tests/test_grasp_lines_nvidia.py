@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import usd_validation_nvidia as nv
 from conftest import EXAMPLES
-from usd_validation_nvidia.capabilities import Requirement
+from nvidia_validator import Requirement, nv
 
 import usdgrip
 from usdgrip.validators import nvidia as adapter

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
+from packaging.specifiers import SpecifierSet
 from pxr import Plug, Sdf, Tf, Usd
 
 from usdgrip._plugin import schema_dir, share_dir
-from usdgrip.schema_gen import GENERATED_FILES, generate_schema
+from usdgrip.schema_gen import GENERATED_FILES, GENERATOR_USD, check_generator, generate_schema
 from usdgrip.usd.authoring import apply_gripper_slot
 from usdgrip.usd.slots import check_slot_instance_name
 
@@ -92,6 +95,11 @@ def test_bad_instance_names_are_refused(name, rule):
     assert not prim.GetAppliedSchemas()
 
 
+@pytest.mark.skipif(
+    Usd.GetVersion()[:3] != GENERATOR_USD,
+    reason=f"the generated files are written by OpenUSD {GENERATOR_USD[1]}.{GENERATOR_USD[2]}'s "
+    f"usdGenSchema (make test runs on it); this is {Usd.GetVersion()}",
+)
 def test_generated_files_are_not_stale(tmp_path):
     pytest.importorskip("jinja2")
     generate_schema(tmp_path)
@@ -99,6 +107,22 @@ def test_generated_files_are_not_stale(tmp_path):
         assert (tmp_path / name).read_text() == (schema_dir() / name).read_text(), (
             f"schemas/usdGrip/{name} is stale: run `make schema`"
         )
+
+
+def test_make_test_runs_on_the_generator_release():
+    """``make test``'s venv (NEWEST_USD) is the generator's release, so staleness is checked."""
+    makefile = (REPO / "Makefile").read_text()
+    (newest,) = re.findall(r"^NEWEST_USD\s*:=\s*(\S+)$", makefile, re.M)
+    assert tuple(int(p) for p in newest.split(".")) == GENERATOR_USD[1:]
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    (usd,) = extra["usd"]
+    assert SpecifierSet(usd.removeprefix("usd-core")).contains(f"{newest}"), usd
+
+
+def test_schema_gen_refuses_another_release(monkeypatch):
+    monkeypatch.setattr("usdgrip.schema_gen.GENERATOR_USD", (0, 1, 2))
+    with pytest.raises(RuntimeError, match=r"written by OpenUSD 1\.2's usdGenSchema; this is"):
+        check_generator()
 
 
 def test_root_plug_info_includes_schemas_and_plugins():

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import traceback
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,8 @@ from usdgrip.batch.results import read_results
 from usdgrip.cli import main
 from usdgrip.fileio import FileChangedError, FileSnapshot, find_usda_comments, is_streamed
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
 GRIPPER = str(EXAMPLES / "gripper.usda")
 TOTE = str(EXAMPLES / "tote.usda")
 MUG = str(EXAMPLES / "mug.usda")
@@ -410,8 +412,14 @@ def run_as_nobody(argv: list[str], folder: Path) -> tuple[int, str]:
             os.setgid(nobody.pw_gid)
             os.setuid(nobody.pw_uid)
             code = main(argv)
-            sys.stderr.flush()
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 70
+            traceback.print_exc()
+        except BaseException:  # the parent reads why: exit 70 alone says nothing
+            traceback.print_exc()
         finally:
+            with contextlib.suppress(Exception):
+                sys.stderr.flush()
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), err_file.read_text()
@@ -460,6 +468,41 @@ def test_an_unreadable_input_says_permission_denied(shared_folder, capsys):
     assert err.strip() == (
         f"usdgrip info: {hidden}: permission denied: cannot reach the file (a folder on its "
         "path may not be searched)"
+    )
+
+
+def test_a_process_switched_to_nobody_keeps_its_commands_in_a_private_install(
+    shared_folder, tmp_path
+):
+    """usdgrip in a folder only root may read (a clone under a mode-700 home), then setuid.
+
+    The commands are found once, while the install can still be read: after the switch the
+    CLI still knows `info` and says why the input cannot be read (before, argparse
+    offered no command at all).
+    """
+    private = tmp_path / "private"  # tmp_path's parents are mode 700
+    shutil.copytree(REPO / "lib", private / "lib", ignore=shutil.ignore_patterns("__pycache__"))
+    for part in ("plugInfo.json", "schemas", "plugins"):
+        (private / part).symlink_to(REPO / part)
+    private.chmod(0o700)
+    warm, secret = write_legacy(shared_folder, "warm-up.usda"), write_legacy(shared_folder)
+    secret.chmod(0o600)
+    code = (
+        "import os, pwd, sys\n"
+        f"sys.path.insert(0, {str(private / 'lib')!r})\n"
+        "from usdgrip.cli import main\n"
+        f"main(['info', {str(warm)!r}])\n"
+        "nobody = pwd.getpwnam('nobody')\n"
+        "os.setgroups([]); os.setgid(nobody.pw_gid); os.setuid(nobody.pw_uid)\n"
+        f"sys.exit(main(['info', {str(secret)!r}]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=shared_folder, timeout=120
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        f"usdgrip info: {secret}: permission denied: cannot read the file (mode 0600, owner "
+        "uid 0); ask its owner, or make it readable (chmod a+r)"
     )
 
 

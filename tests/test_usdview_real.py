@@ -52,17 +52,27 @@ def _usdgrip_env_lines(pythonpath: str) -> str:
     ).stdout
 
 
+#: OpenUSD's own setup line for its build (``lib/python`` appended), then usdgrip's; and
+#: the other way round: either order must give usdview its own pxr.
+HOST_LINE = 'export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}"$USDVIEW_PYTHON"'
+
+
 def _run_usdview(
-    script: Path, env_lines: str, home: Path, extra_env: dict
+    script: Path, env_lines: str, home: Path, extra_env: dict, usdgrip_first: bool = False
 ) -> subprocess.CompletedProcess:
-    """testusdview in a shell that had only usdview's lib/python, then ``eval "$(usdgrip env)"``."""
+    """testusdview in a shell that ran usdview's PYTHONPATH line and ``eval "$(usdgrip env)"``.
+
+    By default the host's line comes first (usdview's setup, then usdgrip's);
+    ``usdgrip_first`` runs usdgrip's first.
+    """
     env = {k: v for k, v in os.environ.items() if k not in ("PXR_PLUGINPATH_NAME", "PYTHONPATH")}
-    env.update(extra_env, HOME=str(home), PYTHONPATH=usdview_python_path())
+    env.update(extra_env, HOME=str(home), USDVIEW_PYTHON=usdview_python_path())
     env.pop("QT_QPA_PLATFORM", None)  # the real X server of xvfb-run: Storm needs GL
     home.mkdir(exist_ok=True)
     command = [*XVFB, sys.executable, str(USDVIEW / "bin" / "testusdview")]
     command += ["--testScript", str(script), str(EXAMPLES / "tote.usda")]
-    shell = env_lines + '\nexec "$@"\n'
+    lines = [env_lines, HOST_LINE] if usdgrip_first else [HOST_LINE, env_lines]
+    shell = "\n".join(lines) + '\nexec "$@"\n'
     return subprocess.run(
         ["bash", "-c", shell, "usdview", *command],
         capture_output=True,
@@ -263,8 +273,13 @@ def test_clear_removes_everything_and_gives_framing_back(run):
     np.testing.assert_allclose(clear["bbox"], start["bbox"], atol=1e-9)
 
 
-def test_usdgrip_env_beside_usd_core_keeps_usdviews_pxr(tmp_path, tmp_path_factory):
-    """A normal install in a site-packages that also holds usd-core's pxr (the ``usd`` extra)."""
+@pytest.mark.parametrize("usdgrip_first", [False, True], ids=["host first", "usdgrip first"])
+def test_usdgrip_env_beside_usd_core_keeps_usdviews_pxr(tmp_path, tmp_path_factory, usdgrip_first):
+    """A normal install in a site-packages that also holds usd-core's pxr (the ``usd`` extra).
+
+    ``eval "$(usdgrip env)"`` before or after usdview's own PYTHONPATH line: usdview
+    starts with its own pxr and the Grippers menu works.
+    """
     import pxr
 
     usd_core = Path(pxr.__file__).parent
@@ -279,13 +294,15 @@ def test_usdgrip_env_beside_usd_core_keeps_usdviews_pxr(tmp_path, tmp_path_facto
         (share / part).symlink_to(REPO / part)
     (site / "pxr").symlink_to(usd_core)
     lines = _usdgrip_env_lines(str(site))
+    assert str(site) + ":" not in lines and not lines.rstrip().endswith(str(site)), lines
     out = tmp_path / "out.json"
     with one_usdview_at_a_time(tmp_path_factory):
-        proc = _run_usdview(CHECK_ENV, lines, tmp_path / "home", {"USDGRIP_E2E_OUT": str(out)})
+        proc = _run_usdview(
+            CHECK_ENV, lines, tmp_path / "home", {"USDGRIP_E2E_OUT": str(out)}, usdgrip_first
+        )
     assert proc.returncode == 0 and out.is_file(), proc.stderr[-3000:]
-    assert f"PYTHONPATH=${{PYTHONPATH:+$PYTHONPATH:}}{site}:" in lines, "after the host's paths"
     record = json.loads(out.read_text())
     assert record["pxr"].startswith(usdview_python_path())
-    assert record["usdgrip"].startswith(str(site))
+    assert Path(record["usdgrip"]).resolve().is_relative_to(site), record["usdgrip"]
     assert record["menu"] == EXPECTED_MENU
     assert record["status"] == "usdgrip: 2 slot(s) shown on 1 prim(s)"

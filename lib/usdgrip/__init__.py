@@ -15,9 +15,12 @@ import importlib
 import warnings
 from typing import Any
 
-from usdgrip._plugin import register_schema, register_validation_plugin
+from usdgrip._plugin import append_dependency_path, register_schema, register_validation_plugin
 
 __version__ = "0.1.0"
+
+# `usdgrip env`'s dependency folder, behind everything the host has (cli/env.py).
+append_dependency_path()
 
 # Without pxr the pure modules (frames, sampling maths, contracts) still work.
 with contextlib.suppress(ImportError):

@@ -12,14 +12,28 @@ package (whose import also checks, and so builds, USD's schema registry).
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import warnings
 from pathlib import Path
 
 SCHEMA_PLUGIN_NAME = "usdGrip"
+#: The folder of usdgrip's dependencies that ``usdgrip env`` exports (``cli/env.py``).
+DEPENDENCIES_ENV = "USDGRIP_DEPS_PATH"
 API_SCHEMAS = ("GripperSiteAPI", "GripperSlotAPI")
 #: The UsdValidation Plug plugin (``plugins/usdValidation``); also its Python module's name.
 VALIDATION_PLUGIN_NAME = "usdGripValidation"
+
+
+def append_dependency_path() -> None:
+    """Append ``$USDGRIP_DEPS_PATH`` (set by ``usdgrip env``) to the END of ``sys.path``.
+
+    Everything the host has, its own numpy and ``pxr`` included, is found first; the
+    folder only supplies what the host lacks. Unset or already there: nothing changes.
+    """
+    folder = os.environ.get(DEPENDENCIES_ENV, "")
+    if folder and folder not in sys.path and os.path.isdir(folder):
+        sys.path.append(folder)
 
 
 def share_dir() -> Path:

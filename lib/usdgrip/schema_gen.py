@@ -4,6 +4,11 @@
 ``schemas/usdGrip/schema.usda`` and fills the CMake placeholders in the
 generated ``plugInfo.json`` (a codeless resource plugin has no library). Used
 by ``make schema`` and by the staleness test.
+
+usdGenSchema's output changes between OpenUSD releases, so one release is the
+generator: :data:`GENERATOR_USD`, the newest supported (the Makefile's
+``NEWEST_USD``, which ``make test`` runs on). ``make schema`` on another release
+is refused; the staleness test skips there, saying so.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from pathlib import Path
 from usdgrip._plugin import schema_dir
 
 GENERATED_FILES = ("generatedSchema.usda", "plugInfo.json")
+#: The OpenUSD release whose usdGenSchema writes the checked-in files (Makefile: NEWEST_USD).
+GENERATOR_USD = (0, 26, 11)
 _PLACEHOLDERS = {
     "@PLUG_INFO_LIBRARY_PATH@": "",
     "@PLUG_INFO_RESOURCE_PATH@": ".",
@@ -58,7 +65,28 @@ def generate_schema(out_dir: Path, source: Path | None = None) -> list[Path]:
     return written
 
 
+def check_generator() -> None:
+    """Refuse to write the checked-in files with another release's usdGenSchema.
+
+    Raises:
+        RuntimeError: the running OpenUSD is not :data:`GENERATOR_USD`.
+    """
+    from pxr import Usd
+
+    if Usd.GetVersion()[:3] != GENERATOR_USD:
+        have, want = (".".join(map(str, v[1:3])) for v in (Usd.GetVersion(), GENERATOR_USD))
+        raise RuntimeError(
+            f"schemas/usdGrip/generated* are written by OpenUSD {want}'s usdGenSchema; this is "
+            f"OpenUSD {have} (run `make schema`, whose .venv has usd-core {want})"
+        )
+
+
 if __name__ == "__main__":
     target_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else schema_dir()
+    if len(sys.argv) == 1:
+        try:
+            check_generator()
+        except RuntimeError as exc:
+            sys.exit(f"usdgrip.schema_gen: {exc}")
     for path in generate_schema(target_dir):
         print(f"wrote {path}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import os
 import pkgutil
@@ -36,7 +37,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"usdgrip: error: {message}\n")
 
 
+@functools.cache
 def _subcommand_modules() -> list:
+    """The subcommand modules, found once per process.
+
+    A process that later loses access to the install (one switched to another user)
+    keeps its commands.
+    """
     modules = [
         importlib.import_module(f"{__name__}.{info.name}")
         for info in pkgutil.iter_modules(__path__)
@@ -255,9 +262,21 @@ def _silence_closed_stdout() -> None:
         pass
 
 
+def _command_extras(args: argparse.Namespace) -> tuple[str, ...]:
+    """The extras the command in ``args`` needs beyond OpenUSD (:mod:`usdgrip.extras`)."""
+    from usdgrip.extras import COMMAND_EXTRAS
+
+    action = getattr(args, "batch_action", None)
+    extras = [COMMAND_EXTRAS.get(f"{args.command} {action}" if action else args.command)]
+    if getattr(args, "executor", None) == "dask":
+        extras.append("dask")
+    return tuple(extra for extra in extras if extra)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; library errors become one line on stderr and exit code 2."""
     from usdgrip.errors import GripperError
+    from usdgrip.extras import check_extras, describe_missing_extra
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -267,6 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     stdout, sys.stdout = sys.stdout, _StandardOutput(sys.stdout)
     try:
+        check_extras(_command_extras(args))
         code = int(args.run(args))
         sys.stdout.flush()
         return code
@@ -274,8 +294,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = stdout
         _silence_closed_stdout()
         return EXIT_CLOSED_OUTPUT
-    except (GripperError, ValueError, OSError) as exc:
-        print(f"usdgrip {args.command}: {exc}", file=sys.stderr)
+    except (GripperError, ValueError, OSError, ImportError) as exc:
+        # A missing optional module, also one behind a ValueError: the extra that brings it.
+        message = describe_missing_extra(exc, _command_extras(args))
+        if message is None and isinstance(exc, ImportError) and not isinstance(exc, GripperError):
+            raise  # not an extra's module: a bug, shown as one
+        print(f"usdgrip {args.command}: {message or exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"usdgrip {args.command}: interrupted", file=sys.stderr)

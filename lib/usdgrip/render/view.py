@@ -11,6 +11,7 @@ import numpy as np
 from pxr import Usd
 
 from usdgrip.errors import GripperError
+from usdgrip.extras import import_optional
 from usdgrip.render.drawing import draw
 from usdgrip.render.line_sets import build_line_sets
 from usdgrip.render.render_inputs import read_inputs
@@ -114,12 +115,8 @@ def render_view(
     if not out.parent.is_dir():
         raise FileNotFoundError(f"output folder {str(out.parent)!r} does not exist")
     check_view_options(size, dpi, elevation, azimuth)
-    try:  # a bare Figure renders with Agg and never touches pyplot or a GUI backend
-        import matplotlib.figure  # noqa: F401
-    except ImportError:
-        raise GripperError(
-            "usdgrip render needs matplotlib: pip install 'usdgrip[render]'"
-        ) from None
+    # A bare Figure renders with Agg and never touches pyplot or a GUI backend.
+    import_optional("matplotlib.figure", ("render",))
 
     inputs = read_inputs(stage, prim_path, grasps, show_slots, show_sites)
     summary = RenderSummary(

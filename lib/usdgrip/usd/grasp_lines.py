@@ -19,6 +19,7 @@ import numpy as np
 from pxr import Usd, UsdGeom, UsdPhysics, Vt
 
 from usdgrip.errors import GripperError
+from usdgrip.extras import describe_missing_extra
 from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX, GraspLine, Points, Triangles
 from usdgrip.usd.discovery import StageScan, scan_stage
 from usdgrip.usd.geometry import compute_shape_mesh, read_collision_shapes
@@ -206,7 +207,7 @@ def read_object_surface(prim: Usd.Prim) -> ObjectSurface:
     """Every non-guide Mesh, Cube, Sphere, Cylinder, Capsule at or under ``prim``, world metres.
 
     Collision and render geometry alike (a grasp line must meet the asset, whichever
-    describes it). Primitives are tessellated (needs ``trimesh``: ``usdgrip[plan]``).
+    describes it). Primitives are tessellated (needs ``trimesh``: ``usdgrip[physics]``).
 
     Raises:
         GripperError: no such geometry, a mesh with inconsistent topology (naming it),
@@ -220,10 +221,10 @@ def read_object_surface(prim: Usd.Prim) -> ObjectSurface:
         try:
             mesh = compute_shape_mesh(shape)
         except ImportError as exc:
-            raise GripperError(
-                f"<{shape.path}>: a {shape.kind} is tessellated with trimesh, which is not "
-                f"installed ({exc}); install usdgrip[plan]"
-            ) from None
+            needs = describe_missing_extra(exc, ("physics",))
+            if needs is None:
+                raise
+            raise GripperError(f"<{shape.path}>: a {shape.kind} is tessellated: {needs}") from None
         local = np.asarray(mesh.vertices)
         vertices.append(local @ shape.pose[:3, :3].T + shape.pose[:3, 3])
         faces.append(np.asarray(mesh.faces) + offset)

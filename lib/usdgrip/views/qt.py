@@ -12,7 +12,12 @@ except ImportError:
     try:
         from PySide6 import QtCore, QtGui, QtWidgets
     except ImportError:  # older usdview / DCC builds
-        from PySide2 import QtCore, QtGui, QtWidgets  # type: ignore[no-redef]
+        try:
+            from PySide2 import QtCore, QtGui, QtWidgets  # type: ignore[no-redef]
+        except ImportError:
+            from usdgrip.extras import MissingExtraError
+
+            raise MissingExtraError("PySide6", "qt") from None
 
 Signal = QtCore.Signal
 #: QAction moved from QtWidgets (Qt 5) to QtGui (Qt 6).
