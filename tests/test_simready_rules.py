@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-import usd_validation_nvidia as nv
+from nvidia_validator import nv
 
 import usdgrip
 from usdgrip.rules import RULES
