@@ -212,6 +212,9 @@ def test_the_documented_exception_a_marker_property_the_count_cannot_place(tmp_p
     counter = walks()
     report = validate(stage, scan="collection")
     assert counter.walks == ["C++ expression", "Stage.Traverse"]
+    counter.walks.clear()  # the Python walk counts the same way, then walks for them
+    assert [i.to_dict() for i in validate(stage).issues] == [i.to_dict() for i in report.issues]
+    assert counter.walks == ["Stage.Traverse", "Stage.Traverse"]
     assert "/World/group_0/node_0" in {i.prim for i in report.issues}
     assert [i.to_dict() for i in report.issues] == [
         i.to_dict() for i in validate(stage, scan="traverse").issues

@@ -534,9 +534,29 @@ def scan_stage(
     colliders = colliders and lines and may_occur(_COLLISION_TOKEN)
     options = {"lines": lines, "rigid": rigid, "variants": variants, "colliders": colliders}
 
+    # Marker properties are proven absent elsewhere by counting (after the walk) when the
+    # texts allow it: without a composition arc that may move a spec or a variant set that
+    # may hold one not composed, and with no more marker property names than the prims
+    # found could hold.
+    countable = (
+        "props" in kinds
+        and texts is not None
+        and not _has_remapping_arcs(texts)
+        and not texts.contains(_VARIANT_TOKEN)
+        and _props_may_be_counted(texts, kinds)
+    )
+
     def python_walk() -> StageScan:
-        found = _walk(stage, kinds, root=root, **options)
-        return found._replace(marked=sorted(found.marked, key=lambda e: e[0].GetPath()))
+        # The count replaces the per-prim property query (half the walk's cost), except
+        # in a subtree walk (a count is of the whole stage's texts).
+        count = countable and root is None
+        found = _walk(stage, kinds - {"props"} if count else kinds, root=root, **options)
+        marked = found.marked
+        if count:
+            entries = {prim.GetPath(): [prim, site, slot] for prim, site, slot in marked}
+            _prove_props(stage, entries, texts)
+            marked = list(map(tuple, entries.values()))
+        return found._replace(marked=sorted(marked, key=lambda e: e[0].GetPath()))
 
     if (
         scan == "traverse"
@@ -544,10 +564,7 @@ def scan_stage(
         or texts is None
         or variants
         or "custom" in kinds
-        or (
-            "props" in kinds
-            and (_has_remapping_arcs(texts) or not _props_may_be_counted(texts, kinds))
-        )
+        or ("props" in kinds and not countable)
     ):
         return python_walk()
     api = [SITE_API, SLOT_API] if "api" in kinds else []
@@ -590,15 +607,8 @@ def scan_stage(
                 else:
                     entry[1] |= maybe_site
                     entry[2] |= maybe_slot
-    if "props" in kinds and not _mark_if_counted(found, texts, "props", _marker_property_stacks):
-        # An exception to the one walk: a marker property the counts cannot place.
-        for prim, maybe_site, maybe_slot in _walk(stage, {"props"}).marked:
-            entry = found.get(prim.GetPath())
-            if entry is None:
-                found[prim.GetPath()] = [prim, maybe_site, maybe_slot]
-            else:
-                entry[1] |= maybe_site
-                entry[2] |= maybe_slot
+    if "props" in kinds:
+        _prove_props(stage, found, texts)
     marked = [tuple(found[path]) for path in sorted(found)]
     return StageScan(marked, line_prims, has_rigid, [], collider_prims)
 
@@ -613,6 +623,23 @@ def _mark_parent(found: dict[Sdf.Path, list], child: Sdf.Path, get_prim: Callabl
         found[parent] = [get_prim(parent), True, False]
     else:
         entry[1] = True
+
+
+def _prove_props(stage: Usd.Stage, found: dict[Sdf.Path, list], texts: _LayerTexts) -> None:
+    """Flag the ``found`` prims holding marker properties; walk for them when unproven.
+
+    The one exception to the one walk: when the count cannot place every marker property
+    (a property-marked prim the walk did not find), they are queried per prim.
+    """
+    if _mark_if_counted(found, texts, "props", _marker_property_stacks):
+        return
+    for prim, maybe_site, maybe_slot in _walk(stage, {"props"}).marked:
+        entry = found.get(prim.GetPath())
+        if entry is None:
+            found[prim.GetPath()] = [prim, maybe_site, maybe_slot]
+        else:
+            entry[1] |= maybe_site
+            entry[2] |= maybe_slot
 
 
 def _props_may_be_counted(texts: _LayerTexts, kinds: frozenset[str]) -> bool:
