@@ -490,11 +490,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"usdgrip.validate(stage) per checkout, child processes, {args.repeat} "
                 "interleaved rounds (best of each; ratio: best validate / best bare):"
             )
-            for label, entry in compare_checkouts(path, args.compare, args.repeat).items():
+            compared = compare_checkouts(path, args.compare, args.repeat)
+            # The children traverse the same file: the best bare of all is the common baseline.
+            bare = min(entry["bare"] for entry in compared.values())
+            here = compared["this checkout"]["validate"]
+            for label, entry in compared.items():
                 print(
                     f"  {entry['validate']:7.3f} s  bare {entry['bare']:6.3f} s  "
-                    f"{entry['ratio']:5.1f}x bare  {entry['issues']} issues  {label} "
-                    f"({entry['module']})"
+                    f"{entry['ratio']:5.1f}x its bare, {entry['validate'] / bare:5.1f}x the "
+                    f"common bare  this checkout {here / entry['validate']:4.2f}x  "
+                    f"{entry['issues']} issues  {label} ({entry['module']})"
                 )
 
         if args.cli:
