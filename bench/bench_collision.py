@@ -121,8 +121,8 @@ def example_gripper_model() -> GripperCollisionModel:
 
 def distance_only_touch(a, b, n, request, result):
     """Baseline finger-touch test (the first implementation): an fcl distance query for
-    every pose whose bounds come within the tolerance. Same answers as ``queries._touch``."""
-    hit, _ = queries._run([a, b], [(0, 1)], n, request, result)
+    every pose whose bounds come within the tolerance. Same answers as ``queries.find_touching``."""
+    hit, _ = queries.run_pairs([a, b], [(0, 1)], n, request, result)
     (lo_a, hi_a), (lo_b, hi_b) = queries._world_aabb(a, n), queries._world_aabb(b, n)
     tol = queries.TOUCH_TOLERANCE
     near = np.all((lo_a <= hi_b + tol) & (lo_b <= hi_a + tol), axis=1)
@@ -145,15 +145,15 @@ def time_retreat(model: GripperCollisionModel, mesh: trimesh.Trimesh, poses: np.
     free = ~scene.check_gripper(model, poses).collides
     poses = poses[free]
     out = []
-    for touch in (queries._touch, distance_only_touch):
-        current = collision_scene._touch  # the name CollisionScene.check_retreat calls
-        collision_scene._touch = touch
+    for touch in (queries.find_touching, distance_only_touch):
+        current = collision_scene.find_touching  # the name CollisionScene.check_retreat calls
+        collision_scene.find_touching = touch
         try:
             start = time.perf_counter()
             result = scene.check_retreat(model, poses, part, 0.1, steps=5)
             out.append((result, time.perf_counter() - start))
         finally:
-            collision_scene._touch = current
+            collision_scene.find_touching = current
     return len(poses), out
 
 

@@ -93,13 +93,16 @@ def main() -> int:
             last_meshes = plan_grasps(request, methods="antipodal", gripper_model="geometry")
             meshes.append(time.perf_counter() - start)
             # Before: the retreat check's finger-touch test by fcl distance for every pose.
-            current, collision_scene._touch = collision_scene._touch, distance_only_touch
+            current, collision_scene.find_touching = (
+                collision_scene.find_touching,
+                distance_only_touch,
+            )
             try:
                 start = time.perf_counter()
                 before = plan_grasps(request, methods="antipodal", gripper_model="geometry")
                 meshes_before.append(time.perf_counter() - start)
             finally:
-                collision_scene._touch = current
+                collision_scene.find_touching = current
     sampler, plan, plan_meshes = min(baseline), min(full), min(meshes)
     plan_before = min(meshes_before)
     print(f"mesh: {triangles} triangles; best of {args.repeat}")

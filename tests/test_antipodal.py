@@ -411,8 +411,8 @@ def test_pair_decay_and_approach_quality_formulas():
 
 def test_palm_side_clutter_is_measured_behind_the_object():
     from usdgrip.grasping.backends.antipodal_contacts import (
-        _compute_palm_free,
         compute_face_normals,
+        compute_palm_free,
         get_ray_backend,
     )
 
@@ -435,6 +435,6 @@ def test_palm_side_clutter_is_measured_behind_the_object():
     poses[:, :3, 3] = (0.0, 0.02, 0.05)  # inside the plate, 0.02 from its back face
     poses[0, :3, :3] = [[1, 0, 0], [0, 0, 1], [0, -1, 0]]  # +Z = +Y: palm toward the block
     poses[1, :3, :3] = [[1, 0, 0], [0, 0, -1], [0, 1, 0]]  # +Z = -Y: palm in the open
-    free = _compute_palm_free(cache, v, f, poses)
+    free = compute_palm_free(cache, v, f, poses)
     assert free[0] == pytest.approx(0.03, abs=1e-6)
     assert free[1] == np.inf

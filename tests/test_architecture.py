@@ -45,12 +45,16 @@ PURE = (
     "usdgrip.fileio",
     "usdgrip.contracts",
     "usdgrip.jsontext",
+    "usdgrip.yamltext",
     "usdgrip.lambdasim",
     "usdgrip.sampling",
     "usdgrip.slot_checks",
     "usdgrip.site_limits",
     "usdgrip.grasp_line_geometry",
     "usdgrip.extras",
+    "usdgrip.gripper_articulation",
+    "usdgrip.gripper_kinematics",
+    "usdgrip.gripper_opening",
 )
 
 #: The rooms of lib/usdgrip and the arrows between them (docs/architecture.md draws this).
@@ -87,60 +91,14 @@ ROOMS: dict[str, Room] = {
     "adapters": Room(("usdgrip.adapters",), pxr=False),
 }
 
-#: Known breaks, in one place: helper A's rebuild of grasping/ (issue #20) removes the
+#: Known breaks, in one place: helper A's rebuild of grasping/ (issue #20) removed the
 #: grasping/ and cli/plan <-> cli/evaluate ones; helper C's discovery rework (#20, one
-#: traversal) the usd/discovery ones. The lead deletes each entry after merging; an entry
+#: traversal) removes the usd/discovery ones. The lead deletes each entry after merging; an entry
 #: that no longer happens fails test_known_exceptions_still_happen.
-KNOWN_CIRCLES = {
-    frozenset({"usdgrip.cli.evaluate", "usdgrip.cli.plan"}),
-    frozenset(
-        {
-            "usdgrip.grasping.collision.exclusions",
-            "usdgrip.grasping.collision.queries",
-            "usdgrip.grasping.collision.scene",
-        }
-    ),
-}
-KNOWN_PRIVATE_IMPORTS = {
-    ("usdgrip.cli.evaluate", "usdgrip.cli.plan", "_ProgressBar"),
-    *(
-        (f"usdgrip.grasping.{importer}", f"usdgrip.grasping.{source}", name)
-        for importer, source, names in [
-            ("backends.antipodal", "backends.antipodal_approach", ["_compute_pad_support"]),
-            (
-                "backends.antipodal",
-                "backends.antipodal_contacts",
-                ["_check_mesh", "_check_parameters", "_compute_palm_free"],
-            ),
-            ("backends.antipodal_approach", "backends.antipodal_contacts", ["_check_mesh"]),
-            ("backends.antipodal_approach", "backends.antipodal_contacts", ["_first_hits"]),
-            ("backends.lines", "proposals", ["_id_part"]),
-            ("backends.slots", "proposals", ["_id_part"]),
-            ("checking", "proposals", ["_Proposals"]),
-            (
-                "collision.gripper_model",
-                "collision.shapes",
-                ["_as_pose", "_Geometry", "_inverse", "_positive"],
-            ),
-            ("collision.queries", "collision.shapes", ["_Geometry", "_inverse"]),
-            (
-                "collision.scene",
-                "collision.queries",
-                ["_as_poses", "_Body", "_check_frame", "_Entry", "_pairs", "_run"],
-            ),
-            ("collision.scene", "collision.queries", ["_select", "_touch"]),
-            ("collision.scene", "collision.shapes", ["_as_pose", "_Geometry", "_inverse"]),
-            ("collision.scene", "collision.shapes", ["_positive"]),
-            ("planner", "checking", ["_RankedChecker"]),
-            ("planner", "proposals", ["_make_rng", "_Proposals"]),
-            ("planner", "reading", ["_is_at_or_under"]),
-        ]
-        for name in names
-    ),
-}
-#: File stems used twice: grasping/physics/evaluate.py (vs cli/evaluate.py) and
-#: grasping/backends/slots.py (vs usd/slots.py), renamed by helper A (#20).
-KNOWN_SHARED_STEMS = {"evaluate", "slots"}
+KNOWN_CIRCLES: set[frozenset[str]] = set()
+KNOWN_PRIVATE_IMPORTS = {}
+#: File stems used twice: none left (helper A renamed grasping's, #20).
+KNOWN_SHARED_STEMS: set[str] = set()
 
 
 # --- the checker ------------------------------------------------------------------------

@@ -812,4 +812,4 @@ def test_one_rigidity_check_for_every_pose_reader():
     assert finite.tolist() == [[True, True], [True, True], [False, True]]
     assert rigid.tolist() == [[True, False], [False, False], [False, True]]
     with pytest.raises(ValueError, match=r"poses\[1\] is not rigid .*last row"):
-        collision_queries._as_poses([good, projective])
+        collision_queries.as_poses([good, projective])

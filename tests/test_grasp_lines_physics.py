@@ -12,11 +12,12 @@ from conftest import EXAMPLES
 
 pytest.importorskip("mujoco")
 
-from usdgrip.grasping.backends.lines import (
-    parse_line_candidate_id,
-    propose_lines,
+from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
+from usdgrip.grasping.backends.line_proposals import (
+    propose_line_grasps,
     summarize_line_evaluations,
 )
+from usdgrip.grasping.inputs import read_object
 from usdgrip.grasping.physics import (
     EvaluationParams,
     PhysicsGripper,
@@ -24,15 +25,19 @@ from usdgrip.grasping.physics import (
     make_physics_object,
     make_physics_scene,
 )
-from usdgrip.grasping.reading import read_object
+from usdgrip.grasping.planner import plan_grasps
 
 
 def test_the_good_line_holds_and_the_missing_line_cannot_be_proven():
     obj = read_object(
         EXAMPLES / "graspable_prop.usda", "/Block", need_mesh=True, check_closed=False
     )
-    ids, poses, _, scores, _, notes = propose_lines(obj, 0.085, count=8, key="56a0d63d")
-    assert notes == [
+    lines = [(line.name, line.p0, line.p1) for line in obj.grasp_lines]
+    grasps = propose_line_grasps(
+        lines, obj.vertices, obj.faces, count=8, key="56a0d63d", support_normal=obj.up
+    )
+    ids, poses, scores = grasps.ids, grasps.poses, grasps.scores
+    assert grasps.notes == [
         "grasp line 'grasp_identifier_02' skipped: it does not meet the object (GP.001)"
     ]
     best = np.argsort(-scores, kind="stable")[:2]  # straight down and its neighbour
@@ -47,8 +52,8 @@ def test_the_good_line_holds_and_the_missing_line_cannot_be_proven():
     )
     chosen = [ids[i] for i in best]
     verdicts = summarize_line_evaluations(
-        [name for name, _, _ in obj.grasp_lines],
-        [parse_line_candidate_id(c) for c in chosen],
+        [line.name for line in obj.listed_lines],
+        [grasps.lines[i] for i in best],
         chosen,
         evaluations,
     )
@@ -58,8 +63,20 @@ def test_the_good_line_holds_and_the_missing_line_cannot_be_proven():
     assert missing.line == "grasp_identifier_02" and not missing.held and missing.candidates == 0
 
 
-def test_candidate_ids_name_their_line():
-    assert parse_line_candidate_id("g_56a0d63d_lines_grasp_identifier_01_0054") == (
-        "grasp_identifier_01"
+def test_planned_line_candidates_carry_their_line_as_data():
+    # The line a candidate closes along is a field of the candidate, not a part of its id.
+    request = GraspPlanningRequest(
+        object=GraspObject(
+            geometry=GeometryRef(
+                asset_path=str(EXAMPLES / "graspable_prop.usda"), prim_path="/Block"
+            )
+        ),
+        grippers=(GripperRef(asset_path=str(EXAMPLES / "gripper.usda"), prim_path="/Gripper/tcp"),),
+        max_candidates_per_gripper=8,
     )
-    assert parse_line_candidate_id("g_56a0d63d_antipodal_0001") is None
+    result = plan_grasps(request, methods="lines")
+    assert result.grasps
+    for candidate in result.grasps.values():
+        assert candidate.generation_method == "lines"
+        assert candidate.grasp_line.endswith("/grasp_identifier_01")
+        assert candidate.slot is None and candidate.group is not None

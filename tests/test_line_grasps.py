@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from usdgrip.grasping.backends.lines import compute_line_frames, propose_line_grasps
+from usdgrip.grasping.backends.line_proposals import compute_line_frames, propose_line_grasps
 
 
 def _box():
@@ -76,7 +76,7 @@ def test_a_line_too_long_to_resolve_the_surfaces_is_skipped_not_a_zero_width_gra
 def test_per_line_verdicts_from_evaluations():
     from dataclasses import dataclass
 
-    from usdgrip.grasping.backends.lines import summarize_line_evaluations
+    from usdgrip.grasping.backends.line_proposals import summarize_line_evaluations
 
     @dataclass
     class Evaluation:  # the two fields the summary reads of a physics evaluation
@@ -104,7 +104,7 @@ def test_per_line_verdicts_from_evaluations():
 
 
 def test_approaches_per_line_are_capped():
-    from usdgrip.grasping.backends.lines import MAX_APPROACHES_PER_LINE
+    from usdgrip.grasping.backends.line_proposals import MAX_APPROACHES_PER_LINE
 
     vertices, faces = _box()
     line = [("a", (-0.05, 0, 0), (0.05, 0, 0))]

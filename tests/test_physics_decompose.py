@@ -111,7 +111,7 @@ def test_corrupt_cache_entry_is_recomputed_and_rewritten(coacd_calls, tmp_path, 
     again = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
     assert len(coacd_calls) == 2
     assert again.parts[0].method == "coacd"
-    assert "unreadable cache entry" in again.parts[0].cache_error
+    assert ": unusable (" in again.parts[0].cache_error
     third = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
     assert third.parts[0].method == "cached" and third.parts[0].cache_error is None
     assert len(coacd_calls) == 2
@@ -142,7 +142,7 @@ def test_unwritable_cache_folder_still_decomposes(coacd_calls, tmp_path):
     mesh = torus()
     result = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=blocker / "coacd")
     assert result.parts[0].method == "coacd"
-    assert "cannot write the cache entry" in result.parts[0].cache_error
+    assert "cannot be used (a file is in the way)" in result.parts[0].cache_error
     assert len(result.pieces) > 1
 
 

@@ -21,8 +21,8 @@ from usdgrip.grasping.physics import (
     make_physics_scene,
     summarize_evaluations,
 )
+from usdgrip.grasping.physics import candidate_trials as evaluate_module
 from usdgrip.grasping.physics import decompose as decompose_module
-from usdgrip.grasping.physics import evaluate as evaluate_module
 
 GRIPPER = PhysicsGripper.proxy(max_opening=0.085, pad_width=0.02, grip_force=50.0)
 #: G frame approaching straight down (-Z), closing along world X.

@@ -24,8 +24,9 @@ from usdgrip.contracts import (
     GraspPlanningResult,
     GripperRef,
 )
-from usdgrip.grasping.evaluation import evaluate_grasps, evaluate_targets
+from usdgrip.grasping.grasp_evaluation import evaluate_grasps
 from usdgrip.grasping.isaac_yaml import read_isaac_grasp, write_isaac_grasp
+from usdgrip.grasping.target_evaluation import evaluate_targets
 from usdgrip.usd.physics import read_physics_properties
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -17,10 +17,11 @@ from usdgrip.contracts import (
     GripperRef,
 )
 from usdgrip.errors import GripperError, PrimNotFoundError, StageOpenError
-from usdgrip.grasping.backends.slots import compute_slot_scores
+from usdgrip.grasping.backends.registry import parse_methods
+from usdgrip.grasping.backends.slot_proposals import compute_slot_scores
 from usdgrip.grasping.isaac_yaml import compute_candidate_poses, read_isaac_grasp, write_isaac_grasp
 from usdgrip.grasping.planner import plan_grasps
-from usdgrip.grasping.proposals import compute_gripper_key, parse_methods
+from usdgrip.grasping.proposals import compute_gripper_key
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GRIPPER = GripperRef(asset_path=str(EXAMPLES / "gripper.usda"), prim_path="/Gripper/tcp")
@@ -441,7 +442,7 @@ def test_results_do_not_depend_on_where_the_files_live(tmp_path):
 
 
 def test_stage_up_axis_is_read_only_when_authored(write_usda):
-    from usdgrip.grasping.reading import read_object
+    from usdgrip.grasping.inputs import read_object
 
     plain = write_usda("#usda 1.0\n" + BLOCK, "plain.usda")
     assert read_object(plain, "/Block", need_mesh=True, check_closed=True).up is None

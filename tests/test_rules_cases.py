@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -45,6 +46,30 @@ def curve(
     type_: str = "BasisCurves",
 ) -> str:
     return f'def {type_} "{name}"\n{{\npoint3f[] points = {points}\n{extra}\n}}\n'
+
+
+GRIPPERS = Path(__file__).resolve().parent.parent / "examples" / "grippers"
+PRISMATIC = (GRIPPERS / "prismatic_two_finger.usda").read_text()
+REVOLUTE = (GRIPPERS / "revolute_jaw.usda").read_text()
+RIGHT_PAD = """    def Xform "finger_right" (
+        prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsMassAPI"]
+    )
+    {
+        float physics:mass = 0.05
+        double3 xformOp:translate = (0.045, 0, 0.065)
+        uniform token[] xformOpOrder = ["xformOp:translate"]
+
+        def Cube "pad" (
+            prepend apiSchemas = ["PhysicsCollisionAPI"]
+        )"""
+
+
+def edited(text: str, *pairs: tuple[str, str]) -> str:
+    """``text`` with each ``(old, new)`` replaced once (each ``old`` must occur)."""
+    for old, new in pairs:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text
 
 
 def slot(**overrides: str) -> str:
@@ -519,6 +544,91 @@ CASES = [
         "for 0 gripper site(s), 0 slotted object(s) and 1 grasp vector line(s); read so: grasp "
         "line </Prop/grasp_identifier_0> 0.0004 m (0.04 m if the author meant metres)",
     ),
+    # GR.015: the pad gap at the open limit vs gripper:maxOpening (issue 24).
+    (
+        "GR.015",
+        True,
+        edited(PRISMATIC, ("gripper:maxOpening = 0.08", "gripper:maxOpening = 0.1")),
+        "the pads are 0.08 m apart with the fingers open (finger_left_joint at its lower limit)"
+        " but gripper:maxOpening is 0.1 m",
+    ),
+    (
+        "GR.015",
+        True,
+        edited(REVOLUTE, ("gripper:maxOpening = 0.0585", "gripper:maxOpening = 0.03")),
+        "jaw_right_joint at its upper limit",
+    ),
+    ("GR.015", False, PRISMATIC, None),
+    (  # within the 5 mm tolerance
+        "GR.015",
+        False,
+        edited(PRISMATIC, ("gripper:maxOpening = 0.08", "gripper:maxOpening = 0.084")),
+        None,
+    ),
+    ("GR.015", False, site(), None),  # no joints: the proxy gripper
+    (  # no limits: the gap is unknown, GR.015 says nothing (info's note says why)
+        "GR.015",
+        False,
+        edited(
+            PRISMATIC,
+            ("float physics:lowerLimit = 0\n", ""),
+            ("gripper:maxOpening = 0.08", "gripper:maxOpening = 0.5"),
+        ),
+        None,
+    ),
+    # GR.016: fingers without colliders in a declared articulation.
+    (
+        "GR.016",
+        True,
+        edited(PRISMATIC, (RIGHT_PAD, RIGHT_PAD.replace("PhysicsCollisionAPI", "PhysicsMassAPI"))),
+        "finger </PrismaticGripper/finger_right> (moved by "
+        "</PrismaticGripper/joints/finger_right_joint>) has no collider",
+    ),
+    (  # collisionEnabled = false is no collider either
+        "GR.016",
+        True,
+        edited(
+            PRISMATIC,
+            (RIGHT_PAD, RIGHT_PAD),
+            (
+                "double3 xformOp:scale = (0.01, 0.02, 0.05)\n            uniform token[] xformOpOrder"
+                ' = ["xformOp:scale"]\n        }\n    }\n\n    def Scope',
+                "bool physics:collisionEnabled = 0\n            double3 xformOp:scale = (0.01, 0.02, "
+                '0.05)\n            uniform token[] xformOpOrder = ["xformOp:scale"]\n        }\n    }\n'
+                "\n    def Scope",
+            ),
+        ),
+        "finger </PrismaticGripper/finger_right>",
+    ),
+    ("GR.016", False, PRISMATIC, None),
+    (  # no PhysicsArticulationRootAPI: not declared, not checked
+        "GR.016",
+        False,
+        edited(
+            PRISMATIC,
+            ('prepend apiSchemas = ["PhysicsArticulationRootAPI"]', ""),
+            (RIGHT_PAD, RIGHT_PAD.replace("PhysicsCollisionAPI", "PhysicsMassAPI")),
+        ),
+        None,
+    ),
+    # GR.017: a site without a rigid-body ancestor where the asset has rigid bodies.
+    (
+        "GR.017",
+        True,
+        edited(
+            PRISMATIC,
+            (
+                'prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsMassAPI"]\n    )\n    {\n        '
+                "float physics:mass = 0.5",
+                'prepend apiSchemas = ["PhysicsMassAPI"]\n    )\n    {\n'
+                "        float physics:mass = 0.5",
+            ),
+        ),
+        "no ancestor of the site has PhysicsRigidBodyAPI, while the asset </PrismaticGripper> has "
+        "2 rigid bodies (</PrismaticGripper/finger_left>, </PrismaticGripper/finger_right>)",
+    ),
+    ("GR.017", False, PRISMATIC, None),
+    ("GR.017", False, site(), None),  # no rigid body anywhere
     ("GA.002", False, site(), None),  # the fixture's header authors both
     ("GA.002", False, '#usda 1.0\ndef Xform "Plain"\n{\n}\n', None),  # no gripper data
     (

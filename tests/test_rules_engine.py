@@ -41,6 +41,9 @@ ISSUE_TABLE = {
     "GR.012": ("gripper-grip-force", "warning"),  # issue 15
     "GR.013": ("gripper-isaac-site", "failure"),  # issue 23 item 9: SimReady GR.ISA.001
     "GR.014": ("gripper-mujoco-site", "failure"),  # issue 23 item 9: SimReady MUJOCO.GR.001
+    "GR.015": ("gripper-opening-mismatch", "warning"),  # issue 24
+    "GR.016": ("gripper-finger-colliders", "failure"),  # issue 24
+    "GR.017": ("gripper-site-rigid-body-ancestor", "failure"),  # issue 24
     "GS.001": ("slot-axes", "failure"),
     "GS.002": ("slot-up-range", "failure"),
     "GS.003": ("slot-input-angle", "failure"),

@@ -180,7 +180,7 @@ def test_hole_faces_dropped_guide_and_inactive_meshes_skipped(open_usda):
 
 
 def test_no_mesh_is_an_error_naming_the_prim(open_usda):
-    stage = open_usda('def Xform "Obj" {\n def Cube "c" {\n }\n}')
+    stage = open_usda('def Xform "Obj" {\n def BasisCurves "c" {\n }\n}')
     with pytest.raises(GripperError, match=r"<\/Obj>: no UsdGeom.Mesh with faces"):
         read_object_mesh(stage.GetPrimAtPath("/Obj"))
 

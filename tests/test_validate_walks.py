@@ -78,7 +78,7 @@ REFERENCED = """
 """
 
 
-def _stage_text(*, units: bool, extra: str = "", groups: int = 3) -> str:
+def _stage_text(*, units: bool, extra: str = "", groups: int = 3, prop: bool = True) -> str:
     header = '(\n    defaultPrim = "World"\n'
     if units:
         header += '    metersPerUnit = 1\n    upAxis = "Z"\n'
@@ -87,7 +87,7 @@ def _stage_text(*, units: bool, extra: str = "", groups: int = 3) -> str:
         up_range = -0.2 if g == groups - 1 else 0.2  # one GS.002 finding
         parts += [f'    def Scope "group_{g}"\n    {{\n', SITE.format(i=g, up_range=up_range)]
         parts.append("    }\n")
-    parts += [PROP, textwrap.indent(textwrap.dedent(extra), "    "), "}\n"]
+    parts += [PROP if prop else "", textwrap.indent(textwrap.dedent(extra), "    "), "}\n"]
     return "".join(parts)
 
 
@@ -201,7 +201,8 @@ def test_rule_subsets_walk_at_most_once(tmp_path, walks, rules, count):
 
 def test_the_documented_exception_a_marker_property_the_count_cannot_place(tmp_path, walks):
     """A property-only (legacy) site beside API sites that author no max opening."""
-    text = _stage_text(units=True).replace("float gripper:maxOpening = 0.085", "")
+    # No rigid body: physics (the articulation rules) would take the Python walk at once.
+    text = _stage_text(units=True, prop=False).replace("float gripper:maxOpening = 0.085", "")
     text = text.replace(
         'def Xform "node_0"\n        {\n        }',
         'def Xform "node_0"\n        {\n            float gripper:maxOpening = 0.05\n        }',
@@ -233,3 +234,45 @@ def test_scan_grasp_lines_alone_walks_once_and_takes_the_engines_walk(tmp_path, 
     assert [line.path for line in alone.lines] == [line.path for line in shared.lines]
     assert [line.path for line in shared.lines] == ["/World/Prop/grasp_identifier_01"]
     assert shared.declares_graspable and alone.declares_graspable
+
+
+ARTICULATED = """
+    def Xform "Hand" (prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsArticulationRootAPI"])
+    {
+        def Cube "palm" (prepend apiSchemas = ["PhysicsCollisionAPI"])
+        {
+            double size = 0.02
+        }
+        def Xform "finger" (prepend apiSchemas = ["PhysicsRigidBodyAPI"])
+        {
+        }
+        def PhysicsPrismaticJoint "slide"
+        {
+            rel physics:body0 = </World/Hand>
+            rel physics:body1 = </World/Hand/finger>
+            uniform token physics:axis = "X"
+        }
+    }
+"""
+
+
+@pytest.mark.parametrize("call", sorted(CALLS))
+def test_the_articulation_rules_read_the_one_walk(tmp_path, walks, call):
+    """GR.015-GR.017 take each asset's joints and bodies from the run's walk."""
+    path = _write(tmp_path, _stage_text(units=True, extra=ARTICULATED), False)
+    counter = walks()
+    report = CALLS[call](path)
+    assert counter.walks == ["Stage.Traverse"]
+    assert "/World" not in counter.subtrees  # no walk of the asset root of its own
+    # The same findings as the reader's own walk gives.
+    from usdgrip.usd.articulation import scan_physics_scope
+
+    stage = Usd.Stage.Open(path)
+    scope = scan_physics_scope(stage.GetPrimAtPath("/World"))
+    assert scope.joints == ("/World/Hand/slide",)
+    assert scope.bodies == ("/World/Prop", "/World/Hand", "/World/Hand/finger")
+    from usdgrip.rules.contexts import StageContext
+
+    filled = StageContext(stage, {}, scan_mode="traverse").scope_cache
+    assert filled["/World"] == scope  # the walk's prims sorted by the reader's own code
+    assert {i.code for i in report.issues} >= {"GS.002"}

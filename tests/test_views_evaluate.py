@@ -175,7 +175,7 @@ class Gate:
     """Runs the real trials, but holds the worker after the first candidate until released."""
 
     def __init__(self, monkeypatch) -> None:
-        engine = importlib.import_module("usdgrip.grasping.physics.evaluate")
+        engine = importlib.import_module("usdgrip.grasping.physics.candidate_trials")
         self.real = engine.evaluate_one
         self.first_done, self.release = threading.Event(), threading.Event()
         self.ran: list[int] = []

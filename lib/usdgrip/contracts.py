@@ -199,6 +199,8 @@ PhysicsOutcome = Literal[
 ]
 #: The outcomes in report order (``usdgrip.grasping.physics.OUTCOMES`` is this tuple).
 PHYSICS_OUTCOMES: tuple[str, ...] = get_args(PhysicsOutcome)
+#: What the open hand hit when a trial ``collides_open``.
+OpenHit = Literal["object", "support"]
 
 
 class GraspPhysics(_Contract):
@@ -212,12 +214,23 @@ class GraspPhysics(_Contract):
     trials: Annotated[StrictInt, Field(ge=1)]
     outcome: PhysicsOutcome
     outcomes: dict[PhysicsOutcome, Annotated[StrictInt, Field(ge=0)]] = Field(default_factory=dict)
+    collides_open_with: dict[OpenHit, Annotated[StrictInt, Field(ge=0)]] = Field(
+        default_factory=dict
+    )
+    """The ``collides_open`` trials by what the open hand penetrated deepest (the object or
+    the support it rests on); empty when no trial collided open."""
 
     @model_validator(mode="after")
     def _counts(self) -> GraspPhysics:
         total = sum(self.outcomes.values())
         if self.outcomes and total != self.trials:
             raise ValueError(f"outcomes count {total} trials; expected trials = {self.trials}")
+        hits = sum(self.collides_open_with.values())
+        if hits > self.outcomes.get("collides_open", 0 if self.outcomes else self.trials):
+            raise ValueError(
+                f"collides_open_with counts {hits} trials; expected at most the "
+                "collides_open trials"
+            )
         return self
 
 
@@ -228,7 +241,8 @@ class GraspCandidate(_Contract):
     is a backend ranking score (higher first) within one gripper, not a
     calibrated probability and not comparable across grippers.
     ``candidate_id`` stays stable across later planning stages.
-    ``generation_method`` names the backend branch that proposed it.
+    ``generation_method`` names the backend branch that proposed it; ``slot``,
+    ``grasp_line`` and ``group`` say what it was sampled on (its provenance, as data).
     """
 
     candidate_id: CandidateId
@@ -245,6 +259,14 @@ class GraspCandidate(_Contract):
     exclusions: tuple[NonEmptyStr, ...] = ()
     """Collision exclusions the checks of this candidate used, e.g.
     ``robot(object, 1)`` (intended contacts that were not counted)."""
+    slot: NonEmptyStr | None = None
+    """The GripperSlot the candidate was sampled on (``slots`` backend), else ``None``."""
+    grasp_line: NonEmptyStr | None = None
+    """Prim path of the SimReady grasp vector line it closes along (``lines``), else ``None``."""
+    group: Annotated[StrictInt, Field(ge=0)] | None = None
+    """Its diversity group within the gripper and method: candidates sharing method and
+    group are approaches of one grasp (one antipodal contact pair, one grasp line);
+    ``None`` when each candidate is its own (slots)."""
     physics: GraspPhysics | None = None
     """Measured grasp-and-lift result (``usdgrip evaluate``), or ``None`` when not evaluated."""
 

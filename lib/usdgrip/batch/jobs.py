@@ -296,6 +296,9 @@ def plan_file(
     max_candidates: int = 100,
     seed: int = 0,
     methods: str | None = None,
+    table: bool = False,
+    scene: str | None = None,
+    support: str | None = None,
 ) -> dict[str, Any]:
     """Job: plan grasps for the object of one file and write its Isaac-Grasp file.
 
@@ -312,6 +315,10 @@ def plan_file(
         max_candidates: candidates per gripper.
         seed: planning seed.
         methods: backends (``"antipodal,slots"``; None: all that apply).
+        table: the object rests on a plane just under its lowest point (``usdgrip plan
+            --table``): grasps whose hand cuts it are dropped.
+        scene: USD file of obstacles around the object (``--scene``).
+        support: the scene prim the object rests on (``--support``).
 
     Returns:
         ``status`` ``ok`` (grasps written) or ``findings`` (none survived; the
@@ -333,7 +340,7 @@ def plan_file(
     from usdgrip.usd.stage import open_stage
 
     target = compute_output_path(path, root or str(Path(path).parent), out_dir)
-    check_output_path(target, [path, *(file for file, _ in grippers)])
+    check_output_path(target, [path, *(file for file, _ in grippers), *filter(None, [scene])])
     stage = open_stage(path)  # read once: plan_grasps reads this stage, not the file again
     prim = stage.GetDefaultPrim()
     if not prim and stage.HasDefaultPrim():
@@ -358,7 +365,14 @@ def plan_file(
         max_candidates_per_gripper=max_candidates,
         seed=seed,
     )
-    result = plan_grasps(request, methods=methods, stages={str(path): stage})
+    result = plan_grasps(
+        request,
+        scene=scene,
+        methods=methods,
+        table=table,
+        support=support,
+        stages={str(path): stage},
+    )
     target.parent.mkdir(parents=True, exist_ok=True)
     write_isaac_grasp(result, target)
     warnings = list(result.metadata.warnings)

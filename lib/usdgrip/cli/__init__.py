@@ -1,8 +1,9 @@
 """The ``usdgrip`` command line: one entry point, one module per subcommand.
 
-Each module in this package defines ``NAME``, ``HELP``, ``ORDER`` (position
+Each command module in this package defines ``NAME``, ``HELP``, ``ORDER`` (position
 in ``--help``), ``add_arguments(parser)`` and ``run(args) -> int``; they are
-discovered here, so adding a subcommand touches no other file.
+discovered here, so adding a subcommand touches no other file. A module without
+``NAME`` (:mod:`usdgrip.cli.common`, the helpers commands share) is not a command.
 
 Exit codes: 0 ok, 1 findings (or nothing survived), 2 usage or unreadable input, 141
 when standard output was closed early (``usdgrip info FILE | head -1``; quietly, as a
@@ -49,18 +50,8 @@ def _subcommand_modules() -> list:
         for info in pkgutil.iter_modules(__path__)
         if not info.name.startswith("_")
     ]
-    return sorted(modules, key=lambda m: (m.ORDER, m.NAME))
-
-
-def parse_positive_int(text: str) -> int:
-    """An argparse ``type``: an integer >= 1 (``batch --jobs``, ``--max-variant-selections``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
-    return value
+    commands = [m for m in modules if hasattr(m, "NAME")]
+    return sorted(commands, key=lambda m: (m.ORDER, m.NAME))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,7 +14,11 @@ from usdgrip.batch.executors import MAX_JOBS_PER_CPU, max_jobs
 from usdgrip.batch.jobs import compute_output_path
 from usdgrip.batch.progress import Progress
 from usdgrip.batch.results import format_summary
-from usdgrip.cli import parse_positive_int
+from usdgrip.cli.common import (
+    add_support_arguments,
+    build_planning_options,
+    parse_positive_int,
+)
 from usdgrip.cli.validate import add_report_arguments, add_variant_arguments
 from usdgrip.errors import GripperError
 from usdgrip.fileio import check_output, is_standard_output
@@ -182,6 +186,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="grasps per gripper (default: %(default)s)",
     )
     plan.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    add_support_arguments(
+        plan,
+        scene_help="USD file of obstacles around every object (in the objects' world frame)",
+    )
 
 
 def parse_grippers(texts: list[str], max_candidates: int, seed: int) -> list[list[str]]:
@@ -197,7 +205,7 @@ def parse_grippers(texts: list[str], max_candidates: int, seed: int) -> list[lis
     """
     from usdgrip.cli.plan import check_request_options, parse_gripper
     from usdgrip.contracts import GripperRef
-    from usdgrip.grasping.reading import read_gripper
+    from usdgrip.grasping.inputs import read_gripper
 
     refs = []
     for text in texts:
@@ -214,6 +222,30 @@ def parse_grippers(texts: list[str], max_candidates: int, seed: int) -> list[lis
         except GripperError as exc:
             raise GripperError(f"--gripper {text!r}: {exc}") from None
     return [[ref.asset_path, ref.prim_path] for ref in refs]
+
+
+def compute_support_params(args: argparse.Namespace) -> dict[str, Any]:
+    """The job parameters of ``--table``, ``--scene`` and ``--support``, only those given.
+
+    Left out when not given, so a run without them keeps its job signature (and resumes).
+
+    Raises:
+        ValueError: a ``--scene`` that is not a file, a ``--support`` without ``--scene``.
+    """
+    params: dict[str, Any] = {}
+    if args.table:
+        params["table"] = True
+    if args.scene is not None:
+        scene = Path(args.scene)
+        if not scene.is_file():
+            why = "is a folder; expected a USD file" if scene.is_dir() else "no such file"
+            raise ValueError(f"--scene {args.scene}: {why}")
+        params["scene"] = str(scene.resolve())
+    if args.support is not None:
+        if args.scene is None:
+            raise ValueError(f"--support {args.support}: needs --scene FILE holding that prim")
+        params["support"] = args.support
+    return params
 
 
 def make_out_dir(out_dir: Path, text: str) -> None:
@@ -273,14 +305,18 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--out-dir {args.out_dir}: is a file; expected a folder (it is created if missing)"
             )
+        build_planning_options(args)  # --table with --support is refused here, once
         params = {
             "grippers": parse_grippers(args.gripper, args.max_candidates, args.seed),
             "root": str(Path(args.root).resolve()),
             "out_dir": str(out_dir),
             "max_candidates": args.max_candidates,
             "seed": args.seed,
+            **compute_support_params(args),
         }
-        exclude = [file for file, _ in params["grippers"]]  # grippers are not objects
+        # the grippers and the scene are not objects
+        exclude = [file for file, _ in params["grippers"]]
+        exclude += [params["scene"]] if "scene" in params else []
 
         def output_of(path: Path) -> Path:
             return compute_output_path(str(path), params["root"], params["out_dir"])

@@ -8,6 +8,17 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from usdgrip.cli.common import (
+    ProgressBar,
+    add_gripper_model_argument,
+    add_physics_arguments,
+    add_support_arguments,
+    build_evaluation_options,
+    format_physics_header,
+    format_pose,
+    format_summary_lines,
+    print_grasps_summary,
+)
 from usdgrip.contracts import parse_gripper
 
 NAME = "evaluate"
@@ -103,16 +114,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"--lines: grasps planned and simulated per line (default {CANDIDATES_PER_LINE})",
     )
     add_physics_arguments(parser)
-    parser.add_argument(
-        "--scene", metavar="SCENE_FILE", help="USD file holding the support (with --support)"
+    add_support_arguments(
+        parser,
+        scene_help="USD file holding the support (with --support; planning's obstacles "
+        "with --lines)",
     )
-    parser.add_argument("--support", metavar="PRIM", help="scene prim the object rests on")
-    parser.add_argument(
-        "--gripper-model",
-        choices=("auto", "proxy", "geometry"),
-        default="auto",
-        help="gripper collision shapes besides the closing pads (as in `usdgrip plan`)",
-    )
+    add_gripper_model_argument(parser)
     parser.add_argument(
         "--show",
         type=int,
@@ -125,104 +132,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_physics_arguments(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
-    """The simulation options ``evaluate`` and ``plan --evaluate`` share (``plan`` has --seed)."""
-    parser.add_argument(
-        "--trials", type=int, default=1, metavar="N", help="trials per candidate (default 1)"
-    )
-    parser.add_argument(
-        "--force",
-        type=float,
-        metavar="N",
-        help="grip force per finger, newtons (default: gripper:maxGripForce, else 50)",
-    )
-    parser.add_argument(
-        "--friction",
-        type=float,
-        metavar="MU",
-        help="friction when no physics material is bound (default 0.8)",
-    )
-    parser.add_argument(
-        "--density",
-        type=float,
-        metavar="RHO",
-        help="density when no mass or density is authored, kg/m3 (default 400)",
-    )
-    parser.add_argument(
-        "--table",
-        action="store_true",
-        help="the object rests on a plane just under its lowest point (stage up axis)",
-    )
-    parser.add_argument(
-        "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)"
-    )
-    if seed:
-        parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-
-
-def check_physics_options(args: argparse.Namespace) -> None:
-    """Refuse bad simulation options before any file is read, naming the option.
-
-    Raises:
-        ValueError: a count below 1, a force, friction or density that is not > 0, or
-            ``--table`` with ``--support``.
-    """
-    import math
-
-    for option, value, minimum in (("--trials", args.trials, 1), ("--jobs", args.jobs, 1)):
-        if value < minimum:
-            raise ValueError(f"{option} {value}: expected an integer >= {minimum}")
-    if args.seed < 0:
-        raise ValueError(f"--seed {args.seed}: expected an integer >= 0")
-    for option, value, unit in (
-        ("--force", args.force, " N"),
-        ("--friction", args.friction, ""),
-        ("--density", args.density, " kg/m3"),
-    ):
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise ValueError(f"{option} {value:g}: expected a finite value > 0{unit}")
-    if args.table and args.support:
-        raise ValueError("--table and --support: choose one thing the object rests on")
-    if args.support and not args.scene:
-        raise ValueError(f"--support {args.support}: needs --scene FILE holding that prim")
-
-
-def physics_keywords(args: argparse.Namespace) -> dict[str, Any]:
-    """The evaluation keywords of the parsed options."""
-    return {
-        "trials": args.trials,
-        "force": args.force,
-        "friction": args.friction,
-        "density": args.density,
-        "scene": args.scene if args.support else None,
-        "support": args.support,
-        "table": args.table,
-        "gripper_model": args.gripper_model,
-        "jobs": args.jobs,
-        "seed": args.seed,
-    }
-
-
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, open_input
-    from usdgrip.cli.plan import _ProgressBar
     from usdgrip.fileio import (
         check_output,
         check_output_path,
         is_standard_output,
         write_text_output,
     )
-    from usdgrip.grasping.evaluation import evaluate_grasps, evaluate_targets
+    from usdgrip.grasping.grasp_evaluation import evaluate_grasps, read_evaluation_inputs
+    from usdgrip.grasping.inputs import StageSource
     from usdgrip.grasping.isaac_yaml import read_isaac_grasp, write_isaac_grasp
+    from usdgrip.grasping.target_evaluation import evaluate_targets, read_target_samples
 
     if args.show is not None and args.show < 0:
         raise ValueError(f"--show {args.show}: expected a number of candidates >= 0")
-    check_physics_options(args)
-    if args.scene and not args.support:
-        raise ValueError(
-            f"--scene {args.scene}: needs --support PRIM (the evaluation simulates only what "
-            "the object rests on), or use --table"
-        )
+    # Refused before anything is read: the physics simulates only what the object rests on,
+    # so a --scene needs its --support.
+    options = build_evaluation_options(args, scene=args.scene)
     if args.lines:
         if args.show is not None:
             raise ValueError(
@@ -246,25 +173,21 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(output, inputs)
     check_output(output)
     geometry = _object_ref(args.file, args.object)
-    if args.grasps:
-        source: Any = read_isaac_grasp(args.grasps)
-    else:
-        from usdgrip.grasping.evaluation import read_target_samples
-
-        source = read_target_samples(args.targets)
-    stages = {f: open_input(f, output) for f in dict.fromkeys([args.file, gripper.asset_path])}
-    if args.scene:
-        stages[args.scene] = open_input(args.scene, output)
-    bar = _ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
-    keywords = physics_keywords(args)
+    source: Any = (
+        read_isaac_grasp(args.grasps) if args.grasps else read_target_samples(args.targets)
+    )
+    files = [args.file, gripper.asset_path, *filter(None, [args.scene])]
+    stages = StageSource({f: open_input(f, output) for f in dict.fromkeys(files)})
+    bar = ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
     try:
+        read = read_evaluation_inputs(geometry, [gripper], options, None, stages)
         if args.grasps:
             result = evaluate_grasps(
-                source, geometry, gripper, stages=stages, progress=bar, **keywords
+                source, geometry, gripper, options=options, inputs=read, progress=bar
             )
         else:
             report = evaluate_targets(
-                source, geometry, gripper, stages=stages, progress=bar, **keywords
+                source, geometry, gripper, options=options, inputs=read, progress=bar
             )
     finally:
         bar.close()
@@ -303,7 +226,6 @@ def _object_ref(file: str, prim: str) -> Any:
 def run_lines(args: argparse.Namespace) -> int:
     """``--lines``: per grasp vector line, does a planned grasp on it hold (FET005)."""
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, open_input
-    from usdgrip.cli.plan import _ProgressBar
     from usdgrip.fileio import (
         check_output,
         check_output_path,
@@ -311,8 +233,12 @@ def run_lines(args: argparse.Namespace) -> int:
         is_standard_output,
         write_text_output,
     )
-    from usdgrip.grasping.line_evaluation import evaluate_grasp_lines, find_line_object
+    from usdgrip.grasping.grasp_evaluation import read_evaluation_inputs
+    from usdgrip.grasping.inputs import StageSource, find_line_object
+    from usdgrip.grasping.line_evaluation import evaluate_grasp_lines
 
+    # FET005 puts the asset on a floor: a table unless --support names the support.
+    options = build_evaluation_options(args, table=args.table or not args.support)
     per_line = args.candidates_per_line
     if per_line is not None and per_line < 1:
         raise ValueError(f"--candidates-per-line {per_line}: expected an integer >= 1")
@@ -326,19 +252,18 @@ def run_lines(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise ValueError(f"-o {exc}") from None
     files = dict.fromkeys([args.file, gripper.asset_path, *filter(None, [args.scene])])
-    stages = {file: open_input(file, output) for file in files}
+    stages = StageSource({file: open_input(file, output) for file in files})
     geometry = _object_ref(args.file, args.object or find_line_object(args.file, stages))
-    keywords = physics_keywords(args)
-    keywords["table"] = keywords["table"] or None  # default: a table unless --support
-    bar = _ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
+    bar = ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
     try:
+        read = read_evaluation_inputs(geometry, [gripper], options, None, stages)
         report = evaluate_grasp_lines(
             geometry,
             gripper,
+            options=options,
+            inputs=read,
             candidates_per_line=per_line or CANDIDATES_PER_LINE,
-            stages=stages,
             progress=bar,
-            **keywords,
         )
     finally:
         bar.close()
@@ -362,8 +287,6 @@ def run_lines(args: argparse.Namespace) -> int:
 
 def format_lines_report(report: dict[str, Any]) -> str:
     """The ``--lines`` report as text: a header, then per line its verdict and the grasp."""
-    from usdgrip.cli.plan import format_pose
-
     summary, meta = report["summary"], report["physics"] or {}
     params = meta.get("parameters", {})
     engine = f"MuJoCo {meta['engine_version']}, " if "engine_version" in meta else ""
@@ -392,73 +315,13 @@ def format_lines_report(report: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _summary_lines(summary: dict[str, Any]) -> list[str]:
-    outcomes = ", ".join(f"{k} {v}" for k, v in summary["outcomes"].items()) or "none"
-    return [
-        f"  held: {summary['held_candidates']} of {summary['candidates']} candidate(s); "
-        f"success rate {100 * summary['success_rate']:.0f}% of {summary['trials']} trial(s)",
-        f"  outcomes: {outcomes}",
-    ]
-
-
-def _header(output: Path, meta: dict[str, Any], what: str) -> str:
-    params = meta.get("parameters", {})
-    return (
-        f"wrote {output}: {what}, {params.get('trials', 1)} trial(s) each, "
-        f"{meta.get('runtime_seconds', 0.0):.2f} s (MuJoCo {meta.get('engine_version', '?')}, "
-        f"seed {meta.get('seed', 0)}, support {meta.get('support', 'none')})\n"
-    )
-
-
-def print_grasps_summary(result: Any, output: Path, show: int, stream: TextIO) -> None:
-    """Overall success, by generation method, outcome counts and the ``show`` best candidates."""
-    from usdgrip.grasping.physics import summarize_evaluations
-
-    meta = result.metadata.physics or {}
-    per_gripper = meta.get("grippers")
-    first = next(iter(per_gripper.values())) if per_gripper else meta
-    evaluated = [c for c in result.grasps.values() if c.physics is not None]
-    stream.write(_header(output, first, f"{len(evaluated)} candidate(s) evaluated"))
-
-    class _Row:  # summarize_evaluations reads outcomes, trials and success_rate
-        def __init__(self, physics: Any) -> None:
-            self.trials = physics.trials
-            self.success_rate = physics.success_rate
-            self.outcomes = dict(physics.outcomes)
-
-    for line in _summary_lines(summarize_evaluations([_Row(c.physics) for c in evaluated])):
-        stream.write(line + "\n")
-    methods: dict[str, list[Any]] = {}
-    for c in evaluated:
-        methods.setdefault(c.generation_method or "unknown", []).append(c)
-    parts = []
-    for method, group in methods.items():
-        s = summarize_evaluations([_Row(c.physics) for c in group])
-        parts.append(
-            f"{method} {s['held_candidates']}/{s['candidates']} held "
-            f"({100 * s['success_rate']:.0f}% of trials)"
-        )
-    if parts:
-        stream.write(f"  by method: {'; '.join(parts)}\n")
-    best = sorted(
-        evaluated, key=lambda c: (-c.physics.success_rate, -c.confidence, c.candidate_id)
-    )[:show]
-    if best:
-        stream.write(f"  top {len(best)} (success rate, confidence, method, first trial):\n")
-    for c in best:
-        stream.write(
-            f"    {c.candidate_id}  {100 * c.physics.success_rate:3.0f}%  {c.confidence:.3f}  "
-            f"{c.generation_method or '-':<9} {c.physics.outcome}\n"
-        )
-
-
 def print_targets_summary(report: dict[str, Any], output: Path, show: int, stream: TextIO) -> None:
     """Overall success, outcome counts and the ``show`` best multi-hand candidates."""
     meta = report["physics"]
     candidates = report["candidates"]
     what = f"{len(candidates)} candidate(s) of {report['hands']} hand(s) closing together"
-    stream.write(_header(output, meta, what))
-    for line in _summary_lines(report["summary"]):
+    stream.write(format_physics_header(output, meta, what))
+    for line in format_summary_lines(report["summary"], meta.get("collides_open_with")):
         stream.write(line + "\n")
     best = sorted(candidates, key=lambda c: (-c["success_rate"], c["index"]))[:show]
     if best:

@@ -11,6 +11,16 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from usdgrip.cli.common import (
+    ProgressBar,
+    add_gripper_model_argument,
+    add_physics_arguments,
+    add_support_arguments,
+    build_evaluation_options,
+    build_planning_options,
+    format_pose,
+    print_grasps_summary,
+)
 from usdgrip.contracts import parse_gripper
 
 NAME = "plan"
@@ -29,15 +39,20 @@ Example:
   usdgrip plan examples/mug.usda --object /Mug --gripper examples/gripper.usda:/Gripper/tcp \\
       -o out/mug_grasps.yaml
 
+--table puts the object on a plane just under its lowest point (along the stage's up
+axis), --scene FILE --support PRIM on a prim of a scene file: grasps whose hand would cut
+the support are dropped, and --evaluate simulates on the same support.
+
 --evaluate then grasp-and-lifts every candidate in MuJoCo (as `usdgrip evaluate`, with
---trials, --force, --friction, --density, --table or --scene/--support, --jobs) and
-orders each gripper's candidates best-first by measured success rate, then confidence
-(metadata.generation_mode says so; confidence keeps the backend's score).
+--trials, --force, --friction, --density, --jobs) and orders each gripper's candidates
+best-first by measured success rate, then confidence (metadata.generation_mode says so;
+confidence keeps the backend's score).
 
 Exit 0 grasps found (with --evaluate: at least one held); 1 none survived or, with
 --evaluate, none held (the file is still written, with the reasons in
 metadata.warnings); 2 bad input (unreadable file, missing prim, no mesh, a mesh that
-is not closed, a gripper prim that is not a site, bad --gripper syntax)."""
+is not closed, a gripper prim that is not a site, no usable gripper left (a site without
+a usable forward axis or max opening is skipped with a warning), bad --gripper syntax)."""
 
 #: Candidates per gripper printed after planning (``--show``).
 DEFAULT_SHOW = 3
@@ -67,14 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LIST",
         help="comma-separated backends: antipodal,slots,lines (default: every one that applies)",
     )
-    parser.add_argument(
-        "--scene", metavar="SCENE_FILE", help="USD file of obstacles around the object"
-    )
-    parser.add_argument(
-        "--support",
-        metavar="PRIM",
-        help="scene prim the object rests on (ignored while the object still rests on it)",
-    )
+    add_support_arguments(parser, scene_help="USD file of obstacles around the object")
     parser.add_argument(
         "--retreat",
         type=float,
@@ -82,13 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="METRES",
         help="retreat distance along -approach with the object (default 0.1)",
     )
-    parser.add_argument(
-        "--gripper-model",
-        choices=("auto", "proxy", "geometry"),
-        default="auto",
-        help="gripper collision shapes: auto (its UsdPhysics collision prims, else a proxy of "
-        "a palm and two finger boxes), proxy, or geometry (every mesh/shape of the gripper)",
-    )
+    add_gripper_model_argument(parser)
     parser.add_argument(
         "-o", "--output", required=True, metavar="YAML", help="output Isaac-Grasp YAML file"
     )
@@ -110,8 +112,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="simulate every candidate and order them by measured success rate, then confidence",
     )
-    from usdgrip.cli.evaluate import add_physics_arguments
-
     add_physics_arguments(physics, seed=False)
 
 
@@ -173,44 +173,20 @@ def _first_error(exc: ValidationError, field: str = "") -> str:
     return f"{where}: {message}" if where else message
 
 
-class _ProgressBar:
-    """One self-overwriting stderr line; silent when disabled."""
-
-    def __init__(self, stream: TextIO, enabled: bool) -> None:
-        self.stream = stream
-        self.enabled = enabled
-        self.width = 0
-
-    def __call__(self, message: str, fraction: float) -> None:
-        if not self.enabled:
-            return
-        filled = round(20 * max(0.0, min(1.0, fraction)))
-        line = f"[{'#' * filled}{'.' * (20 - filled)}] {100 * fraction:3.0f}% {message}"[:110]
-        self.stream.write("\r" + line.ljust(self.width))
-        self.stream.flush()
-        self.width = len(line)
-
-    def close(self) -> None:
-        if self.enabled and self.width:
-            self.stream.write("\r" + " " * self.width + "\r")
-            self.stream.flush()
-
-
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, open_input
     from usdgrip.fileio import check_output, check_output_path, is_standard_output, is_streamed
+    from usdgrip.grasping.grasp_evaluation import evaluate_grasps
+    from usdgrip.grasping.inputs import StageSource, read_grasp_inputs
     from usdgrip.grasping.isaac_yaml import write_isaac_grasp
     from usdgrip.grasping.planner import plan_grasps
-    from usdgrip.grasping.proposals import parse_methods
 
     if args.show < 0:
         raise ValueError(f"--show {args.show}: expected a number of candidates >= 0")
-    if args.evaluate:
-        from usdgrip.cli.evaluate import check_physics_options
-
-        check_physics_options(args)
+    # Both option records are made (and checked) once, before any file is read.
+    evaluation = build_evaluation_options(args) if args.evaluate else None
     grippers = [parse_gripper(text) for text in args.gripper]
-    methods = parse_methods(args.method)
+    planning = build_planning_options(args, methods=args.method, retreat_distance=args.retreat)
     output = Path(args.output)
     inputs = [args.file, *(g.asset_path for g in grippers), *filter(None, [args.scene])]
     check_output_path(output, inputs)
@@ -221,31 +197,24 @@ def run(args: argparse.Namespace) -> int:
     check_output(output)
     request = build_request(args.file, args.object, grippers, args.max_candidates, args.seed)
     # Each input opened once (its USD warnings restated once), refused as the output, nor any
-    # layer it reads; the planner reads these stages instead of opening the files again.
-    stages = {file: open_input(file, output) for file in dict.fromkeys(inputs)}
-    bar = _ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
+    # layer it reads; planning and physics read these stages, and the inputs once.
+    stages = StageSource({file: open_input(file, output) for file in dict.fromkeys(inputs)})
+    bar = ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
     try:
-        result = plan_grasps(
-            request,
+        bar(f"reading object {request.object.geometry}", 0.0)
+        read = read_grasp_inputs(
+            request.object.geometry,
+            request.grippers,
+            table=args.table,
             scene=args.scene,
-            methods=methods,
             support=args.support,
-            retreat_distance=args.retreat,
             gripper_model=args.gripper_model,
-            progress=bar,
             stages=stages,
         )
-        if args.evaluate and result.grasps:
-            from usdgrip.cli.evaluate import physics_keywords
-            from usdgrip.grasping.evaluation import evaluate_grasps
-
+        result = plan_grasps(request, scene=args.scene, options=planning, inputs=read, progress=bar)
+        if evaluation is not None and result.grasps:
             result = evaluate_grasps(
-                result,
-                request.object.geometry,
-                rank=True,
-                stages=stages,
-                progress=bar,
-                **physics_keywords(args),
+                result, options=evaluation, inputs=read, rank=True, progress=bar
             )
     finally:
         bar.close()
@@ -254,8 +223,6 @@ def run(args: argparse.Namespace) -> int:
         summary_to = sys.stderr if is_standard_output(output) else sys.stdout
         print_summary(result, output, len(grippers), args.show, summary_to)
         if args.evaluate and result.grasps:
-            from usdgrip.cli.evaluate import print_grasps_summary
-
             print_grasps_summary(result, output, args.show, summary_to)
         for warning in result.metadata.warnings:
             print(f"warning: {warning}", file=sys.stderr)
@@ -288,10 +255,3 @@ def print_summary(result, output: Path, requested: int, show: int, stream: TextI
             )
     if not result.grasps:
         stream.write("  no candidate survived; see the warnings\n")
-
-
-def format_pose(position: Sequence[float], w: float, xyz: Sequence[float]) -> str:
-    """``p=(x, y, z) q=(w, x, y, z)`` of a grasp pose, 3 decimals (metres)."""
-    p = ", ".join(f"{v:+.3f}" for v in position)
-    q = ", ".join(f"{v:+.3f}" for v in (w, *xyz))
-    return f"p=({p}) q=({q})"

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from usdgrip.cli import parse_positive_int
+from usdgrip.cli.common import parse_positive_int
 from usdgrip.fileio import (
     check_output,
     check_output_path,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from usdgrip.grasping.proposals import _Proposals
+from usdgrip.grasping.proposals import Proposals
 
 #: Smallest chunk of ranked proposals collision-checked at once.
 CHECK_CHUNK_MIN = 32
@@ -34,7 +34,7 @@ def _top_contacts(contacts, limit: int = 2) -> str:
     return "; ".join(f"{text} ×{n}" for text, n in ranked)
 
 
-class _RankedChecker:
+class RankedChecker:
     """Grasp-pose and retreat checks over ranked proposals, in chunks, until the budget is met.
 
     Keeps per-stage counts and the most frequent contacts for the warnings.
@@ -57,7 +57,7 @@ class _RankedChecker:
         return [_describe_exclusion(e, self.scene, self.model) for e in exclusions]
 
     def run(
-        self, proposals: _Proposals, budget: int, report: Callable[[int, int], None]
+        self, proposals: Proposals, budget: int, report: Callable[[int, int], None]
     ) -> tuple[list[int], dict[int, tuple[str, ...]]]:
         """Indices (rank order) of the first ``budget`` survivors, and their exclusions."""
         kept: list[int] = []

@@ -15,6 +15,7 @@ published JSON Schema describes it, with each entry's Isaac-Grasp keys first::
         generation_method: antipodal
         width: 0.042
         exclusions: [...]
+        group: 3                       # provenance: contact pair; slot / grasp_line when set
     metadata: {...}
 
 Isaac Sim's grasp importer reads ``format``, ``format_version`` and
@@ -36,11 +37,14 @@ from pydantic import ValidationError
 
 from usdgrip.contracts import GraspCandidate, GraspPlanningResult
 from usdgrip.errors import GripperError
-from usdgrip.fileio import write_text_output
+from usdgrip.fileio import read_text_input, write_text_output
 from usdgrip.frames import Mat4, Poses, compute_pose
+from usdgrip.yamltext import load_yaml
 
 #: Keys of an entry that the standard loaders read, written first.
 ISAAC_ENTRY_KEYS = ("confidence", "position", "orientation")
+#: Provenance extension keys of an entry, written only when set (docs/planning.md).
+PROVENANCE_KEYS = ("slot", "grasp_line", "group")
 
 _HEADER = (
     "# Isaac-Grasp file (extended) written by {revision}.\n"
@@ -59,42 +63,29 @@ class _Dumper(yaml.SafeDumper):
 
 _Dumper.add_representer(list, _Dumper.represent_list)
 
-#: Deepest nesting of YAML collections read (an Isaac-Grasp file is at most 5 deep).
-MAX_YAML_DEPTH = 100
+#: Most grasps read from one file. Reading costs about 0.5 ms and 15 kB of memory per grasp
+#: (YAML, then the contract check): 50,000 take about half a minute and under 1 GB.
+#: GraspGen and `usdgrip plan` files hold hundreds to a few thousand.
+MAX_GRASPS = 50_000
+#: Largest grasp file read (an evaluated entry takes about 700 bytes): checked before reading.
+MAX_GRASP_FILE_BYTES = 64 << 20
 
 
-class _Loader(yaml.SafeLoader):
-    """Safe loader that refuses collections nested deeper than :data:`MAX_YAML_DEPTH`.
+class TooManyGraspsError(GripperError):
+    """A grasp file holds more grasps than the reader accepts (refused before parsing).
 
-    PyYAML composes nodes recursively, so without the limit a flow sequence
-    nested 20,000 levels deep raises ``RecursionError``.
+    Attributes:
+        source: the file. count: about how many grasps (its ``position`` keys). limit:
+        the most accepted.
     """
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-
-    def compose_node(self, parent, index):
-        if self._depth >= MAX_YAML_DEPTH:
-            raise yaml.composer.ComposerError(
-                None,
-                None,
-                f"collections nested more than {MAX_YAML_DEPTH} levels deep; expected at most "
-                f"{MAX_YAML_DEPTH}",
-                self.peek_event().start_mark,
-            )
-        self._depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
-#: libyaml's loader when PyYAML has it: about 10x faster than the pure-Python parser (a
-#: 20,000-grasp file: 14 s instead of 190 s), and libyaml refuses nesting deeper than its
-#: own limit (1,000 levels: "exceeded maximum nesting depth"), so its composer, which
-#: recurses in C, cannot overflow either; else :class:`_Loader`.
-_LOADER = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else _Loader
+    def __init__(self, source: str, count: int, limit: int) -> None:
+        super().__init__(
+            f"{source}: holds about {count:,} grasps ({count:,} `position` keys), more than "
+            f"the {limit:,} read from one grasp file (each takes about 0.5 ms and 15 kB to "
+            "read): split the file, or plan with a smaller --max-candidates"
+        )
+        self.source, self.count, self.limit = source, count, limit
 
 
 def compute_document(result: GraspPlanningResult) -> dict[str, Any]:
@@ -104,8 +95,12 @@ def compute_document(result: GraspPlanningResult) -> dict[str, Any]:
     for key, entry in data["grasps"].items():
         ordered = {k: entry[k] for k in ISAAC_ENTRY_KEYS}
         ordered.update((k, v) for k, v in entry.items() if k not in ISAAC_ENTRY_KEYS)
-        if ordered.get("physics") is None:  # not evaluated: the file stays as before
-            ordered.pop("physics", None)
+        for extension in PROVENANCE_KEYS + ("physics",):
+            if ordered.get(extension) is None:  # unset: the entry stays as before
+                ordered.pop(extension, None)
+        physics = ordered.get("physics")
+        if physics is not None and not physics.get("collides_open_with"):
+            physics.pop("collides_open_with", None)
         grasps[key] = ordered
     metadata = data["metadata"]
     if metadata.get("physics") is None:
@@ -157,29 +152,33 @@ def write_isaac_grasp(result: GraspPlanningResult, path: str | Path) -> Path:
     return write_text_output(path, format_isaac_grasp(result))
 
 
-def parse_isaac_grasp(text: str, source: str = "<string>") -> GraspPlanningResult:
+def parse_isaac_grasp(
+    text: str, source: str = "<string>", *, max_grasps: int = MAX_GRASPS
+) -> GraspPlanningResult:
     """Parse extended Isaac-Grasp YAML text into a validated result.
 
     A missing ``candidate_id`` in an entry is taken from its key. Plain
     Isaac-Grasp files (no ``gripper`` per entry, no ``metadata``) are not
-    extended results and are rejected with a message saying so.
+    extended results and are rejected with a message saying so. The YAML is read by
+    :func:`usdgrip.yamltext.load_yaml`: a repeated key (two entries with one candidate
+    id) is refused, naming it and its lines.
 
     Raises:
-        GripperError: invalid YAML, not an Isaac-Grasp mapping, or a contract
-            violation; the message names ``source`` and the offending key.
+        TooManyGraspsError: more than ``max_grasps`` ``position`` keys (before parsing).
+        GripperError: invalid YAML, a repeated key, not an Isaac-Grasp mapping, or a
+            contract violation; the message names ``source`` and the offending key.
     """
+    count = text.count("position")  # every entry has one: a bound from above, at C speed
+    if count > max_grasps:
+        raise TooManyGraspsError(source, count, max_grasps)
     try:
-        data = yaml.load(text, Loader=_LOADER)  # a safe loader, nesting depth limited
-    except yaml.YAMLError as exc:
-        reason = " ".join(str(exc).split())
-        raise GripperError(f"{source}: not valid YAML: {reason}") from None
-    except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) ..."; a bad date
-        cause = str(exc).split(";")[0]
-        raise GripperError(f"{source}: a value cannot be read: {cause}") from None
+        data = load_yaml(text)  # safe, nesting depth limited, keys unique
+    except ValueError as exc:
+        raise GripperError(f"{source}: {exc}") from None
     if not isinstance(data, dict):
+        found = "nothing (the file is empty)" if data is None else type(data).__name__
         raise GripperError(
-            f"{source}: expected a YAML mapping with format: isaac_grasp, found "
-            f"{type(data).__name__}"
+            f"{source}: expected a YAML mapping with format: isaac_grasp, found {found}"
         )
     if data.get("format") != "isaac_grasp":
         raise GripperError(f"{source}: format is {data.get('format')!r}; expected 'isaac_grasp'")
@@ -212,15 +211,25 @@ def parse_isaac_grasp(text: str, source: str = "<string>") -> GraspPlanningResul
         ) from None
 
 
-def read_isaac_grasp(path: str | Path) -> GraspPlanningResult:
+def read_isaac_grasp(path: str | Path, *, max_grasps: int = MAX_GRASPS) -> GraspPlanningResult:
     """Read an extended Isaac-Grasp YAML file written by :func:`write_isaac_grasp`.
 
-    Raises:
-        GripperError: the file is missing, unreadable or not a valid extended result.
-    """
-    from usdgrip.fileio import read_text_input
+    The file is read by :func:`usdgrip.fileio.read_text_input`: at most
+    :data:`MAX_GRASP_FILE_BYTES` (a larger one is refused before reading), and a named
+    pipe or device waits at most 30 s for data.
 
-    return parse_isaac_grasp(read_text_input(path), source=str(Path(path)))
+    Raises:
+        TooManyGraspsError: more than ``max_grasps`` grasps (before parsing).
+        GripperError: the file is missing, unreadable, too large or not a valid extended
+            result.
+    """
+    text = read_text_input(
+        path,
+        max_bytes=MAX_GRASP_FILE_BYTES,
+        kind=f"a grasp file (at most {MAX_GRASPS:,} grasps)",
+        advice="; split the file, or plan with a smaller --max-candidates",
+    )
+    return parse_isaac_grasp(text, source=str(Path(path)), max_grasps=max_grasps)
 
 
 def compute_candidate_pose(candidate: GraspCandidate) -> Mat4:

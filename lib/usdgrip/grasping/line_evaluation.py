@@ -2,9 +2,10 @@
 
 :func:`evaluate_grasp_lines` plans the object's lines with the ``lines`` backend
 (:func:`usdgrip.grasping.planner.plan_grasps`, ``methods="lines"``), runs those candidates
-through the physics evaluation (:func:`usdgrip.grasping.evaluation.evaluate_grasps`; by
+through the physics evaluation (:func:`usdgrip.grasping.grasp_evaluation.evaluate_grasps`; by
 default on a table, as FET005 puts the asset on a floor) and groups the outcomes by line
-(:func:`usdgrip.grasping.backends.lines.summarize_line_evaluations`). docs/graspable-props.md
+(:func:`~usdgrip.grasping.backends.line_proposals.summarize_line_evaluations`).
+docs/graspable-props.md
 has the protocol and what differs from NVIDIA's FET005.
 """
 
@@ -12,12 +13,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from usdgrip.contracts import GeometryRef, GripperRef
 from usdgrip.errors import GripperError
-from usdgrip.grasping.reading import StageSource, select_object_lines
+from usdgrip.grasping.inputs import NO_LINES, GraspInputs, StageSource, find_line_object
+from usdgrip.grasping.options import EvaluationOptions, make_evaluation_options
+from usdgrip.grasping.provenance import Note, find_note
 
 Progress = Callable[[str, float], None]
 """``progress(message, fraction_done)``; fraction in [0, 1]."""
@@ -33,84 +36,53 @@ VERDICTS = ("held", "not_held", "not_provable")
 #: Share of the progress bar spent planning.
 _PLANNING_SHARE = 0.2
 
-_NO_LINES = (
-    "a BasisCurves named grasp_identifier* under the default prim; `usdgrip info FILE` "
-    "lists the lines"
-)
-
-
-def find_line_object(asset_path: str, stages: Mapping[str, Any] | None = None) -> str:
-    """The object prim the grasp lines of ``asset_path`` belong to (the default object).
-
-    Raises:
-        GripperError: unreadable file, no grasp line on the stage, or lines of several
-            objects (the message lists them: choose one).
-    """
-    from usdgrip.usd.grasp_lines import find_grasp_lines
-
-    stage = StageSource(stages).open(asset_path)
-    try:
-        objects = list(dict.fromkeys(line.object_path for line in find_grasp_lines(stage)))
-    except GripperError as exc:
-        raise GripperError(f"{asset_path}: {exc}") from None
-    if not objects:
-        raise GripperError(f"{asset_path}: no grasp vector line ({_NO_LINES}); nothing to prove")
-    if len(objects) > 1:
-        listed = ", ".join(f"<{path}>" for path in objects)
-        raise GripperError(
-            f"{asset_path}: the grasp lines belong to {len(objects)} objects ({listed}); "
-            "choose one (--object PRIM)"
-        )
-    return objects[0]
+__all__ = [
+    "DEFAULT_CANDIDATES_PER_LINE",
+    "REPORT_FORMAT",
+    "VERDICTS",
+    "evaluate_grasp_lines",
+    "find_line_object",
+]
 
 
 def evaluate_grasp_lines(
-    object: GeometryRef,
-    gripper: GripperRef,
+    object: GeometryRef | None = None,
+    gripper: GripperRef | None = None,
     *,
+    options: EvaluationOptions | None = None,
+    inputs: GraspInputs | None = None,
     candidates_per_line: int = DEFAULT_CANDIDATES_PER_LINE,
-    trials: int = 1,
-    force: float | None = None,
-    friction: float | None = None,
-    density: float | None = None,
-    scene: str | None = None,
-    support: str | None = None,
-    table: bool | None = None,
-    gripper_model: str = "auto",
-    jobs: int = 1,
-    seed: int = 0,
-    params: Any = None,
-    cache_dir: str | None = None,
-    stages: Mapping[str | os.PathLike[str], Any] | None = None,
+    stages: Mapping[str | os.PathLike[str], Any] | StageSource | None = None,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
+    **legacy: Any,
 ) -> dict[str, Any]:
     """Per grasp vector line of ``object``: plan grasps on it, grasp-and-lift them, say who held.
 
+    Planning and physics share one support and one read of the inputs: the planner drops
+    the grasps whose hand would cut the table (or the support), the physics simulates the
+    rest on it.
+
     Args:
-        object: the object prim (its lines: the line or its rigid body at or under it).
-        gripper: the gripper site that grasps.
+        object: the object prim (its lines: the line or its rigid body at or under it);
+            may be left out when ``inputs`` are given.
+        gripper: the gripper site that grasps (with ``inputs``: their gripper when left out).
+        options: the evaluation options (:class:`EvaluationOptions`); its ``seed`` seeds
+            planning and simulation. With the old keywords instead, ``table`` defaults to
+            True unless ``support`` names what the object rests on (FET005 uses a floor).
+        inputs: the object, gripper and support already read; nothing is read again.
         candidates_per_line: grasps simulated per line: the best ranked of the ``lines``
             backend (fit and collision checked; at least
             :data:`DEFAULT_CANDIDATES_PER_LINE` are planned, so the approaches sampled
             around a line do not depend on this count).
-        table: the object rests on a plane under its lowest point; ``None`` (default):
-            True unless ``support`` names what it rests on (FET005 uses a floor).
-        trials: trials per candidate (trial 0 nominal, the others perturbed).
-        force: grip force per finger, N (wins over ``gripper:maxGripForce``).
-        friction: friction when none is bound in USD.
-        density: kg/m³ when no mass or density is authored.
-        scene: USD file holding ``support``.
-        support: prim the object rests on, in ``scene`` (also an obstacle when planning).
-        gripper_model: ``auto``, ``proxy`` or ``geometry`` (the planner's collision model).
-        jobs: worker processes; results do not depend on it.
-        seed: planning and simulation seed; the same seed gives the same report.
-        params: :class:`~usdgrip.grasping.physics.EvaluationParams` (``trials`` wins).
-        cache_dir: CoACD cache folder (default: the engine's).
-        stages: stages the caller has open, by asset path.
+        stages: stages the caller has open, by asset path (or a ``StageSource``).
         progress: ``progress(message, fraction)``.
         cancel: polled between candidates (as
-            :func:`~usdgrip.grasping.evaluation.evaluate_grasps`).
+            :func:`~usdgrip.grasping.grasp_evaluation.evaluate_grasps`).
+        **legacy: the old keywords (``trials=``, ``force=``, ``friction=``, ``density=``,
+            ``scene=``, ``support=``, ``table=``, ``gripper_model=``, ``jobs=``, ``seed=``,
+            ``params=``, ``cache_dir=``): :class:`EvaluationOptions`' fields, a shim for
+            one release; not with ``options``.
 
     Returns:
         A JSON-ready dict: ``format`` (:data:`REPORT_FORMAT`), ``object``, ``gripper``,
@@ -126,59 +98,44 @@ def evaluate_grasp_lines(
 
     Raises:
         GripperError: unreadable input, missing prim, an object without grasp lines or
-            without a mesh, a gripper prim that is not a site.
+            without a mesh, a gripper prim that is not a usable site.
         ValueError, TypeError: a bad option, naming it.
     """
     from usdgrip.contracts import GraspObject, GraspPlanningRequest
-    from usdgrip.grasping.backends.lines import (
-        name_lines,
-        parse_line_candidate_id,
-        summarize_line_evaluations,
+    from usdgrip.grasping.backends.line_proposals import LINE_SKIPS, summarize_line_evaluations
+    from usdgrip.grasping.grasp_evaluation import (
+        evaluate_grasps,
+        read_evaluation_inputs,
+        resolve_one_gripper,
     )
-    from usdgrip.grasping.evaluation import EvaluationOptions, evaluate_grasps
-    from usdgrip.grasping.planner import plan_grasps
-    from usdgrip.usd.grasp_lines import find_grasp_lines
-    from usdgrip.usd.stage import get_prim
+    from usdgrip.grasping.options import PlanningOptions
+    from usdgrip.grasping.planner import run_planning
 
-    if not isinstance(object, GeometryRef):
-        raise TypeError(f"object is {type(object).__name__}; expected a GeometryRef")
-    if not isinstance(gripper, GripperRef):
-        raise TypeError(f"gripper is {type(gripper).__name__}; expected a GripperRef")
+    if options is None and legacy.get("table") is None:  # FET005's floor, unless a support
+        legacy = {**legacy, "table": legacy.get("support") is None}
+    options = make_evaluation_options(options, legacy, "evaluate_grasp_lines")
+    object, gripper = resolve_one_gripper(object, gripper, inputs)
     if isinstance(candidates_per_line, bool) or not isinstance(candidates_per_line, int):
         raise TypeError(
             f"candidates_per_line is {type(candidates_per_line).__name__}; expected an integer"
         )
     if candidates_per_line < 1:
         raise ValueError(f"candidates_per_line is {candidates_per_line}; expected >= 1")
-    if table is None:
-        table = support is None
-    keywords = {
-        "trials": trials, "force": force, "friction": friction, "density": density,
-        "scene": scene, "support": support, "table": table, "gripper_model": gripper_model,
-        "jobs": jobs, "seed": seed, "params": params, "cache_dir": cache_dir,
-    }  # fmt: skip
-    EvaluationOptions(**keywords)  # bad options are refused before anything is read
     started = time.perf_counter()
-    source = StageSource(stages)
-    files = dict.fromkeys([object.asset_path, gripper.asset_path, *filter(None, [scene])])
-    opened = {file: source.open(file) for file in files}
-    prim_path = str(get_prim(opened[object.asset_path], object.prim_path).GetPath())
-    try:
-        found = find_grasp_lines(opened[object.asset_path])
-    except GripperError as exc:
-        raise GripperError(f"{object.asset_path}: {exc}") from None
-    lines = select_object_lines(found, prim_path)
+    inputs = read_evaluation_inputs(object, [gripper], options, inputs, stages)
+    obj = inputs.object
+    lines = obj.listed_lines
     if not lines:
         raise GripperError(
-            f"{object.asset_path}: <{prim_path}> has no grasp vector line ({_NO_LINES}); "
+            f"{object.asset_path}: <{obj.prim_path}> has no grasp vector line ({NO_LINES}); "
             "nothing to prove"
         )
-    usable = [line for line in lines if line.is_usable]
-    parts = name_lines([line.name for line in usable])
+    usable = [line for line in lines if line.usable]
     report = progress or (lambda message, fraction: None)
     grasps: dict[str, Any] = {}
     physics = None
     warnings: tuple[str, ...] = ()
+    notes: tuple[Any, ...] = ()
     # The planner samples approaches around a line by its budget: plan at least the default
     # (every 5°, straight down included) and keep the best ``candidates_per_line``.
     planned_per_line = max(candidates_per_line, DEFAULT_CANDIDATES_PER_LINE)
@@ -187,38 +144,44 @@ def evaluate_grasp_lines(
             object=GraspObject(geometry=object),
             grippers=(gripper,),
             max_candidates_per_gripper=min(100_000, planned_per_line * len(usable)),
-            seed=seed,
+            seed=options.seed,
         )
-        planned = plan_grasps(
-            request,
-            scene=scene if support is not None else None,
+        planning = PlanningOptions(
             methods="lines",
-            support=support,
-            gripper_model=gripper_model,
-            stages=opened,
+            table=options.table,
+            support=options.support,
+            gripper_model=options.gripper_model,
+        )
+        planned, notes, _ = run_planning(
+            request,
+            options=planning,
+            scene=inputs.scene,
+            inputs=inputs,
             progress=lambda m, f: report(f"planning: {m}", _PLANNING_SHARE * f),
         )
         warnings = planned.metadata.warnings
-        planned = _keep_per_line(planned, candidates_per_line, parse_line_candidate_id)
+        planned = _keep_per_line(planned, candidates_per_line)
         if planned.grasps:
             evaluated = evaluate_grasps(
                 planned,
-                object,
-                stages=opened,
+                options=options,
+                inputs=inputs,
                 progress=lambda m, f: report(m, _PLANNING_SHARE + (1 - _PLANNING_SHARE) * f),
                 cancel=cancel,
-                **keywords,
             )
             grasps, physics = evaluated.grasps, evaluated.metadata.physics
             warnings = evaluated.metadata.warnings
     ids = list(grasps)
     verdicts = summarize_line_evaluations(
-        parts, [parse_line_candidate_id(i) for i in ids], ids, [grasps[i].physics for i in ids]
+        [line.path for line in usable],
+        [grasps[i].grasp_line for i in ids],
+        ids,
+        [grasps[i].physics for i in ids],
     )
-    by_part = dict(zip(parts, verdicts, strict=True))
+    by_path = {line.path: verdict for line, verdict in zip(usable, verdicts, strict=True)}
     records = []
     for line in lines:
-        verdict = by_part.get(parts[usable.index(line)]) if line in usable else None
+        verdict = by_path.get(line.path)
         held = grasps[verdict.held_by] if verdict is not None and verdict.held else None
         candidates = verdict.candidates if verdict else 0
         verdict_name = "held" if held is not None else "not_held" if candidates else "not_provable"
@@ -232,7 +195,7 @@ def evaluate_grasp_lines(
                 "outcomes": verdict.outcomes if verdict else {},
                 "held": held is not None,
                 "grasp": _describe_grasp(held) if held is not None else None,
-                "note": _explain_no_candidate(line, verdict, warnings),
+                "note": _explain_no_candidate(line, verdict, notes, LINE_SKIPS),
             }
         )
     held_lines = sum(record["held"] for record in records)
@@ -241,7 +204,7 @@ def evaluate_grasp_lines(
         "format_version": 1,
         "object": str(object),
         "gripper": str(gripper),
-        "pose_frame": prim_path,
+        "pose_frame": obj.prim_path,
         "candidates_per_line": candidates_per_line,
         "lines": records,
         "summary": {
@@ -256,12 +219,12 @@ def evaluate_grasp_lines(
     }
 
 
-def _keep_per_line(result: Any, count: int, line_of: Callable[[str], str | None]) -> Any:
-    """The result with at most ``count`` candidates per line, best first (the planner's order)."""
+def _keep_per_line(result: Any, count: int) -> Any:
+    """The result with at most ``count`` candidates per grasp line, best first."""
     kept: dict[str, Any] = {}
     per_line: dict[str | None, int] = {}
     for cid, candidate in result.grasps.items():
-        line = line_of(cid)
+        line = candidate.grasp_line
         if per_line.get(line, 0) < count:
             per_line[line] = per_line.get(line, 0) + 1
             kept[cid] = candidate
@@ -278,16 +241,17 @@ def _describe_grasp(candidate: Any) -> dict[str, Any]:
     }
 
 
-def _explain_no_candidate(line: Any, verdict: Any, warnings: tuple[str, ...]) -> str | None:
+def _explain_no_candidate(
+    line: Any, verdict: Any, notes: Sequence[Note], skip_codes: Sequence[str]
+) -> str | None:
     """Why a line has no candidate: its points, the backend's note on it, else the planner's."""
     if verdict is not None and verdict.candidates:
         return None
     if verdict is None:
         return "not two distinct finite points (GP.002): no closing direction"
-    marker = f"grasp line {verdict.line!r} "  # the lines backend's notes name the line so
-    for warning in warnings:
-        if marker in warning:
-            return warning.split(marker, 1)[1].removeprefix("skipped: ")
+    note = find_note(notes, skip_codes, line.path)
+    if note is not None:
+        return note.text
     return (
         "no grasp on it was planned (too wide, colliding, or the gripper skipped: see the warnings)"
     )

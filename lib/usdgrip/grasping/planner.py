@@ -1,77 +1,51 @@
 """Grasp planning: request in, ranked and collision-checked Isaac-Grasp candidates out.
 
-:func:`plan_grasps` reads the object (a USD asset and prim) and every gripper
-(a USD asset and the prim of its gripper site), proposes candidates with the
-backends that apply, drops the ones that do not fit or collide, ranks them and
-returns a :class:`~usdgrip.contracts.GraspPlanningResult`.
+:func:`plan_grasps` reads the object and every gripper once
+(:func:`usdgrip.grasping.inputs.read_grasp_inputs`, or takes the
+:class:`~usdgrip.grasping.inputs.GraspInputs` a caller read), proposes candidates with
+the backends that apply (:data:`usdgrip.grasping.backends.registry.BACKENDS`), drops the
+ones that do not fit or collide, ranks them and returns a
+:class:`~usdgrip.contracts.GraspPlanningResult`.
 
 Pipeline for each gripper, in request order:
 
-1. Proposals (``generation_method``):
-
-   - ``antipodal``: :func:`usdgrip.grasping.backends.antipodal.sample_antipodal_grasps` on the
-     object's ``UsdGeom.Mesh`` surface (all meshes under the object prim);
-     width = contact width; score = antipodality and width margin times the
-     approach quality (toward the centroid, away from the stage's authored up
-     axis, nothing of the object behind the palm).
-   - ``slots``: every valid GripperSlot of the object sampled on its own with
-     :func:`usdgrip.sampling.sample_gripper_groups`; slots of a group of two or
-     more (the hands of a two-handed grasp) are left out with a warning, since one
-     gripper on one of them does not hold the object (``usdgrip evaluate
-     --targets`` checks the group's hands together); the slot target frame is already a GraspGenX
-     grasp frame (X span/closing, Z forward/approach); width = the site's
-     max opening; score = ``1 - |s|/up_range - |θ|/slot_input_angle`` (1 at
-     the slot centre, untilted; 0 at a corner of the range).
-   - ``lines``: :func:`usdgrip.grasping.backends.lines.propose_lines` on the object's
-     SimReady grasp vector lines: +X along the line, centre at the midpoint of the
-     surfaces it lands on, width between them, approaches evenly around the line;
-     score = ``0.5 + 0.5 * approach quality``.
-
+1. Proposals (``generation_method``): each backend's ``propose``
+   (``antipodal`` on the object's mesh surface, ``slots`` on its GripperSlots, ``lines``
+   on its SimReady grasp vector lines; docs/planning.md has each one's score). Every
+   proposal carries its :class:`~usdgrip.grasping.provenance.Provenance` (backend, slot,
+   grasp line, diversity group) to the end.
 2. Fit: candidates wider than the site's max opening are dropped; a gripper
    whose max payload is below the object's ``mass_kg`` is skipped.
-3. Rank by score after soft non-maximum suppression over antipodal contact
-   pairs (the k-th approach of a pair times ``pair_decay ** k``), ties by id;
+3. Rank by score after soft non-maximum suppression over diversity groups (the k-th
+   approach of one contact pair or line times ``pair_decay ** k``), ties by id;
    the decay is applied again among the survivors and gives ``confidence``.
 4. Collision (:mod:`usdgrip.grasping.collision`), in rank order and in chunks until
    ``max_candidates_per_gripper`` survive (lower-ranked proposals are never
-   checked): the open gripper at the grasp pose against the object and the
-   scene obstacles; then the retreat check (the object attached to the
-   gripper, moved back along -approach by ``retreat_distance``). Each candidate
-   records the exclusions its checks used. The gripper's collision model is
-   its ``UsdPhysics.CollisionAPI`` prims, else a proxy
-   (:func:`read_gripper_model`).
+   checked): the open gripper at the grasp pose against the object, the scene
+   obstacles and the support (a grasp whose hand cuts the table is dropped); then the
+   retreat check (the object attached to the gripper, moved back along -approach by
+   ``retreat_distance``, excused from its support while it still rests on it).
 
 Frames: poses are ``T_M_G`` with M the object prim's world frame with its
 scale removed (:func:`usdgrip.frames.compute_rigid_part`), in metres; so
-``metadata.pose_frame`` is the object prim path. The gripper's own world pose
-in its file is irrelevant: only the geometry relative to the site's grasp
-frame is used.
+``metadata.pose_frame`` is the object prim path.
 
-Candidate ids: ``g_<h>_antipodal_<n>``, ``g_<h>_slots_<slot>_<n>`` and
-``g_<h>_lines_<line>_<n>``, with
-``<h>`` the first 8 hex digits of SHA-256 over the gripper's asset path (as
-given) and prim path, and ``<n>`` the proposal's index in its backend's output.
-They do not depend on the collision outcome, the ranking or the truncation,
-so an id names the same proposal in every later stage; the same request and
-seed give the same ids and poses.
-
-Randomness: one ``numpy.random.Generator`` per (seed, gripper, method), from
-``SeedSequence([seed, s, method index])``; backends never share a stream.
-``s`` (:func:`compute_stream_key`) hashes the gripper file's *name* and prim
-path, not its directory, so the same request gives the same grasps wherever
-the files live (another checkout, another machine, a CI clone); only the ids'
-``<h>`` keeps the full path, for uniqueness.
+Candidate ids: ``g_<h>_<backend>_<name>`` (``g_<h>_antipodal_<n>``,
+``g_<h>_slots_<slot>_<n>``, ``g_<h>_lines_<line>_<n>``) with ``<h>`` the first 8 hex
+digits of SHA-256 over the gripper's asset path (as given) and prim path; they do not
+depend on the collision outcome, the ranking or the truncation. Randomness: one
+``numpy.random.Generator`` per (seed, gripper, backend), from ``SeedSequence([seed, s,
+backend seed index])``; ``s`` (:func:`compute_stream_key`) hashes the gripper file's
+*name* and prim path, so the same request gives the same grasps wherever the files live.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -80,47 +54,35 @@ from usdgrip.contracts import (
     GraspPlanningMetadata,
     GraspPlanningRequest,
     GraspPlanningResult,
-    GripperRef,
 )
 from usdgrip.errors import GripperError
 from usdgrip.frames import compute_quaternion_wxyz
-from usdgrip.grasping.backends.antipodal import DEFAULT_CLEARANCE, propose_antipodal
-from usdgrip.grasping.backends.antipodal_approach import DEFAULT_PAIR_DECAY, compute_pair_decay
-from usdgrip.grasping.backends.antipodal_contacts import get_ray_backend
-from usdgrip.grasping.backends.lines import propose_lines
-from usdgrip.grasping.backends.slots import propose_slots
-from usdgrip.grasping.checking import _RankedChecker
-from usdgrip.grasping.methods import (
-    check_lines_usable,
-    check_slots_usable,
-    list_available_methods,
+from usdgrip.grasping.backends.antipodal_approach import compute_pair_decay
+from usdgrip.grasping.backends.registry import BACKENDS, list_applicable
+from usdgrip.grasping.checking import RankedChecker
+from usdgrip.grasping.inputs import (
+    GraspInputs,
+    Gripper,
+    ObjectInputs,
+    StageSource,
+    read_grasp_inputs,
 )
+from usdgrip.grasping.options import UNSET, OptionError, PlanningOptions
+from usdgrip.grasping.planning_scene import PlanningScene, build_scene
 from usdgrip.grasping.proposals import (
-    ObjectData,
-    _make_rng,
-    _Proposals,
+    Proposals,
+    ProposalSettings,
     compute_gripper_key,
     compute_stream_key,
-    parse_methods,
+    make_rng,
 )
-from usdgrip.grasping.reading import (
-    GRIPPER_MODELS,
-    StageSource,
-    _is_at_or_under,
-    read_gripper,
-    read_gripper_model,
-    read_object,
-    read_scene,
-)
-from usdgrip.site_limits import MAX_OPENING_M, get_max_opening_problem
+from usdgrip.grasping.provenance import Note, render_notes
 
 #: Proposals generated per kept candidate, so that collisions still leave enough.
 OVERSAMPLE = 3
-#: Default retreat distance along -approach, metres.
-DEFAULT_RETREAT_DISTANCE = 0.1
-#: Largest accepted retreat distance, metres (a larger value is a unit mistake
-#: and makes the collision checks meaningless or endless).
-MAX_RETREAT_DISTANCE = 10.0
+#: Proposals per kept candidate on a table: most approaches to an object lying on one come
+#: from the side or below and cut it, so each backend draws more.
+TABLE_OVERSAMPLE = 10
 #: Upper bound on proposals per backend and gripper (memory and time guard).
 MAX_PROPOSALS = 20_000
 
@@ -128,7 +90,262 @@ Progress = Callable[[str, float], None]
 """``progress(message, fraction_done)``; fraction in [0, 1]."""
 
 
-# --- orchestration -----------------------------------------------------------------------------
+class PlanningOutcome(NamedTuple):
+    """What :func:`run_planning` gives: the result, its notes as records, the inputs read."""
+
+    result: GraspPlanningResult
+    notes: tuple[Note, ...]
+    """``metadata.warnings`` as :class:`~usdgrip.grasping.provenance.Note` records."""
+    inputs: GraspInputs
+
+
+def plan_grasps(
+    request: GraspPlanningRequest,
+    scene: Any = None,
+    *,
+    methods: str | Sequence[str] | None = UNSET,
+    support: str | None = UNSET,
+    table: bool = UNSET,
+    retreat_distance: float = UNSET,
+    retreat_steps: int = UNSET,
+    clearance: float = UNSET,
+    gripper_model: str = UNSET,
+    ray_backend: str = UNSET,
+    pair_decay: float = UNSET,
+    progress: Progress | None = None,
+    stages: Mapping[str | os.PathLike[str], Any] | StageSource | None = None,
+    options: PlanningOptions | None = None,
+    inputs: GraspInputs | None = None,
+) -> GraspPlanningResult:
+    """Plan collision-checked grasp candidates for every gripper of ``request``.
+
+    Args:
+        request: object, grippers (in output order), candidate limit and seed.
+        scene: obstacles around the object: ``None`` (the object alone), a
+            :class:`~usdgrip.grasping.collision.CollisionScene` (the object is added for
+            the run and removed afterwards; it must not contain the object), or a USD file
+            path read with the inputs, leaving out the shapes at or under the object prim
+            (the object itself, when the file contains it; a warning says so).
+        methods: backends to run (``"antipodal,slots,lines"`` or a sequence); ``None``:
+            every backend that applies.
+        support: the scene obstacle (prim path) the object rests on; the retreat check
+            excuses object-support contact while the object still rests there.
+        table: the object rests on a plane just under its lowest point along the stage's
+            up axis (an obstacle: grasps whose hand cuts it are dropped; and its support).
+        retreat_distance: metres to move back along -approach with the object.
+        retreat_steps: poses sampled along the retreat (>= 1).
+        clearance: antipodal opening kept free beyond the contact width, metres.
+        gripper_model: ``auto``, ``proxy`` or ``geometry``.
+        ray_backend: antipodal ray casting: ``auto``, ``embree`` or ``triangle``.
+        pair_decay: soft-NMS factor in (0, 1]; 1: off.
+        progress: optional ``progress(message, fraction)`` callback.
+        stages: ``Usd.Stage`` objects the caller has open, keyed by the asset path the
+            request (or ``scene``) names, or a :class:`StageSource`; those files are not
+            opened again. Every other file is opened once per call.
+        options: the planning options as one record (not with the keywords above).
+        inputs: the object, grippers and support already read
+            (:func:`~usdgrip.grasping.inputs.read_grasp_inputs`, with the same object,
+            grippers, scene file, support and gripper model); nothing is read again.
+
+    Returns:
+        The result: entries best-first per gripper, grippers in request order;
+        ``metadata.warnings`` says what was skipped and why nothing survived.
+
+    Raises:
+        GripperError: unreadable object or gripper file, missing prim, a gripper prim that
+            is not a site, no usable gripper left
+            (:func:`~usdgrip.grasping.inputs.find_gripper_problem`), an object without
+            what an asked-for backend needs (or nothing any backend can use), a mesh
+            that does not bound a solid when antipodal runs.
+        ValueError: bad options (:class:`PlanningOptions`), an unknown support.
+        TypeError: ``request`` is not a :class:`GraspPlanningRequest`; options with keywords.
+    """
+    keywords = {
+        "methods": methods, "support": support, "table": table,
+        "retreat_distance": retreat_distance, "retreat_steps": retreat_steps,
+        "clearance": clearance, "gripper_model": gripper_model, "ray_backend": ray_backend,
+        "pair_decay": pair_decay,
+    }  # fmt: skip
+    given = {name: value for name, value in keywords.items() if value is not UNSET}
+    if options is None:
+        options = PlanningOptions(**given)
+    elif given:
+        raise TypeError(
+            f"plan_grasps: pass options=PlanningOptions(...) or the keywords "
+            f"{', '.join(sorted(given))}, not both"
+        )
+    return run_planning(
+        request, options=options, scene=scene, inputs=inputs, stages=stages, progress=progress
+    ).result
+
+
+def run_planning(
+    request: GraspPlanningRequest,
+    *,
+    options: PlanningOptions,
+    scene: Any = None,
+    inputs: GraspInputs | None = None,
+    stages: Mapping[str | os.PathLike[str], Any] | StageSource | None = None,
+    progress: Progress | None = None,
+) -> PlanningOutcome:
+    """:func:`plan_grasps` with its notes as records (what a caller reacting to them reads).
+
+    Raises:
+        As :func:`plan_grasps`.
+    """
+    if not isinstance(request, GraspPlanningRequest):
+        raise TypeError(
+            f"request is {type(request).__name__}; expected a GraspPlanningRequest "
+            "(usdgrip.GraspPlanningRequest(object=..., grippers=[...]))"
+        )
+    if not isinstance(options, PlanningOptions):
+        raise TypeError(f"options is {type(options).__name__}; expected PlanningOptions")
+    started = time.perf_counter()
+    report = progress or (lambda message, fraction: None)
+    scene_file = os.fspath(scene) if isinstance(scene, str | os.PathLike) else None
+    if inputs is None:
+        report(f"reading object {request.object.geometry}", 0.0)
+        inputs = read_grasp_inputs(
+            request.object.geometry,
+            request.grippers,
+            table=options.table,
+            scene=scene_file,
+            support=options.support,
+            gripper_model=options.gripper_model,
+            stages=stages,
+        )
+    else:
+        _check_inputs(inputs, request, options, scene_file)
+    run = PlanningRun()
+    chosen = choose_methods(inputs.object, options.requested, run)
+    world = build_scene(inputs, scene, options.support)
+    run.notes.extend(world.notes)
+    try:
+        for index, ref in enumerate(request.grippers):
+            gripper = inputs.find_gripper(ref)
+            share = 0.05 + 0.95 * index / len(request.grippers)
+            step = 0.95 / len(request.grippers)
+            if not _check_gripper(gripper, request.object.mass_kg, run):
+                continue
+            run.models_used.append(gripper.collision_model.source)
+            proposals = propose(request, gripper, inputs, chosen, options, run, share, report)
+            if not len(proposals):
+                continue
+            proposals = rank(fit(proposals, gripper, run), options.pair_decay)
+            kept, exclusions = check(
+                proposals, gripper, inputs.object, world, request, options, run, share, step,
+                report,
+            )  # fmt: skip
+            if not kept:
+                run.note(
+                    "no_candidate", gripper, "no candidate survived the fit and collision checks"
+                )
+                continue
+            run.grasps.update(build_candidates(gripper, proposals, kept, exclusions, options))
+    finally:
+        for added in world.added:  # the object and the table leave the caller's scene as it was
+            world.scene.remove(added)
+    report("done", 1.0)
+    result = build_result(request, inputs, chosen, world.obstacles, options, run, started)
+    return PlanningOutcome(result, tuple(run.notes), inputs)
+
+
+@dataclass
+class PlanningRun:
+    """What one planning run accumulates across grippers."""
+
+    notes: list[Note] = field(default_factory=list)
+    grasps: dict[str, GraspCandidate] = field(default_factory=dict)
+    models_used: list[str] = field(default_factory=list)
+    fallback_noted: bool = False
+
+    def note(self, code: str, gripper: Gripper, text: str) -> None:
+        """Add a note about ``gripper`` (rendered ``gripper FILE:/Site: text``)."""
+        self.notes.append(Note(code, str(gripper.ref), text, (gripper.label,)))
+
+
+def _check_inputs(
+    inputs: GraspInputs, request: GraspPlanningRequest, options: PlanningOptions, scene: str | None
+) -> None:
+    """Refuse inputs read for another object, gripper model, scene or support."""
+    if not isinstance(inputs, GraspInputs):
+        raise TypeError(f"inputs is {type(inputs).__name__}; expected GraspInputs")
+    geometry = request.object.geometry
+    if inputs.object.geometry != geometry:
+        raise ValueError(
+            f"the inputs were read for {inputs.object.geometry}, not the request's object "
+            f"{geometry}"
+        )
+    for ref in request.grippers:
+        inputs.find_gripper(ref)
+    if inputs.gripper_model != options.gripper_model:
+        raise ValueError(
+            f"the inputs were read with gripper model {inputs.gripper_model!r}; the options "
+            f"ask for {options.gripper_model!r}"
+        )
+    if scene is not None and scene != inputs.scene:
+        raise ValueError(f"scene {scene!r}: the inputs were read with scene {inputs.scene!r}")
+    scene_of_support = inputs.support.scene if options.support is not None else None
+    inputs.check_support(options.table, scene_of_support, options.support)
+
+
+def choose_methods(
+    obj: ObjectInputs, requested: tuple[str, ...] | None, run: PlanningRun
+) -> tuple[str, ...]:
+    """The backends to run: the asked-for ones (each must apply), else every one that applies.
+
+    Raises:
+        GripperError: an asked-for backend without its input, or none that applies, or a
+            backend refusing the object (a mesh that does not bound a solid for antipodal).
+    """
+    asset = obj.geometry.asset_path
+    if requested is not None:
+        for name in requested:
+            reason = BACKENDS[name].applies(obj) or BACKENDS[name].refuse(obj, True)
+            if reason is not None:
+                raise GripperError(f"{asset}: {reason}")
+        chosen = requested
+    else:
+        chosen = list_applicable(obj)
+        if not chosen:
+            why = "; ".join(note.render() for note in obj.notes)
+            raise GripperError(
+                f"{asset}: <{obj.prim_path}> has no mesh and no GripperSlots; nothing to "
+                f"plan from ({why})"
+            )
+        for name in chosen:
+            reason = BACKENDS[name].refuse(obj, False)
+            if reason is not None:
+                raise GripperError(f"{asset}: {reason}")
+    run.notes.extend(note.within(obj.label) for note in obj.notes)
+    if requested is None:
+        run.notes.extend(
+            Note("backend_skipped", name, record.skip_note, (obj.label,))
+            for name, record in BACKENDS.items()
+            if record.skip_note and name not in chosen
+        )
+    return chosen
+
+
+def _check_gripper(gripper: Gripper, mass: float | None, run: PlanningRun) -> bool:
+    """Whether a gripper can be planned for; if not, a note says why it is skipped."""
+    run.notes.extend(gripper.notes)
+    if gripper.skipped is not None:
+        run.notes.append(gripper.skipped)
+        return False
+    site = gripper.site
+    payload = site.max_payload
+    if mass is not None and payload is not None and np.isfinite(payload) and mass > payload:
+        run.note(
+            "payload_exceeded",
+            gripper,
+            f"skipped: object mass {mass:g} kg exceeds the gripper's max payload {payload:g} kg "
+            f"({site.max_payload_source})",
+        )
+        return False
+    if gripper.collision_model.source == "proxy" and gripper.pad_note is not None:
+        run.notes.append(gripper.pad_note)
+    return True
 
 
 def _fallback_warning(asked: str) -> str:
@@ -143,401 +360,110 @@ def _fallback_warning(asked: str) -> str:
     )
 
 
-def plan_grasps(
-    request: GraspPlanningRequest,
-    scene: Any = None,
-    *,
-    methods: str | Sequence[str] | None = None,
-    support: str | None = None,
-    retreat_distance: float = DEFAULT_RETREAT_DISTANCE,
-    retreat_steps: int = 5,
-    clearance: float = DEFAULT_CLEARANCE,
-    gripper_model: str = "auto",
-    ray_backend: str = "auto",
-    pair_decay: float = DEFAULT_PAIR_DECAY,
-    progress: Progress | None = None,
-    stages: Mapping[str | os.PathLike[str], Any] | None = None,
-) -> GraspPlanningResult:
-    """Plan collision-checked grasp candidates for every gripper of ``request``.
-
-    Args:
-        request: object, grippers (in output order), candidate limit and seed.
-        scene: obstacles around the object: ``None`` (the object alone), a
-            :class:`~usdgrip.grasping.collision.CollisionScene` (the object is added for
-            the run and removed afterwards), or a USD file path read with
-            :meth:`CollisionScene.from_usd`, leaving out the shapes at or under the
-            object prim (the object itself, when the file contains it; a warning
-            says so). A CollisionScene must not contain the object itself.
-        methods: backends to run (``"antipodal,slots,lines"`` or a sequence); ``None``
-            runs every backend that applies (antipodal when the object has a
-            mesh, slots when it has GripperSlots, lines when it has grasp vector
-            lines and a mesh).
-        support: name (prim path) of the scene obstacle the object rests on; the
-            retreat check ignores object-support contact while the object still
-            rests there.
-        retreat_distance: metres to move back along -approach with the object, in
-            ``(0, MAX_RETREAT_DISTANCE]``.
-        retreat_steps: poses sampled along the retreat (>= 1).
-        clearance: antipodal opening kept free beyond the contact width, metres, in
-            ``[0, MAX_OPENING_M]``.
-        gripper_model: ``auto``, ``proxy`` or ``geometry`` (see :func:`read_gripper_model`).
-        ray_backend: antipodal ray casting: ``auto`` (Embree when ``embreex`` is
-            importable), ``embree`` or ``triangle`` (trimesh's pure-python
-            fallback, ~25x slower). A warning says when the fallback was used.
-        pair_decay: soft-NMS factor in (0, 1]: the k-th candidate of one antipodal
-            contact pair has its confidence multiplied by ``pair_decay ** k``
-            (:func:`~usdgrip.grasping.backends.antipodal_approach.compute_pair_decay`); 1: off.
-        progress: optional ``progress(message, fraction)`` callback.
-        stages: ``Usd.Stage`` objects the caller has open, keyed by the asset path
-            the request (or ``scene``) names; those files are not opened again.
-            Every other file is opened once per call.
-
-    Returns:
-        The result: entries best-first per gripper, grippers in request order;
-        ``metadata.warnings`` says what was skipped and why nothing survived.
-
-    Raises:
-        GripperError: unreadable object or gripper file, missing prim, a gripper
-            prim that is not a site, a max opening above ``MAX_OPENING_M`` (2 m),
-            an object without a mesh when antipodal is required (explicitly, or
-            because it has no slots either), an object without a usable
-            GripperSlot when slots is asked for, an object without a usable grasp
-            vector line (or mesh) when lines is asked for, or a mesh that does not
-            bound a solid when antipodal runs.
-        ValueError: bad ``methods``, ``support``, distances or counts.
-        TypeError: ``request`` is not a :class:`GraspPlanningRequest`.
-    """
-    if not isinstance(request, GraspPlanningRequest):
-        raise TypeError(
-            f"request is {type(request).__name__}; expected a GraspPlanningRequest "
-            "(usdgrip.GraspPlanningRequest(object=..., grippers=[...]))"
-        )
-    started = time.perf_counter()
-    report = progress or (lambda message, fraction: None)
-    options = _check_options(
-        methods, support, gripper_model, retreat_distance, retreat_steps, clearance, ray_backend,
-        pair_decay,
-    )  # fmt: skip
-    run = PlanningRun(stages=StageSource(stages))
-    inputs = read_inputs(request, scene, options, run, report)
-    try:
-        for index, (gripper, site) in enumerate(zip(request.grippers, inputs.sites, strict=True)):
-            share = 0.05 + 0.95 * index / len(inputs.sites)
-            step = 0.95 / len(inputs.sites)
-            label = f"gripper {gripper}"
-            if not _check_gripper(label, site, request.object.mass_kg, run):
-                continue
-            model = read_gripper_model(gripper, site, options.gripper_model, run.stages)
-            run.models_used.append(model.source)
-            proposals = propose(request, gripper, site, inputs, options, run, label, share, report)
-            if not len(proposals):
-                continue
-            proposals = rank(fit(proposals, site.max_opening, label, run), options.pair_decay)
-            kept, exclusions = check(
-                proposals, model, inputs, request, options, run, label, share, step, report
-            )
-            if not kept:
-                run.warnings.append(f"{label}: no candidate survived the fit and collision checks")
-                continue
-            run.grasps.update(build_candidates(gripper, proposals, kept, exclusions, options))
-    finally:
-        if inputs.object_id is not None:
-            inputs.scene.remove(inputs.object_id)
-    report("done", 1.0)
-    return build_result(request, inputs, options, run, time.perf_counter() - started)
-
-
-@dataclass(frozen=True)
-class PlanningOptions:
-    """``plan_grasps``' checked keyword arguments."""
-
-    requested: tuple[str, ...] | None
-    support: str | None
-    gripper_model: str
-    retreat_distance: float
-    retreat_steps: int
-    clearance: float
-    ray_backend: str
-    rays: str
-    """The ray backend that runs (``ray_backend`` resolved)."""
-    pair_decay: float
-
-
-@dataclass
-class PlanningRun:
-    """What one planning run accumulates across grippers."""
-
-    stages: StageSource
-    warnings: list[str] = field(default_factory=list)
-    grasps: dict[str, GraspCandidate] = field(default_factory=dict)
-    models_used: list[str] = field(default_factory=list)
-    fallback_noted: bool = False
-
-
-@dataclass
-class PlanningInputs:
-    """What the read step gives the others: the object, the methods, the sites, the scene."""
-
-    obj: ObjectData
-    chosen: tuple[str, ...]
-    sites: list[Any]
-    scene: Any
-    support_id: Any
-    object_id: Any
-
-
-def _check_options(
-    methods, support, gripper_model, retreat_distance, retreat_steps, clearance, ray_backend,
-    pair_decay,
-) -> PlanningOptions:  # fmt: skip
-    """Check ``plan_grasps``' options before any file is read (ValueError naming the option)."""
-    requested = parse_methods(methods)
-    if gripper_model not in GRIPPER_MODELS:
-        raise ValueError(
-            f"gripper model {gripper_model!r}; expected one of {', '.join(GRIPPER_MODELS)}"
-        )
-    if not (math.isfinite(retreat_distance) and 0 < retreat_distance <= MAX_RETREAT_DISTANCE):
-        raise ValueError(
-            f"retreat distance is {retreat_distance!r} m; expected a finite value in "
-            f"(0, {MAX_RETREAT_DISTANCE:g}] m"
-        )
-    if not (math.isfinite(clearance) and 0 <= clearance <= MAX_OPENING_M):
-        raise ValueError(
-            f"clearance is {clearance!r} m; expected a finite value in [0, {MAX_OPENING_M:g}] m"
-        )
-    rays = get_ray_backend(ray_backend)  # ValueError for an unknown or unavailable backend
-    if not (math.isfinite(pair_decay) and 0 < pair_decay <= 1):
-        raise ValueError(f"pair decay is {pair_decay!r}; expected a value in (0, 1]")
-    return PlanningOptions(
-        requested, support, gripper_model, retreat_distance, retreat_steps, clearance,
-        ray_backend, rays, pair_decay,
-    )  # fmt: skip
-
-
-def read_inputs(
-    request: GraspPlanningRequest,
-    scene: Any,
-    options: PlanningOptions,
-    run: PlanningRun,
-    report: Progress,
-) -> PlanningInputs:
-    """Read step: the object, every gripper's site and the scene, the object added to it.
-
-    Every gripper is read before any work, so a bad gripper file fails first.
-    """
-    from usdgrip.grasping.collision import Shape
-
-    requested = options.requested
-    geometry = request.object.geometry
-    report(f"reading object {geometry}", 0.0)
-    antipodal_needed = requested is not None and "antipodal" in requested
-    lines_needed = requested is not None and "lines" in requested
-    obj = read_object(
-        geometry.asset_path,
-        geometry.prim_path,
-        need_mesh=antipodal_needed or lines_needed,
-        check_closed=requested is None or antipodal_needed,
-        stages=run.stages,
-    )
-    if requested is not None and "slots" in requested:
-        check_slots_usable(obj, geometry.asset_path)
-    if lines_needed:
-        check_lines_usable(obj, geometry.asset_path)
-    if requested is None and not list_available_methods(obj):
-        raise GripperError(
-            f"{geometry.asset_path}: <{obj.prim_path}> has no mesh and no GripperSlots; nothing "
-            f"to plan from ({'; '.join(obj.notes)})"
-        )
-    chosen = requested if requested is not None else list_available_methods(obj)
-    run.warnings.extend(f"object {geometry}: {note}" for note in obj.notes)
-    if requested is None and "antipodal" not in chosen:
-        run.warnings.append(f"object {geometry}: antipodal skipped (no mesh)")
-    sites = []
-    for gripper in request.grippers:
-        report(f"reading gripper {gripper}", 0.02)
-        site = read_gripper(gripper, run.stages)
-        if site.max_opening is not None and site.max_opening > MAX_OPENING_M:
-            # An absurd opening gives an absurd gripper model (collision checks never end).
-            raise GripperError(
-                f"{gripper.asset_path}: <{gripper.prim_path}>: "
-                f"{get_max_opening_problem(site.max_opening, site.max_opening_source)}; "
-                "not planning with it"
-            )
-        sites.append(site)
-    collision_scene = read_scene(scene, run.stages)
-    if isinstance(scene, str | Path):  # read here: leave the object itself out of its obstacles
-        own = [
-            oid
-            for oid in collision_scene.obstacle_ids
-            if _is_at_or_under(collision_scene.name_of(oid), obj.prim_path)
-        ]
-        for oid in own:
-            collision_scene.remove(oid)
-        if own:
-            run.warnings.append(
-                f"scene {scene}: {len(own)} shape(s) at or under the object <{obj.prim_path}> "
-                "left out of the obstacles (the object itself)"
-            )
-    support_id = collision_scene.find(options.support) if options.support is not None else None
-    object_id = None
-    if obj.vertices is not None:  # last: plan_grasps removes it again whatever happens next
-        object_id = collision_scene.add_obstacle(
-            Shape.mesh(obj.vertices, obj.faces, name=obj.prim_path),
-            obj.world_frame,
-            name=obj.prim_path,
-        )
-    return PlanningInputs(obj, chosen, sites, collision_scene, support_id, object_id)
-
-
-def _check_gripper(label: str, site: Any, mass: float | None, run: PlanningRun) -> bool:
-    """Whether a gripper can be planned for; if not, a warning says why it is skipped."""
-    run.warnings.extend(f"{label}: site: {note}" for note in site.warnings)
-    if site.grasp_frame is None:
-        run.warnings.append(f"{label}: skipped: the site has no usable forward axis")
-        return False
-    opening = site.max_opening
-    if opening is None or not (math.isfinite(opening) and opening > 0):
-        run.warnings.append(
-            f"{label}: skipped: max opening is {opening!r}; expected a finite value > 0 m"
-        )
-        return False
-    payload = site.max_payload
-    too_heavy = (
-        mass is not None and payload is not None and math.isfinite(payload) and mass > payload
-    )
-    if too_heavy:
-        run.warnings.append(
-            f"{label}: skipped: object mass {mass:g} kg exceeds the gripper's max "
-            f"payload {payload:g} kg ({site.max_payload_source})"
-        )
-        return False
-    return True
+def count_proposals(request: GraspPlanningRequest, options: PlanningOptions) -> int:
+    """Proposals each backend draws per gripper."""
+    factor = TABLE_OVERSAMPLE if options.table else OVERSAMPLE
+    return min(MAX_PROPOSALS, factor * request.max_candidates_per_gripper)
 
 
 def propose(
     request: GraspPlanningRequest,
-    gripper: GripperRef,
-    site: Any,
-    inputs: PlanningInputs,
+    gripper: Gripper,
+    inputs: GraspInputs,
+    chosen: Sequence[str],
     options: PlanningOptions,
     run: PlanningRun,
-    label: str,
     share: float,
     report: Progress,
-) -> _Proposals:
+) -> Proposals:
     """Propose step: every chosen backend's proposals for one gripper, in frame M."""
-    obj, opening = inputs.obj, site.max_opening
-    count = min(MAX_PROPOSALS, OVERSAMPLE * request.max_candidates_per_gripper)
-    key, stream = compute_gripper_key(gripper), compute_stream_key(gripper)
-    proposals = _Proposals()
-    pad = site.grip_line.length if site.grip_line is not None else None
-    pad = pad if pad is not None and 0 < pad < opening else None
-    for method in inputs.chosen:
-        report(f"{label}: {method} proposals", share)
-        if method == "antipodal":
-            if obj.vertices is None:
-                run.warnings.append(f"{label}: antipodal: object has no mesh")
-                continue
-            if not opening > options.clearance:
-                raise GripperError(
-                    f"{label}: max opening {opening:g} m ({site.max_opening_source}) is not above "
-                    f"the antipodal clearance {options.clearance:g} m (the opening kept free "
-                    f"beyond the contact width; default {DEFAULT_CLEARANCE:g} m); expected a max "
-                    "opening > clearance (check the gripper's max opening, in metres; "
-                    "plan_grasps(clearance=...) sets the clearance)"
-                )
-            ids, poses, widths, scores, groups = propose_antipodal(
-                obj,
-                opening,
-                count=count,
-                rng=_make_rng(request.seed, stream, method),
-                key=key,
-                clearance=options.clearance,
-                pad_width=pad,
-                ray_backend=options.rays,
-            )
-            if options.rays == "triangle" and not run.fallback_noted:
-                run.fallback_noted = True
-                run.warnings.append(_fallback_warning(options.ray_backend))
-        elif method == "lines":
-            ids, poses, widths, scores, groups, notes = propose_lines(
-                obj, opening, count=count, key=key
-            )
-            run.warnings.extend(f"{label}: lines: {n}" for n in notes)
-        else:  # asked-for slots exist and some are usable (check_slots_usable)
-            ids, poses, widths, scores, notes = propose_slots(
-                obj, opening, count=count, seed=request.seed, key=key, stream=stream
-            )
-            groups = None
-            run.warnings.extend(f"{label}: slots: {n}" for n in notes)
-        if not ids:
-            run.warnings.append(f"{label}: {method} produced no proposals")
+    obj = inputs.object
+    count = count_proposals(request, options)
+    key, stream = compute_gripper_key(gripper.ref), compute_stream_key(gripper.ref)
+    normal = obj.lift_up if inputs.support.kind == "table" else obj.up
+    settings = ProposalSettings(options.clearance, options.rays, normal)
+    proposals = Proposals()
+    for name in chosen:
+        backend = BACKENDS[name]
+        report(f"{gripper.label}: {name} proposals", share)
+        rng = make_rng(request.seed, stream, backend.seed_index)
+        batch = backend.propose(obj, gripper, count=count, rng=rng, settings=settings)
+        if name == "antipodal" and options.rays == "triangle" and not run.fallback_noted:
+            run.fallback_noted = True
+            run.notes.append(Note("slow_rays", "antipodal", _fallback_warning(options.ray_backend)))
+        run.notes.extend(note.within(gripper.label, name) for note in batch.notes)
+        if not batch.names:
+            run.note("no_proposals", gripper, f"{name} produced no proposals")
             continue
-        proposals.extend(ids, method, poses, widths, scores, groups)
+        proposals.extend(key, backend, batch)
     return proposals
 
 
-def fit(proposals: _Proposals, opening: float, label: str, run: PlanningRun) -> _Proposals:
-    """Fit step: drop the proposals wider than the max opening (a warning counts them)."""
+def fit(proposals: Proposals, gripper: Gripper, run: PlanningRun) -> Proposals:
+    """Fit step: drop the proposals wider than the max opening (a note counts them)."""
+    opening = gripper.max_opening
     fits = np.array(proposals.widths) <= opening * (1 + 1e-9)
     if fits.all():
         return proposals
-    run.warnings.append(
-        f"{label}: {int((~fits).sum())} proposals wider than max opening {opening:g} m dropped"
+    run.note(
+        "too_wide",
+        gripper,
+        f"{int((~fits).sum())} proposals wider than max opening {opening:g} m dropped",
     )
     return proposals.keep(fits)
 
 
-def rank(proposals: _Proposals, pair_decay: float) -> _Proposals:
-    """Rank step: best first by soft-NMS score over contact pairs, ties by id."""
+def rank(proposals: Proposals, pair_decay: float) -> Proposals:
+    """Rank step: best first by soft-NMS score over diversity groups, ties by id."""
     scores = compute_pair_decay(proposals.scores, proposals.groups, pair_decay)
     order = sorted(range(len(proposals)), key=lambda i: (-scores[i], proposals.ids[i]))
     return proposals.keep_order(order)
 
 
 def check(
-    proposals: _Proposals,
-    model: Any,
-    inputs: PlanningInputs,
+    proposals: Proposals,
+    gripper: Gripper,
+    obj: ObjectInputs,
+    world: PlanningScene,
     request: GraspPlanningRequest,
     options: PlanningOptions,
     run: PlanningRun,
-    label: str,
     share: float,
     step: float,
     report: Progress,
 ) -> tuple[list[int], dict[int, tuple[str, ...]]]:
     """Check step: collision-check ranked proposals until the budget is filled.
 
-    Proposals below the last kept one are never checked. Returns the kept rows
-    (rank order) and the exclusions each one's checks used.
+    Proposals below the last kept one are never checked. Returns the kept rows (rank
+    order) and the exclusions each one's checks used.
     """
-    checker = _RankedChecker(
-        inputs.scene, model, inputs.obj.world_frame, inputs.object_id, inputs.support_id,
-        options.retreat_distance, options.retreat_steps,
+    checker = RankedChecker(
+        world.scene, gripper.collision_model, obj.world_frame, world.object_id,
+        world.support_id, options.retreat_distance, options.retreat_steps,
     )  # fmt: skip
     kept, exclusions = checker.run(
         proposals,
         request.max_candidates_per_gripper,
         lambda done, total: report(
-            f"{label}: collision checks ({done}/{total} proposals)",
+            f"{gripper.label}: collision checks ({done}/{total} proposals)",
             share + step * (0.1 + 0.9 * done / max(total, 1)),
         ),
     )
-    run.warnings.extend(f"{label}: {text}" for text in checker.summaries())
+    for text in checker.summaries():
+        run.note("collisions", gripper, text)
     return kept, exclusions
 
 
 def build_candidates(
-    gripper: GripperRef,
-    proposals: _Proposals,
+    gripper: Gripper,
+    proposals: Proposals,
     kept: list[int],
     exclusions: dict[int, tuple[str, ...]],
     options: PlanningOptions,
 ) -> dict[str, GraspCandidate]:
     """Result step for one gripper: the survivors as candidates, best first.
 
-    Soft-NMS again among the survivors: a pair whose best approach collided is
+    Soft-NMS again among the survivors: a group whose best approach collided is
     not penalised for it; the decayed score is the ``confidence``.
     """
     confidence = compute_pair_decay(
@@ -550,11 +476,12 @@ def build_candidates(
     candidates = {}
     for row, (i, j) in enumerate(zip(order, final, strict=True)):
         cid = proposals.ids[i]
+        origin = proposals.provenance[i]
         candidates[cid] = GraspCandidate(
             candidate_id=cid,
-            gripper=gripper,
+            gripper=gripper.ref,
             confidence=float(confidence[j]),
-            generation_method=proposals.methods[i],
+            generation_method=origin.method,
             position=tuple(float(v) for v in poses[row, :3, 3]),
             orientation={
                 "w": float(quaternions[row, 0]),
@@ -562,34 +489,51 @@ def build_candidates(
             },
             width=float(proposals.widths[i]),
             exclusions=exclusions[i],
+            slot=origin.slot,
+            grasp_line=origin.grasp_line,
+            group=origin.group,
         )
     return candidates
 
 
 def build_result(
     request: GraspPlanningRequest,
-    inputs: PlanningInputs,
+    inputs: GraspInputs,
+    chosen: Sequence[str],
+    obstacles: int,
     options: PlanningOptions,
     run: PlanningRun,
-    runtime: float,
+    started: float,
 ) -> GraspPlanningResult:
     """Result step: the candidates and the metadata saying how they were made."""
     import usdgrip
 
-    proposal_count = min(MAX_PROPOSALS, OVERSAMPLE * request.max_candidates_per_gripper)
+    support = inputs.support
+    support_text = support.prim if support.kind == "prim" else support.kind
     mode = (
-        f"methods={','.join(inputs.chosen)}; proposals_per_method={proposal_count}; "
+        f"methods={','.join(chosen)}; proposals_per_method={count_proposals(request, options)}; "
         f"clearance_m={options.clearance:g}; retreat_m={options.retreat_distance:g}; "
         f"retreat_steps={options.retreat_steps}; "
         f"gripper_models={','.join(run.models_used) or 'none'}; "
-        f"scene_obstacles={len(inputs.scene.obstacle_ids)}; support={options.support or 'none'}"
+        f"scene_obstacles={obstacles}; support={support_text}"
     )
     metadata = GraspPlanningMetadata(
         upstream_revision=f"usdgrip {usdgrip.__version__}",
         seed=request.seed,
-        runtime_seconds=runtime,
-        pose_frame=inputs.obj.prim_path,
+        runtime_seconds=time.perf_counter() - started,
+        pose_frame=inputs.object.prim_path,
         generation_mode=mode,
-        warnings=tuple(run.warnings),
+        warnings=render_notes(run.notes),
     )
     return GraspPlanningResult(grasps=run.grasps, metadata=metadata)
+
+
+__all__ = [
+    "MAX_PROPOSALS",
+    "OVERSAMPLE",
+    "OptionError",
+    "PlanningOptions",
+    "PlanningOutcome",
+    "plan_grasps",
+    "run_planning",
+]

@@ -1,102 +1,160 @@
-"""What flows between the planner's steps: the object's data, proposals, ids and seeds."""
+"""What flows between the planner's steps: backend records, their proposals, ids and seeds.
+
+A planning backend is one :class:`Backend` record (name, when it applies, ``propose``)
+in :data:`usdgrip.grasping.backends.registry.BACKENDS`; its ``propose`` returns one
+:class:`ProposalBatch` (arrays aligned on axis 0). The planner gathers the batches of
+one gripper into :class:`Proposals`, where every row carries its
+:class:`~usdgrip.grasping.provenance.Provenance` through fit, ranking and checks.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
-from usdgrip.contracts import (
-    GripperRef,
-)
-from usdgrip.frames import Mat4, Poses
+from usdgrip.contracts import GripperRef
+from usdgrip.frames import Poses
+from usdgrip.grasping.provenance import Note, Provenance
 
-#: Backends, in the order they run for each gripper (append only: the index seeds streams).
-METHODS = ("antipodal", "slots", "lines")
+
+class ProposalSettings(NamedTuple):
+    """The planning options a backend may read (checked by ``PlanningOptions``)."""
+
+    clearance: float
+    """Antipodal opening kept free beyond the contact width, metres."""
+    ray_backend: str
+    """Resolved antipodal ray caster: ``embree`` or ``triangle``."""
+    support_normal: NDArray[np.float64] | None = None
+    """(3,) upward normal of what the object rests on, in M: the table's, else the stage's
+    authored up axis; ``None`` without either (no support term in the approach ranking)."""
+
+
+class ProposalBatch(NamedTuple):
+    """One backend's proposals for one gripper, in the object frame M (rows aligned)."""
+
+    names: tuple[str, ...]
+    """(N,) id suffix of each proposal, unique within the backend and gripper
+    (``0007``, ``handle_0044``): the id is ``g_<gripper key>_<backend>_<name>``."""
+    poses: Poses
+    """(N, 4, 4) grasp frames G in M (``T_M_G``), metres."""
+    widths: NDArray[np.float64]
+    """(N,) jaw opening each needs, metres."""
+    scores: NDArray[np.float64]
+    """(N,) ranking score in [0, 1], higher first."""
+    groups: NDArray[np.int64]
+    """(N,) diversity group (>= 0: proposals sharing one are thinned by the soft-NMS, e.g.
+    one antipodal contact pair; -1: the proposal is a group of its own)."""
+    sources: tuple[str | None, ...]
+    """(N,) what each came from, as :attr:`Backend.source` says (a slot name, a grasp
+    line's prim path), else ``None``."""
+    notes: tuple[Note, ...] = ()
+    """What the backend skipped, and why."""
+
+    @classmethod
+    def empty(cls, notes: Sequence[Note] = ()) -> ProposalBatch:
+        """No proposal (with the notes saying why)."""
+        none = np.zeros(0)
+        return cls((), np.zeros((0, 4, 4)), none, none, np.zeros(0, np.int64), (), tuple(notes))
+
+
+Propose = Callable[..., ProposalBatch]
+"""``propose(obj, gripper, *, count, rng, settings) -> ProposalBatch``: ``obj`` an
+:class:`~usdgrip.grasping.inputs.ObjectInputs`, ``gripper`` a
+:class:`~usdgrip.grasping.inputs.Gripper`, ``count`` the proposals wanted, ``rng`` the
+backend's own ``numpy.random.Generator``, ``settings`` a :class:`ProposalSettings`."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One planning backend: its name, when it applies, and how it proposes.
+
+    Modelled on trimesh's loader table: the registry is a list of these records, and a
+    new backend is one module defining one (``docs/architecture.md``).
+    """
+
+    name: str
+    """Method name (``--method``), also the id part ``g_<h>_<name>_...``."""
+    seed_index: int
+    """Index in the random-stream entropy ``[seed, gripper stream, seed_index]``: fixed
+    per backend so that adding a backend never changes another's draws."""
+    applies: Callable[[Any], str | None]
+    """``applies(obj)``: ``None`` when the object has what the backend needs, else why not
+    (the whole message after ``FILE: ``; asking for the backend then is bad input)."""
+    propose: Propose
+    refuse: Callable[[Any, bool], str | None] = lambda obj, asked: None
+    """``refuse(obj, asked)``: when the backend runs (asked for, or chosen by default),
+    why it must not (bad input, message after ``FILE: ``), else ``None``."""
+    source: Literal["slot", "grasp_line"] | None = None
+    """What :attr:`ProposalBatch.sources` names, copied into each candidate's provenance."""
+    skip_note: str | None = None
+    """Warning when no method is asked and this backend does not apply (``None``: silent)."""
 
 
 @dataclass
-class _Proposals:
-    """Candidates of one gripper before ranking (arrays aligned on axis 0)."""
+class Proposals:
+    """Every backend's proposals of one gripper before ranking, rows aligned."""
 
     ids: list[str] = field(default_factory=list)
-    methods: list[str] = field(default_factory=list)
-    poses: list[Mat4] = field(default_factory=list)  # T_M_G
+    provenance: list[Provenance] = field(default_factory=list)
+    poses: list[NDArray[np.float64]] = field(default_factory=list)
+    """(4, 4) ``T_M_G`` each."""
     widths: list[float] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
-    groups: list[int] = field(default_factory=list)  # diversity group (contact pair)
+    groups: list[int] = field(default_factory=list)
+    """Diversity group across backends (soft-NMS), unique per backend group."""
 
-    def extend(self, ids, method, poses, widths, scores, groups=None) -> None:
-        """Append proposals; ``groups`` (N,) labels the proposals of one contact pair.
-
-        Without ``groups`` each proposal is a group of its own (no soft-NMS).
-        """
+    def extend(self, key: str, backend: Backend, batch: ProposalBatch) -> None:
+        """Append one backend's batch; ``key`` names the gripper in the ids."""
+        local = np.asarray(batch.groups, dtype=np.int64).reshape(-1)
         base = max(self.groups, default=-1) + 1
-        labels = (
-            np.arange(len(ids)) if groups is None else np.unique(groups, return_inverse=True)[1]
-        )
-        self.ids.extend(ids)
-        self.methods.extend([method] * len(ids))
-        self.poses.extend(np.asarray(poses, dtype=np.float64).reshape(-1, 4, 4))
-        self.widths.extend(float(w) for w in widths)
-        self.scores.extend(float(s) for s in scores)
-        self.groups.extend(int(base + g) for g in np.ravel(labels))
+        # Groups of the batch, renumbered after the ones already here; -1 rows get one each.
+        labels = np.where(local >= 0, local, local.max(initial=-1) + 1 + np.arange(len(local)))
+        labels = np.unique(labels, return_inverse=True)[1].reshape(-1)
+        self.ids.extend(f"g_{key}_{backend.name}_{name}" for name in batch.names)
+        for g, source in zip(local, batch.sources, strict=True):
+            self.provenance.append(
+                Provenance(
+                    backend.name,
+                    slot=source if backend.source == "slot" else None,
+                    grasp_line=source if backend.source == "grasp_line" else None,
+                    group=int(g) if g >= 0 else None,
+                )
+            )
+        self.poses.extend(np.asarray(batch.poses, dtype=np.float64).reshape(-1, 4, 4))
+        self.widths.extend(float(w) for w in batch.widths)
+        self.scores.extend(float(s) for s in batch.scores)
+        self.groups.extend(int(base + g) for g in labels)
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def keep(self, mask: Sequence[bool]) -> _Proposals:
-        kept = _Proposals()
-        for i, flag in enumerate(mask):
-            if flag:
-                kept.ids.append(self.ids[i])
-                kept.methods.append(self.methods[i])
-                kept.poses.append(self.poses[i])
-                kept.widths.append(self.widths[i])
-                kept.scores.append(self.scores[i])
-                kept.groups.append(self.groups[i])
-        return kept
+    def keep(self, mask: Sequence[bool]) -> Proposals:
+        """The rows where ``mask`` is true, in order."""
+        return self.keep_order([i for i, flag in enumerate(mask) if flag])
 
-    def keep_order(self, order: Sequence[int]) -> _Proposals:
-        mask_free = _Proposals()
+    def keep_order(self, order: Sequence[int]) -> Proposals:
+        """The rows ``order`` names, in that order."""
+        kept = Proposals()
         for i in order:
-            mask_free.ids.append(self.ids[i])
-            mask_free.methods.append(self.methods[i])
-            mask_free.poses.append(self.poses[i])
-            mask_free.widths.append(self.widths[i])
-            mask_free.scores.append(self.scores[i])
-            mask_free.groups.append(self.groups[i])
-        return mask_free
+            kept.ids.append(self.ids[i])
+            kept.provenance.append(self.provenance[i])
+            kept.poses.append(self.poses[i])
+            kept.widths.append(self.widths[i])
+            kept.scores.append(self.scores[i])
+            kept.groups.append(self.groups[i])
+        return kept
 
     @property
     def pose_array(self) -> Poses:
+        """(N, 4, 4) ``T_M_G``."""
         return np.array(self.poses, dtype=np.float64).reshape(-1, 4, 4)
-
-
-@dataclass(frozen=True)
-class ObjectData:
-    """What the planner needs from the object asset (world metres unless said)."""
-
-    prim_path: str
-    world_frame: Mat4
-    """Frame M: the object prim's world transform with scale removed (4, 4)."""
-    vertices: np.ndarray | None
-    """(V, 3) surface vertices in M, or ``None`` without a mesh."""
-    faces: np.ndarray | None
-    mesh_paths: tuple[str, ...]
-    slots: tuple[Any, ...]
-    """GripperSlots of the object (world snapshots)."""
-    notes: tuple[str, ...]
-    """Why a backend cannot use the object (no mesh, bad slots...)."""
-    up: np.ndarray | None = None
-    """(3,) the stage's authored up axis expressed in M (stands for the support normal)."""
-    grasp_lines: tuple[tuple[str, np.ndarray, np.ndarray], ...] = ()
-    """SimReady grasp vector lines of the object: ``(name, p0, p1)``, points (3,) in M."""
 
 
 def compute_gripper_key(gripper: GripperRef) -> str:
@@ -114,32 +172,12 @@ def compute_stream_key(gripper: GripperRef) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
-def _make_rng(seed: int, key: str, method: str) -> np.random.Generator:
-    entropy = [int(seed), int(key, 16), METHODS.index(method)]
+def make_rng(seed: int, stream: str, seed_index: int) -> np.random.Generator:
+    """The generator of one (seed, gripper stream, backend): ``SeedSequence([seed, s, i])``."""
+    entropy = [int(seed), int(stream, 16), int(seed_index)]
     return np.random.default_rng(np.random.SeedSequence(entropy))
 
 
-def _id_part(name: str) -> str:
+def compute_id_part(name: str) -> str:
+    """``name`` made safe for a candidate id: characters outside ``[A-Za-z0-9_.-]`` become ``_``."""
     return re.sub(r"[^A-Za-z0-9_.\-]", "_", name) or "_"
-
-
-def parse_methods(text: str | Sequence[str] | None) -> tuple[str, ...] | None:
-    """Parse ``"antipodal,slots"`` (or a sequence) into known method names; ``None`` stays None.
-
-    Raises:
-        ValueError: an unknown or repeated method, or an empty list.
-    """
-    if text is None:
-        return None
-    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text)]
-    names = [n for n in names if n]
-    if not names:
-        raise ValueError(
-            f"no method given; expected a comma-separated list of {', '.join(METHODS)}"
-        )
-    for name in names:
-        if name not in METHODS:
-            raise ValueError(f"unknown method {name!r}; expected one of {', '.join(METHODS)}")
-    if len(set(names)) != len(names):
-        raise ValueError(f"method list {','.join(names)} repeats a method")
-    return tuple(names)

@@ -159,13 +159,20 @@ def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None, prim_give
     to the file's ``metadata.pose_frame`` prim, which must be on the stage; a file
     without a pose frame falls back to ``prim`` (the default prim).
     """
-    from usdgrip.grasping.isaac_yaml import read_isaac_grasp
+    from usdgrip.grasping.isaac_yaml import TooManyGraspsError, read_isaac_grasp
     from usdgrip.usd.stage import compute_world_transform
     from usdgrip.views.grasp_set import compute_grasp_set_from_plan
 
     if isinstance(source, str | os.PathLike):
-        _check_grasp_count(source)
-        result = read_isaac_grasp(source)
+        try:
+            result = read_isaac_grasp(source, max_grasps=MAX_RENDER_GRASPS)
+        except TooManyGraspsError as exc:  # refused before the YAML is parsed
+            raise GripperError(
+                f"{exc.source}: holds about {exc.count:,} grasps ({exc.count:,} `position` "
+                f"keys); render draws at most {exc.limit:,} per picture (reading more takes "
+                "minutes and gigabytes): plan with a smaller --max-candidates, or draw a "
+                "subset of the file"
+            ) from None
     else:
         result = source
     frame_path = str(getattr(result.metadata, "pose_frame", "") or "")
@@ -187,22 +194,3 @@ def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None, prim_give
     grasps = compute_grasp_set_from_plan(result, str(prim.GetPath()))
     world = grasps.compute_world_poses(compute_world_transform(prim))
     return world, grasps.confidences, grasps.open_width, prim
-
-
-def _check_grasp_count(path: str | os.PathLike[str]) -> None:
-    """Refuse a grasp file with more than :data:`MAX_RENDER_GRASPS` entries, before parsing.
-
-    Every entry has a ``position`` key, so counting that word (bytes.count, C speed)
-    bounds the number of grasps from above without reading the YAML.
-    """
-    try:
-        with open(path, "rb") as handle:
-            count = handle.read().count(b"position")
-    except OSError:
-        return  # read_isaac_grasp names the problem
-    if count > MAX_RENDER_GRASPS:
-        raise GripperError(
-            f"{path}: holds about {count:,} grasps ({count:,} `position` keys); render draws "
-            f"at most {MAX_RENDER_GRASPS:,} per picture (reading more takes minutes and "
-            "gigabytes): plan with a smaller --max-candidates, or draw a subset of the file"
-        )

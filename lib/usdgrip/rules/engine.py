@@ -192,10 +192,11 @@ def _check_candidate(
     xform_cache: UsdGeom.XformCache | None = None,
     facts: PrimFacts | None = None,
     meters_per_unit: float | None = None,
+    scope_cache: dict | None = None,
 ) -> list[Issue]:
     issues: list[Issue] = []
     if markers and site_rules:
-        site = SiteContext(prim, markers, params, xform_cache, facts, meters_per_unit)
+        site = SiteContext(prim, markers, params, xform_cache, facts, meters_per_unit, scope_cache)
         _run_all(site_rules, site, site.path, issues)
     if has_slots and slot_rules:
         slots = SlotContext(prim, params, meters_per_unit, xform_cache)
@@ -419,6 +420,7 @@ def validate(
         kinds=scan_kinds(selected),
         lines=_reads(selected, "lines"),
         colliders=_reads(selected, "colliders"),
+        physics=_reads(selected, "physics"),
         variants=variants != "none",
     )
     issues = _check_context(context, site_rules, slot_rules, stage_rules)
@@ -476,6 +478,7 @@ def _check_context(
     if site_rules or slot_rules:
         # One transform cache for the run: the sites share their ancestors' transforms.
         cache = UsdGeom.XformCache(Usd.TimeCode.Default())
+        scope_cache = context.scope_cache  # the sites' physics, from the run's one walk
         mpu = get_meters_per_unit(context.stage)
         for prim, markers, facts, has_slots in context.candidates:
             if (markers and site_rules) or (has_slots and slot_rules):
@@ -489,6 +492,7 @@ def _check_context(
                     cache,
                     facts,
                     mpu,
+                    scope_cache,
                 )
                 issues.extend(found)
     return issues

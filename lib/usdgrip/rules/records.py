@@ -21,7 +21,7 @@ SEVERITIES = ("failure", "error", "warning", "info")
 """Severities, most serious first. ``failure`` and ``error`` make a report not ok."""
 BLOCKING = frozenset({"failure", "error"})
 SCOPES = ("site", "slot", "stage")
-READS = ("sites", "slots", "lines", "colliders")
+READS = ("sites", "slots", "lines", "colliders", "physics")
 """What a stage rule may read of the stage's one walk (:attr:`Rule.reads`)."""
 
 DEFAULT_PARAMS: dict[str, float] = {
@@ -40,6 +40,8 @@ DEFAULT_PARAMS: dict[str, float] = {
     # GP.003: width between the surfaces a grasp line's two ray casts land on, metres.
     "grasp_line_max_width_m": 0.085,
     "grasp_line_min_width_m": 0.002,
+    # GR.015: pad gap at the open limit vs gripper:maxOpening, metres.
+    "articulation_opening_tolerance_m": 0.005,
 }
 """Documented tolerances (``docs/validation.md``); override with ``params=`` or ``--param``."""
 
@@ -53,6 +55,10 @@ PARAM_DOCS: dict[str, str] = {
     "slot_up_range_max_m": "GS.002: largest plausible slot up_range (metres)",
     "grasp_line_max_width_m": "GP.003: widest grasp a grasp line may describe (metres)",
     "grasp_line_min_width_m": "GP.003: narrowest grasp a grasp line may describe (metres)",
+    "articulation_opening_tolerance_m": (
+        "GR.015: allowed difference of the pad gap at the open limit from gripper:maxOpening "
+        "(metres)"
+    ),
 }
 
 PARAM_RANGES: dict[str, tuple[float, float, bool]] = {
@@ -65,6 +71,7 @@ PARAM_RANGES: dict[str, tuple[float, float, bool]] = {
     "slot_up_range_max_m": (0.0, math.inf, False),
     "grasp_line_max_width_m": (0.0, math.inf, False),
     "grasp_line_min_width_m": (0.0, math.inf, True),
+    "articulation_opening_tolerance_m": (0.0, math.inf, True),
 }
 """Allowed ``(low, high, low_included)`` of each parameter (``docs/validation.md``); the
 upper bound is included. ``slot_input_angle_min_deg`` may not exceed ``..._max_deg``, nor
@@ -186,8 +193,9 @@ class Rule:
     version: str = "1.0.0"
     compatibility: str = "open-usd"
     reads: tuple[str, ...] = ()
-    """What of the stage's one walk a ``stage`` rule reads (:data:`READS`):
-    the engine looks for those in its walk (site and slot rules read their own kind)."""
+    """What of the stage's one walk a rule reads (:data:`READS`): the engine looks for those
+    in its walk (site and slot rules read their own kind; ``physics``: the articulation
+    rules' joints and bodies)."""
     simready: str | None = None
     """The NVIDIA SimReady requirement code this rule checks (``GR.ISA.001`` for GR.013),
     when it checks one: the NVIDIA adapter binds that code to this rule too."""

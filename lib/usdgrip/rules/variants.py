@@ -187,6 +187,7 @@ class _Enumeration:
             kinds=outer.kinds,
             lines=outer.lines,
             colliders=outer.colliders,
+            physics=outer.physics,
             variants=True,
             root=prim,
             outer_scan=outer.scan,

@@ -109,6 +109,25 @@ _LINE_TOKEN = GRASP_LINE_PREFIX.encode()
 _RIGID_TOKEN = _RIGID_BODY_API.encode()
 _COLLISION_TOKEN = _COLLISION_API.encode()
 _VARIANT_TOKEN = b"variantSet"
+#: Layer-text tokens without which a stage has no physics prims (joints, rigid bodies,
+#: articulation roots) for :func:`usdgrip.usd.articulation.scan_physics_scope` to find.
+PHYSICS_TOKENS = (b"RigidBodyAPI", b"Joint", b"ArticulationRootAPI")
+_PHYSICS_SCHEMAS = frozenset(
+    ("PhysicsRigidBodyAPI", "PhysicsCollisionAPI", "PhysicsArticulationRootAPI")
+)
+
+
+def is_physics_prim(type_name: str, schemas: Sequence[str]) -> bool:
+    """Whether a prim of ``type_name`` with ``schemas`` is one the articulation reader keeps.
+
+    A joint, a ``NewtonActuator``, or a prim with a rigid body, collision or articulation
+    root API (:func:`usdgrip.usd.articulation.scan_physics_scope` sorts them).
+    """
+    return bool(
+        (type_name and "Joint" in type_name)
+        or type_name == "NewtonActuator"
+        or not _PHYSICS_SCHEMAS.isdisjoint(schemas)
+    )
 
 
 class _LayerTexts:
@@ -227,6 +246,9 @@ class StageScan(NamedTuple):
     colliders: list[Usd.Prim]
     """Prims with ``PhysicsCollisionAPI``, when looked for (only with the grasp lines: the
     graspable-prop rules)."""
+    physics_prims: list[Usd.Prim] = []  # noqa: RUF012 (never mutated)
+    """Joints, actuators and prims with a physics body, collision or articulation API, in
+    traversal order, when looked for (the articulation rules, :func:`is_physics_prim`)."""
 
 
 def _walk(
@@ -237,6 +259,7 @@ def _walk(
     rigid: bool = False,
     variants: bool = False,
     colliders: bool = False,
+    physics: bool = False,
     root: Usd.Prim | None = None,
 ) -> StageScan:
     """One Python traversal (:data:`TRAVERSAL`) of the stage, or of ``root`` and its descendants.
@@ -244,10 +267,11 @@ def _walk(
     ``marked``, ``line_prims`` and ``variant_prims`` are in traversal order.
     """
     kinds = frozenset(kinds)
-    use_api, use_props = "api" in kinds or rigid or colliders, "props" in kinds
+    use_api, use_props = "api" in kinds or rigid or colliders or physics, "props" in kinds
     use_children, use_custom = "children" in kinds, "custom" in kinds
     if not (use_api or use_props or use_children or use_custom or lines or variants):
-        return StageScan([], [], False, [], [])
+        return StageScan([], [], False, [], [], [])
+    get_type_name = Usd.Prim.GetTypeName
     get_schemas = Usd.Prim.GetAppliedSchemas
     get_props = Usd.Prim.GetAuthoredPropertyNames
     get_name = Usd.Prim.GetName
@@ -270,6 +294,11 @@ def _walk(
         )
         or (use_custom and has_custom(prim, key))
         or (variants and has_variants(prim))
+        or (
+            physics
+            and bool(kind := get_type_name(prim))
+            and ("Joint" in kind or kind == "NewtonActuator")
+        )
     ]
     # Pass 2, hits only: say why (an applied API may be someone else's). A parent
     # marked by a child sorts just before the first hit of its subtree (pre-order).
@@ -277,6 +306,7 @@ def _walk(
     line_prims: list[Usd.Prim] = []
     variant_prims: list[Usd.Prim] = []
     collider_prims: list[Usd.Prim] = []
+    physics_list: list[Usd.Prim] = []
     has_rigid = False
     top = root.GetPath() if root is not None else None
     for index, prim in enumerate(hits):
@@ -286,6 +316,8 @@ def _walk(
             has_rigid = True
         if colliders and _COLLISION_API in schemas:
             collider_prims.append(prim)
+        if physics and is_physics_prim(get_type_name(prim), schemas):
+            physics_list.append(prim)
         if variants and has_variants(prim):
             variant_prims.append(prim)
         if use_props and not maybe_site and not no_site_props(get_props(prim)):
@@ -319,7 +351,7 @@ def _walk(
                 entry[3] |= maybe_slot
     ordered = sorted(found.values(), key=lambda e: e[0])
     marked = [(prim, maybe_site, maybe_slot) for _, prim, maybe_site, maybe_slot in ordered]
-    return StageScan(marked, line_prims, has_rigid, variant_prims, collider_prims)
+    return StageScan(marked, line_prims, has_rigid, variant_prims, collider_prims, physics_list)
 
 
 def iter_marked_prims(
@@ -478,6 +510,7 @@ def scan_stage(
     lines: bool = False,
     variants: bool = False,
     colliders: bool = False,
+    physics: bool = False,
     scan: str = "collection",
     root: Usd.Prim | None = None,
 ) -> StageScan:
@@ -514,6 +547,8 @@ def scan_stage(
         variants: also find the prims with variant sets.
         colliders: with ``lines``, also find the prims with ``PhysicsCollisionAPI`` (in
             the expression: in its ``hasAPI`` list).
+        physics: also find the articulation reader's prims (:func:`is_physics_prim`), in
+            traversal order (the Python walk).
         scan: ``"collection"`` or ``"traverse"``.
         root: walk only this prim and its descendants (a Python walk).
 
@@ -532,7 +567,14 @@ def scan_stage(
     rigid = lines and may_occur(_RIGID_TOKEN)
     variants = variants and may_occur(_VARIANT_TOKEN)
     colliders = colliders and lines and may_occur(_COLLISION_TOKEN)
-    options = {"lines": lines, "rigid": rigid, "variants": variants, "colliders": colliders}
+    physics = physics and any(map(may_occur, PHYSICS_TOKENS))
+    options = {
+        "lines": lines,
+        "rigid": rigid,
+        "variants": variants,
+        "colliders": colliders,
+        "physics": physics,
+    }
 
     # Marker properties are proven absent elsewhere by counting (after the walk) when the
     # texts allow it: without a composition arc that may move a spec or a variant set that
@@ -563,6 +605,7 @@ def scan_stage(
         or root is not None
         or texts is None
         or variants
+        or physics  # joints are typed prims, and the articulation reads traversal order
         or "custom" in kinds
         or ("props" in kinds and not countable)
     ):
@@ -610,7 +653,7 @@ def scan_stage(
     if "props" in kinds:
         _prove_props(stage, found, texts)
     marked = [tuple(found[path]) for path in sorted(found)]
-    return StageScan(marked, line_prims, has_rigid, [], collider_prims)
+    return StageScan(marked, line_prims, has_rigid, [], collider_prims, [])
 
 
 def _mark_parent(found: dict[Sdf.Path, list], child: Sdf.Path, get_prim: Callable) -> None:

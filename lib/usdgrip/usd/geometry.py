@@ -1,9 +1,10 @@
 """Read object and obstacle geometry from USD into plain numpy arrays.
 
 This is a USD-edge module (it imports ``pxr``). It turns ``UsdGeom.Mesh``
-prims into one triangle soup (:class:`TriangleMesh`) for the antipodal
-planner, and ``UsdGeom`` meshes and Cube/Sphere/Cylinder/Capsule prims into
-:class:`SceneShape` records for the collision scene. Everything returned is
+prims and Cube/Sphere/Cylinder/Capsule/Cone prims (tessellated once, by
+:mod:`usdgrip.usd.primitives`) into one triangle soup (:class:`TriangleMesh`) for the
+planner and the physics, and the same prims into :class:`SceneShape` records for the
+collision scene (Cube/Sphere/Cylinder/Capsule analytic, a Cone tessellated). Everything returned is
 in metres (``metersPerUnit`` applied through
 :func:`usdgrip.usd.stage.compute_world_transform`).
 
@@ -34,6 +35,13 @@ from pxr import Sdf, Usd, UsdGeom, UsdPhysics
 
 from usdgrip.errors import GripperError
 from usdgrip.frames import Mat4, compute_rigid_part
+from usdgrip.usd.primitives import (
+    TESSELLATION_SECTIONS,
+    get_primitive_kind,
+    read_primitive_mesh,
+    read_primitive_params,
+    tessellate_primitive,
+)
 from usdgrip.usd.stage import TRAVERSAL, compute_world_transform, read_stage_up_vector
 
 Points = NDArray[np.float64]  # (V, 3)
@@ -42,8 +50,18 @@ Triangles = NDArray[np.int64]  # (F, 3)
 SHAPE_KINDS = ("mesh", "box", "sphere", "cylinder", "capsule")
 #: Relative spread of per-axis scales below which a scale counts as uniform.
 UNIFORM_SCALE_TOLERANCE = 1e-6
-#: Segments around the axis when a non-uniformly scaled primitive is tessellated.
-TESSELLATION_SECTIONS = 32
+__all__ = [
+    "SHAPE_KINDS",
+    "TESSELLATION_SECTIONS",
+    "SceneShape",
+    "TriangleMesh",
+    "check_manifold",
+    "compute_fan_triangles",
+    "compute_shape_mesh",
+    "read_collision_shapes",
+    "read_object_mesh",
+    "read_up_axis",
+]
 
 
 @dataclass(frozen=True)
@@ -202,10 +220,11 @@ def _transform_points(matrix: Mat4, points: Points) -> Points:
 
 
 def read_object_mesh(prim: Usd.Prim, frame: Literal["object", "world"] = "object") -> TriangleMesh:
-    """Read every ``UsdGeom.Mesh`` at or under ``prim`` into one triangle mesh in metres.
+    """Read every ``UsdGeom.Mesh`` and primitive at or under ``prim`` into one triangle mesh.
 
-    Polygons are fan-triangulated (hole faces dropped); each mesh's transform
-    is honoured relative to ``prim``.
+    Polygons are fan-triangulated (hole faces dropped); Cube, Sphere, Cylinder, Capsule
+    and Cone prims are tessellated (:mod:`usdgrip.usd.primitives`, its resolution);
+    each prim's transform is honoured relative to ``prim``. Metres.
 
     Args:
         prim: the object prim (a Mesh itself or an Xform above meshes).
@@ -218,10 +237,10 @@ def read_object_mesh(prim: Usd.Prim, frame: Literal["object", "world"] = "object
 
     Raises:
         ValueError: ``frame`` is not "object" or "world".
-        GripperError: no mesh with faces at or under ``prim``; a mesh whose
-            counts and indices disagree, whose indices are out of range, with a
-            face of fewer than 3 corners or non-finite points (the message
-            names the mesh prim).
+        GripperError: no mesh with faces (nor primitive) at or under ``prim``; a mesh
+            whose counts and indices disagree, whose indices are out of range, with a
+            face of fewer than 3 corners or non-finite points, a primitive dimension
+            that is not > 0 (the message names the prim).
     """
     if frame not in ("object", "world"):
         raise ValueError(f"frame is {frame!r}; expected 'object' or 'world'")
@@ -237,8 +256,14 @@ def read_object_mesh(prim: Usd.Prim, frame: Literal["object", "world"] = "object
     sources: list[NDArray[np.int64]] = []
     paths: list[str] = []
     offset = 0
-    for mesh_prim in _iter_gprims(prim, UsdGeom.Mesh):
-        points, triangles = _read_one_mesh(mesh_prim)
+    for mesh_prim in _iter_gprims(prim, UsdGeom.Gprim):
+        kind = get_primitive_kind(mesh_prim)
+        if kind is not None:
+            points, triangles = read_primitive_mesh(mesh_prim, kind)
+        elif mesh_prim.IsA(UsdGeom.Mesh):
+            points, triangles = _read_one_mesh(mesh_prim)
+        else:
+            continue  # curves, points, planes: no surface to grasp
         if len(triangles) == 0:
             continue
         matrix = to_frame @ compute_world_transform(mesh_prim)
@@ -252,7 +277,8 @@ def read_object_mesh(prim: Usd.Prim, frame: Literal["object", "world"] = "object
     if not faces:
         raise GripperError(
             f"<{prim.GetPath()}>: no UsdGeom.Mesh with faces at or under this prim (guide-purpose "
-            "and inactive prims are skipped); expected the object's surface as Mesh prims"
+            "and inactive prims are skipped); expected the object's surface as Mesh prims "
+            "(or Cube, Sphere, Cylinder, Capsule, Cone)"
         )
     return TriangleMesh(
         vertices=np.concatenate(vertices),
@@ -336,12 +362,6 @@ def _names(mesh: TriangleMesh) -> str:
 
 # --- collision shapes -----------------------------------------------------------
 
-_PRIMITIVES = {
-    "box": UsdGeom.Cube,
-    "sphere": UsdGeom.Sphere,
-    "cylinder": UsdGeom.Cylinder,
-    "capsule": UsdGeom.Capsule,
-}
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 
 
@@ -355,63 +375,27 @@ def _collision_enabled(prim: Usd.Prim) -> bool:
 def _shape_kind(prim: Usd.Prim) -> str | None:
     if prim.IsA(UsdGeom.Mesh):
         return "mesh"
-    for kind, schema in _PRIMITIVES.items():
-        if prim.IsA(schema):
-            return kind
-    return None
+    return get_primitive_kind(prim)
 
 
 def _is_uniform(values: NDArray[np.float64]) -> bool:
     return float(np.ptp(values)) <= UNIFORM_SCALE_TOLERANCE * max(float(np.max(values)), 1e-300)
 
 
-def _tessellate(kind: str, params: dict) -> tuple[Points, Triangles]:
-    """Unit-frame tessellation of a primitive (trimesh.creation), axis along params['axis']."""
-    import trimesh
-
-    if kind == "box":
-        shape = trimesh.creation.box(extents=params["size"])
-    elif kind == "sphere":
-        shape = trimesh.creation.icosphere(subdivisions=3, radius=params["radius"])
-    else:
-        if kind == "cylinder":
-            shape = trimesh.creation.cylinder(
-                radius=params["radius"], height=params["height"], sections=TESSELLATION_SECTIONS
-            )
-        else:
-            # trimesh's capsule height is the cylindrical part, as in USD.
-            shape = trimesh.creation.capsule(
-                height=params["height"],
-                radius=params["radius"],
-                count=[TESSELLATION_SECTIONS, TESSELLATION_SECTIONS],
-            )
-        axis = _AXES[params["axis"]]
-        if axis != 2:
-            # Rotate trimesh's Z-aligned shape so Z maps onto the authored axis.
-            perm = np.eye(3)[[(axis + 1) % 3, (axis + 2) % 3, axis]].T
-            shape.vertices = shape.vertices @ perm.T
-    return np.asarray(shape.vertices, dtype=np.float64), np.asarray(shape.faces, dtype=np.int64)
-
-
 def _read_primitive(prim: Usd.Prim, kind: str, world: Mat4) -> SceneShape:
     rigid = compute_rigid_part(world)
     scale = np.linalg.norm(world[:3, :3], axis=0)  # per local axis, metres per unit
     path = str(prim.GetPath())
+    params = read_primitive_params(prim, kind)
     if kind == "box":
-        size = float(UsdGeom.Cube(prim).GetSizeAttr().Get())
-        return SceneShape(path, "box", {"size": tuple((size * scale).tolist())}, rigid)
+        size = np.asarray(params["size"], dtype=np.float64) * scale
+        return SceneShape(path, "box", {"size": tuple(size.tolist())}, rigid)
     if kind == "sphere":
-        radius = float(UsdGeom.Sphere(prim).GetRadiusAttr().Get())
-        params = {"radius": radius}
         if _is_uniform(scale):
-            return SceneShape(path, "sphere", {"radius": radius * float(scale[0])}, rigid)
-    else:
-        schema = _PRIMITIVES[kind](prim)
-        radius = float(schema.GetRadiusAttr().Get())
-        height = float(schema.GetHeightAttr().Get())
-        axis_name = str(schema.GetAxisAttr().Get())
+            return SceneShape(path, "sphere", {"radius": params["radius"] * float(scale[0])}, rigid)
+    elif kind in ("cylinder", "capsule"):
+        radius, height, axis_name = params["radius"], params["height"], params["axis"]
         axis = _AXES[axis_name]
-        params = {"radius": radius, "height": height, "axis": axis_name}
         radial = np.delete(scale, axis)
         if kind == "cylinder" and _is_uniform(radial):
             scaled = {"radius": radius * float(radial[0]), "height": height * float(scale[axis])}
@@ -419,8 +403,9 @@ def _read_primitive(prim: Usd.Prim, kind: str, world: Mat4) -> SceneShape:
         if kind == "capsule" and _is_uniform(scale):
             scaled = {"radius": radius * float(scale[0]), "height": height * float(scale[0])}
             return SceneShape(path, kind, {**scaled, "axis": axis_name}, rigid)
-    # Non-uniform scale turns the primitive into something fcl has no shape for: tessellate.
-    points, triangles = _tessellate(kind, params)
+    # A cone, or a non-uniform scale fcl has no shape for: the same triangles the object
+    # mesh reader uses.
+    points, triangles = tessellate_primitive(kind, params)
     local = np.linalg.inv(rigid) @ world
     if np.linalg.det(local[:3, :3]) < 0:
         triangles = triangles[:, ::-1]
@@ -434,16 +419,16 @@ def read_collision_shapes(
     """Read the collision obstacles of a stage (or of the subtree under a prim).
 
     Rule: when ``prefer_collision`` is true and any Mesh/Cube/Sphere/Cylinder/
-    Capsule in scope has ``UsdPhysics.CollisionAPI`` applied, only those prims
+    Capsule/Cone in scope has ``UsdPhysics.CollisionAPI`` applied, only those prims
     whose ``physics:collisionEnabled`` is not false are obstacles, as a physics
     engine would see them; otherwise every such prim is. Guide-purpose, inactive and unloaded prims
     are skipped; meshes with no faces are skipped.
 
     Primitives keep their analytic form (sizes from the authored attributes and
-    the world scale) unless a non-uniform scale makes that impossible (a sphere
-    or capsule scaled unevenly, a cylinder scaled unevenly across its axis);
-    then they are tessellated into ``kind == "mesh"`` with
-    ``params["tessellated_from"]`` naming the primitive.
+    the world scale) unless fcl has no such shape (a Cone) or a non-uniform scale makes
+    that impossible (a sphere or capsule scaled unevenly, a cylinder scaled unevenly
+    across its axis); then they are tessellated (:mod:`usdgrip.usd.primitives`) into
+    ``kind == "mesh"`` with ``params["tessellated_from"]`` naming the primitive.
 
     Args:
         stage_or_prim: a stage (its pseudo-root is the scope) or a prim.
@@ -454,7 +439,8 @@ def read_collision_shapes(
         Shapes in traversal order, poses rigid in world metres.
 
     Raises:
-        GripperError: a mesh with inconsistent topology (see :func:`read_object_mesh`).
+        GripperError: a mesh with inconsistent topology (see :func:`read_object_mesh`), a
+            primitive dimension that is not > 0.
     """
     root = stage_or_prim.GetPseudoRoot() if isinstance(stage_or_prim, Usd.Stage) else stage_or_prim
     candidates = [
@@ -464,30 +450,42 @@ def read_collision_shapes(
     ]
     if prefer_collision and any(prim.HasAPI(UsdPhysics.CollisionAPI) for prim, _ in candidates):
         candidates = [(prim, kind) for prim, kind in candidates if _collision_enabled(prim)]
-    shapes: list[SceneShape] = []
-    for prim, kind in candidates:
-        world = compute_world_transform(prim)
-        if kind != "mesh":
-            shapes.append(_read_primitive(prim, kind, world))
-            continue
-        points, triangles = _read_one_mesh(prim)
-        if len(triangles) == 0:
-            continue
-        rigid = compute_rigid_part(world)
-        local = np.linalg.inv(rigid) @ world
-        if np.linalg.det(local[:3, :3]) < 0:
-            triangles = triangles[:, ::-1]
-        path = str(prim.GetPath())
-        mesh = TriangleMesh(_transform_points(local, points), triangles, (path,))
-        shapes.append(SceneShape(path, "mesh", {}, rigid, mesh))
-    return shapes
+    shapes = [read_collision_shape(prim, kind) for prim, kind in candidates]
+    return [shape for shape in shapes if shape is not None]
+
+
+def read_collision_shape(prim: Usd.Prim, kind: str | None = None) -> SceneShape | None:
+    """One Mesh/Cube/Sphere/Cylinder/Capsule prim as a :class:`SceneShape` (world metres).
+
+    ``kind`` is the prim's shape kind when the caller knows it. ``None`` for another prim
+    type or a mesh without faces; see :func:`read_collision_shapes` for the rules.
+
+    Raises:
+        GripperError: a mesh with inconsistent topology (see :func:`read_object_mesh`).
+    """
+    kind = _shape_kind(prim) if kind is None else kind
+    if kind is None:
+        return None
+    world = compute_world_transform(prim)
+    if kind != "mesh":
+        return _read_primitive(prim, kind, world)
+    points, triangles = _read_one_mesh(prim)
+    if len(triangles) == 0:
+        return None
+    rigid = compute_rigid_part(world)
+    local = np.linalg.inv(rigid) @ world
+    if np.linalg.det(local[:3, :3]) < 0:
+        triangles = triangles[:, ::-1]
+    path = str(prim.GetPath())
+    mesh = TriangleMesh(_transform_points(local, points), triangles, (path,))
+    return SceneShape(path, "mesh", {}, rigid, mesh)
 
 
 def compute_shape_mesh(shape: SceneShape) -> TriangleMesh:
     """Triangles of any :class:`SceneShape` in its own frame (primitives tessellated)."""
     if shape.mesh is not None:
         return shape.mesh
-    points, triangles = _tessellate(shape.kind, shape.params)
+    points, triangles = tessellate_primitive(shape.kind, shape.params)
     return TriangleMesh(points, triangles, (shape.path,))
 
 

@@ -150,7 +150,7 @@ def read_physics_properties(prim: Usd.Prim) -> PhysicsProperties:
 def read_support_mesh(
     stage: Usd.Stage, prim_path: str, object_frame: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """The meshes at or under the support prim, in the object frame ``object_frame`` (metres).
+    """The meshes and primitives at or under the support prim, in the object frame (metres).
 
     ``object_frame`` is the object's world frame (4, 4), scale removed; the support's
     stage shares the object stage's world (as ``usdgrip plan --scene``).

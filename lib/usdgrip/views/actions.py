@@ -306,12 +306,12 @@ def evaluate_grasp_set(
     grasps: GraspSet,
     object_file: str | Path,
     *,
-    trials: int = 1,
-    table: bool = True,
+    options: Any = None,
+    rank: bool = False,
     progress: Callable[[str, float], None] | None = None,
     cancel: Callable[[], bool] | None = None,
     stages: dict[str, Any] | None = None,
-    **options: Any,
+    **keywords: Any,
 ) -> GraspSet:
     """Grasp-and-lift a planned set in MuJoCo (:func:`usdgrip.evaluate_grasps`); reads files only.
 
@@ -323,31 +323,42 @@ def evaluate_grasp_set(
     Args:
         grasps: a planned set (``source == "plan"``).
         object_file: the USD file holding ``grasps.object_path``.
-        trials: trials per candidate.
-        table: the object rests on a plane under its lowest point (the usual case).
+        options: the :class:`~usdgrip.grasping.options.EvaluationOptions` (the dialog
+            builds them once); ``None``: made from ``keywords``, with ``table=True`` (the
+            object rests on a plane under its lowest point, the usual case) unless given.
+        rank: order by measured success, then confidence.
         progress: ``(message, fraction)`` callback.
         cancel: polled between candidates; True raises ``EvaluationCancelled``.
         stages: stages the caller already opened, by asset path.
-        **options: further :func:`usdgrip.evaluate_grasps` keywords (force, friction, jobs...).
+        **keywords: :class:`~usdgrip.grasping.options.EvaluationOptions` fields (trials,
+            force, friction, jobs...) when ``options`` is not given.
 
     Raises:
-        ValueError: ``grasps`` is not a plan.
+        ValueError: ``grasps`` is not a plan, or a bad option.
+        TypeError: ``options`` with keywords.
     """
     from usdgrip.contracts import GeometryRef
-    from usdgrip.grasping.evaluation import evaluate_grasps
+    from usdgrip.grasping.grasp_evaluation import evaluate_grasps
+    from usdgrip.grasping.options import EvaluationOptions
 
     if grasps is None or grasps.source != "plan":
         raise ValueError("usdgrip: only planned grasps can be evaluated; run Plan Grasps… first")
+    if options is None:
+        options = EvaluationOptions(**{"table": True, **keywords})
+    elif keywords:
+        raise TypeError(
+            f"evaluate_grasp_set: pass options or the keywords {', '.join(sorted(keywords))}, "
+            "not both"
+        )
     geometry = GeometryRef(asset_path=str(object_file), prim_path=grasps.object_path)
     result = evaluate_grasps(
         grasps.result,
         geometry,
-        trials=trials,
-        table=table,
+        options=options,
+        rank=rank,
         progress=progress,
         cancel=cancel,
         stages=stages,
-        **options,
     )
     return compute_grasp_set_from_plan(result, grasps.object_path, grasps.open_width)
 

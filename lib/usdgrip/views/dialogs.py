@@ -422,9 +422,14 @@ class EvaluateDialog(_TaskDialog):
             raise ValueError(
                 "The stage is not saved to a file; the evaluation reads the object from disk."
             )
-        trials, seed = self.trialsSpin.value(), self.seedSpin.value()
-        table = self.tableCheck.isChecked()
-        force = self.forceSpin.value() or None
+        from usdgrip.grasping.options import EvaluationOptions
+
+        options = EvaluationOptions(  # made and checked once, on the UI thread
+            trials=self.trialsSpin.value(),
+            seed=self.seedSpin.value(),
+            table=self.tableCheck.isChecked(),
+            force=self.forceSpin.value() or None,
+        )
         self._finished_before_cancel = None
 
         def task(context: TaskContext) -> GraspSet:
@@ -436,8 +441,8 @@ class EvaluateDialog(_TaskDialog):
             context.report(0, 0, f"Reading the object and gripper for {len(grasps)} candidate(s)…")
             try:
                 return actions.evaluate_grasp_set(
-                    grasps, object_file, trials=trials, table=table, force=force, seed=seed,
-                    rank=True, progress=progress, cancel=lambda: context.cancelled,
+                    grasps, object_file, options=options, rank=True, progress=progress,
+                    cancel=lambda: context.cancelled,
                 )  # fmt: skip
             except EvaluationCancelled as exc:  # partial results: counted, not shown
                 self._finished_before_cancel = (len(exc.results), len(grasps))
@@ -464,7 +469,7 @@ class EvaluateDialog(_TaskDialog):
 
 def _planning_methods() -> tuple[str, ...]:
     try:
-        from usdgrip.grasping.proposals import METHODS
+        from usdgrip.grasping.backends.registry import METHODS
     except ImportError:
         return ()
     return tuple(METHODS)

@@ -14,36 +14,38 @@ is the approach direction, ``+Y = Z × X``, origin at the contacts' midpoint.
 All lengths are in the mesh's units (metres when the mesh comes from
 :func:`usdgrip.usd.geometry.read_object_mesh`).
 
-:func:`propose_antipodal` is the planner's call: proposals for one gripper in frame M.
+:func:`propose_antipodal` is the planner's call (the ``antipodal`` record of
+:mod:`usdgrip.grasping.backends.registry`): proposals for one gripper in frame M.
 """
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from usdgrip.errors import GripperError
 from usdgrip.frames import Poses
 from usdgrip.grasping.backends.antipodal_approach import (
     DEFAULT_APPROACH_WEIGHT,
     DEFAULT_PAIR_DECAY,
-    _compute_pad_support,
     compute_approach_frames,
     compute_approach_quality,
     compute_centroid,
+    compute_pad_support,
     compute_pair_decay,
 )
 from usdgrip.grasping.backends.antipodal_contacts import (
     ContactPairs,
     RayBackend,
-    _check_mesh,
-    _check_parameters,
-    _compute_palm_free,
+    check_mesh_arrays,
+    check_sampler_parameters,
+    compute_palm_free,
     find_contact_pairs,
 )
-from usdgrip.grasping.proposals import ObjectData
+from usdgrip.grasping.proposals import Backend, ProposalBatch, ProposalSettings
 
 #: Sampling rounds before giving up on finding ``count`` candidates.
 MAX_ROUNDS = 6
@@ -125,7 +127,7 @@ def sample_antipodal_grasps(
         pad_width: jaw pad width along Y; when given, grasps whose pads would
             overhang the surface along Y are ranked lower: the score is multiplied
             by ``0.5 + 0.5 * support``, ``support`` the fraction of the four pad
-            edges that rest on the surface (:func:`_compute_pad_support`);
+            edges that rest on the surface (:func:`compute_pad_support`);
             ``None`` skips the pad check.
         clearance_weight: weight of the width margin in the score, in [0, 1].
         ray_backend: "auto" (Embree when available), "embree" or "triangle".
@@ -145,7 +147,7 @@ def sample_antipodal_grasps(
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng is {type(rng).__name__}; expected numpy.random.Generator")
     max_opening = float(max_opening)
-    _check_parameters(
+    check_sampler_parameters(
         max_opening, count, float(clearance), float(friction_coefficient), approach_samples
     )
     if not (0.0 <= clearance_weight <= 1.0):
@@ -162,7 +164,7 @@ def sample_antipodal_grasps(
             raise ValueError(
                 f"support_normal is {normal.tolist()}; expected a non-zero finite (3,) vector"
             )
-    v, f = _check_mesh(vertices, faces)
+    v, f = check_mesh_arrays(vertices, faces)
     usable = max_opening - float(clearance)
     pairs_needed = math.ceil(count / approach_samples)
     cache: dict = {}
@@ -204,7 +206,7 @@ def sample_antipodal_grasps(
     poses = compute_approach_frames(points, approach_samples, rng)
     scores = np.repeat(pair_scores, approach_samples)
     if pad_width is not None:
-        support = _compute_pad_support(
+        support = compute_pad_support(
             cache["intersector"],
             v,
             f,
@@ -218,7 +220,7 @@ def sample_antipodal_grasps(
             poses,
             compute_centroid(v, f),
             cache["scale"],
-            palm_free=_compute_palm_free(cache, v, f, poses),
+            palm_free=compute_palm_free(cache, v, f, poses),
             palm_range=max_opening,
             support_normal=support_normal,
         ).quality
@@ -236,40 +238,68 @@ def sample_antipodal_grasps(
 DEFAULT_CLEARANCE = 0.005
 
 
-# --- backends ----------------------------------------------------------------------------------
+# --- the planner's backend ------------------------------------------------------------------
 
 
 def propose_antipodal(
-    obj: ObjectData,
-    max_opening: float,
-    *,
-    count: int,
-    rng: np.random.Generator,
-    key: str,
-    clearance: float = DEFAULT_CLEARANCE,
-    pad_width: float | None = None,
-    ray_backend: str = "auto",
-) -> tuple[list[str], Poses, np.ndarray, np.ndarray, np.ndarray]:
-    """Antipodal proposals in M: (ids, poses (N, 4, 4), widths (N,), scores (N,), pairs (N,)).
+    obj: Any, gripper: Any, *, count: int, rng: np.random.Generator, settings: ProposalSettings
+) -> ProposalBatch:
+    """Antipodal proposals in M; ``groups`` labels the proposals of one contact pair.
 
-    The stage's authored up axis (``obj.up``) is the support normal of the
-    approach ranking (:func:`.antipodal_approach.compute_approach_quality`).
-    Scores are not decayed per contact pair (``pair_decay=1``): the planner
-    applies the soft-NMS itself, before and after the collision checks;
-    ``pairs`` labels the proposals of one contact pair.
+    The support normal (``settings.support_normal``: the table's, else the stage's authored
+    up axis) drives the approach ranking
+    (:func:`.antipodal_approach.compute_approach_quality`). Scores are not decayed per
+    contact pair (``pair_decay=1``): the planner applies the soft-NMS itself, before and
+    after the collision checks. The pad-support term runs with an authored pad width only.
+
+    Raises:
+        GripperError: the gripper's max opening is not above the clearance.
     """
+    opening = gripper.max_opening
+    if not opening > settings.clearance:
+        raise GripperError(
+            f"{gripper.label}: max opening {opening:g} m ({gripper.site.max_opening_source}) is "
+            f"not above the antipodal clearance {settings.clearance:g} m (the opening kept free "
+            f"beyond the contact width; default {DEFAULT_CLEARANCE:g} m); expected a max "
+            "opening > clearance (check the gripper's max opening, in metres; "
+            "plan_grasps(clearance=...) sets the clearance)"
+        )
     grasps = sample_antipodal_grasps(
         obj.vertices,
         obj.faces,
-        max_opening,
+        opening,
         rng=rng,
         count=count,
-        clearance=clearance,
-        pad_width=pad_width,
-        ray_backend=ray_backend,
-        support_normal=obj.up,
+        clearance=settings.clearance,
+        pad_width=None if gripper.pad_width_defaulted else gripper.pad_width,
+        ray_backend=settings.ray_backend,
+        support_normal=settings.support_normal,
         pair_decay=1.0,
     )
-    ids = [f"g_{key}_antipodal_{i:04d}" for i in range(len(grasps.widths))]
+    n = len(grasps.widths)
     pairs = np.unique(grasps.contacts.reshape(-1, 6), axis=0, return_inverse=True)[1]
-    return ids, grasps.poses, grasps.widths, grasps.scores, np.ravel(pairs)
+    return ProposalBatch(
+        names=tuple(f"{i:04d}" for i in range(n)),
+        poses=grasps.poses,
+        widths=grasps.widths,
+        scores=grasps.scores,
+        groups=np.ravel(pairs).astype(np.int64),
+        sources=(None,) * n,
+    )
+
+
+def _refuse_unsolid(obj: Any, asked: bool) -> str | None:
+    from usdgrip.grasping.object_inputs import describe_unsolid_mesh
+
+    return describe_unsolid_mesh(obj.mesh_problems) if obj.mesh_problems else None
+
+
+#: The ``antipodal`` backend: needs the object's mesh, and one that bounds a solid.
+BACKEND = Backend(
+    name="antipodal",
+    seed_index=0,
+    applies=lambda obj: obj.mesh_error,
+    propose=propose_antipodal,
+    refuse=_refuse_unsolid,
+    skip_note="antipodal skipped (no mesh)",
+)

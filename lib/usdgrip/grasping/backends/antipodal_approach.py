@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from usdgrip.frames import Poses
-from usdgrip.grasping.backends.antipodal_contacts import _check_mesh, _first_hits
+from usdgrip.grasping.backends.antipodal_contacts import check_mesh_arrays, find_first_hits
 
 #: Default weight of the approach quality in the score (see :func:`compute_approach_quality`).
 DEFAULT_APPROACH_WEIGHT = 0.3
@@ -78,7 +78,7 @@ def compute_centroid(vertices: ArrayLike, faces: ArrayLike) -> NDArray[np.float6
     The surface's area centroid when the enclosed volume is ~0. An inside-out
     mesh gives the same point (both sums change sign).
     """
-    v, f = _check_mesh(vertices, faces)
+    v, f = check_mesh_arrays(vertices, faces)
     v0, v1, v2 = (v[f[:, i]] for i in range(3))
     # Tetrahedra (origin, v0, v1, v2): signed volume v0 . (v1 x v2) / 6, centroid sum / 4.
     six_volume = np.einsum("ij,ij->i", v0, np.cross(v1, v2))
@@ -179,7 +179,7 @@ def compute_pair_decay(scores: ArrayLike, pairs: ArrayLike, decay: float) -> NDA
     return s * float(decay) ** rank
 
 
-def _compute_pad_support(
+def compute_pad_support(
     intersector,
     vertices: NDArray,
     faces: NDArray,
@@ -205,7 +205,7 @@ def _compute_pad_support(
             directions.append(push)
     origins_all = np.concatenate(origins)
     directions_all = np.concatenate(directions)
-    _, t = _first_hits(intersector, vertices, faces, origins_all, directions_all)
+    _, t = find_first_hits(intersector, vertices, faces, origins_all, directions_all)
     on_pad = np.isfinite(t) & (t >= 0) & (t <= 2.0 * back)
     return on_pad.reshape(4, -1).mean(axis=0)
 

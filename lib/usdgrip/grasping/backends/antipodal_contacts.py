@@ -73,7 +73,7 @@ def _make_intersector(vertices: NDArray, faces: NDArray, backend: str):
     return RayMeshIntersector(mesh)
 
 
-def _check_mesh(vertices: ArrayLike, faces: ArrayLike) -> tuple[NDArray, NDArray]:
+def check_mesh_arrays(vertices: ArrayLike, faces: ArrayLike) -> tuple[NDArray, NDArray]:
     v = np.asarray(vertices, dtype=np.float64)
     f = np.asarray(faces)
     if v.ndim != 2 or v.shape[1] != 3 or len(v) == 0:
@@ -90,7 +90,7 @@ def _check_mesh(vertices: ArrayLike, faces: ArrayLike) -> tuple[NDArray, NDArray
     return v, f
 
 
-def _check_parameters(
+def check_sampler_parameters(
     max_opening: float, count: int, clearance: float, mu: float, approach_samples: int
 ) -> None:
     if not (math.isfinite(max_opening) and max_opening > 0):
@@ -140,7 +140,7 @@ def sample_surface_points(
     return np.einsum("ij,ijk->ik", w, corners), face
 
 
-def _first_hits(
+def find_first_hits(
     intersector, vertices: NDArray, faces: NDArray, origins: NDArray, directions: NDArray
 ) -> tuple[NDArray, NDArray]:
     """First triangle hit by each ray (-1 for none) and the float64 ray parameter of the hit.
@@ -207,7 +207,7 @@ def _walk_to_exit(
     for _ in range(MAX_SHELL_CROSSINGS):
         if len(active) == 0:
             break
-        tri, t = _first_hits(intersector, vertices, faces, origins[active], directions[active])
+        tri, t = find_first_hits(intersector, vertices, faces, origins[active], directions[active])
         travelled = np.einsum("ij,ij->i", origins[active] - starts[active], directions[active])
         alive = (tri >= 0) & np.isfinite(t) & (travelled + np.nan_to_num(t) <= max_distance)
         alive &= tri != start_faces[active]
@@ -244,7 +244,7 @@ def find_contact_pairs(
     Returns:
         The kept pairs in sampling order.
     """
-    v, f = _check_mesh(vertices, faces)
+    v, f = check_mesh_arrays(vertices, faces)
     cache = {} if _cache is None else _cache
     if "normals" not in cache:
         cache["normals"], cache["areas"] = compute_face_normals(v, f)
@@ -280,7 +280,7 @@ def find_contact_pairs(
     if len(p1):
         # Contact 1 must be on the outer surface: a ray leaving it outward must not first
         # leave another solid (then the sample sits on a face buried in an overlapping shell).
-        out_tri, _ = _first_hits(intersector, v, f, p1 - offset * line, -line)
+        out_tri, _ = find_first_hits(intersector, v, f, p1 - offset * line, -line)
         hit = out_tri >= 0
         buried = np.zeros(len(p1), dtype=bool)
         buried[hit] = np.einsum("ij,ij->i", normals[out_tri[hit]], -line[hit]) > 0
@@ -293,7 +293,7 @@ def find_contact_pairs(
     )
 
 
-def _compute_palm_free(cache: dict, v: NDArray, f: NDArray, poses: Poses) -> NDArray[np.float64]:
+def compute_palm_free(cache: dict, v: NDArray, f: NDArray, poses: Poses) -> NDArray[np.float64]:
     """Free distance along -Z behind the object from each grasp centre (inf when none).
 
     The centre lies inside the solid (between the contacts); the ray first walks
@@ -312,6 +312,6 @@ def _compute_palm_free(cache: dict, v: NDArray, f: NDArray, poses: Poses) -> NDA
     if np.any(out):
         _, t_exit = _plane_hits(v, f, exit_tri[out], centre[out], -z[out])
         origins = centre[out] - z[out] * (np.nan_to_num(t_exit) + offset)[:, None]
-        tri, t = _first_hits(cache["intersector"], v, f, origins, -z[out])
+        tri, t = find_first_hits(cache["intersector"], v, f, origins, -z[out])
         free[out] = np.where((tri >= 0) & np.isfinite(t), t + offset, np.inf)
     return free

@@ -1,6 +1,6 @@
 """Collision checking of gripper poses (seed 002), on python-fcl: one job per module.
 
-:mod:`.shapes` (shapes and their fcl geometry) · :mod:`.exclusions` · :mod:`.gripper_model`
+:mod:`.fcl_shapes` (shapes and their fcl geometry) · :mod:`.exclusions` · :mod:`.gripper_model`
 · :mod:`.scene` (:class:`CollisionScene`) · :mod:`.queries` (the fcl pair queries).
 
 Pure (numpy, python-fcl, trimesh; no ``pxr``). Poses are ``(4, 4)`` /
@@ -35,6 +35,7 @@ meshes stay surfaces.
 """
 
 from usdgrip.grasping.collision.exclusions import Exclusion, ExclusionError, SceneExclusions
+from usdgrip.grasping.collision.fcl_shapes import SHAPE_KINDS, ObjectId, Shape
 from usdgrip.grasping.collision.gripper_model import (
     GripperCollisionModel,
     RobotShape,
@@ -47,7 +48,6 @@ from usdgrip.grasping.collision.queries import (
     RetreatResult,
 )
 from usdgrip.grasping.collision.scene import CollisionScene
-from usdgrip.grasping.collision.shapes import SHAPE_KINDS, ObjectId, Shape
 
 __all__ = [
     "SHAPE_KINDS",

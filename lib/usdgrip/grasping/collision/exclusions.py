@@ -4,14 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from usdgrip.grasping.collision.shapes import ObjectId
+from usdgrip.grasping.collision.fcl_shapes import ObjectId
 
-if TYPE_CHECKING:  # the scene validates its exclusions: import for the hint only
-    from usdgrip.grasping.collision.scene import CollisionScene
+
+class SceneIndex(Protocol):
+    """What :meth:`SceneExclusions.validate` asks of a scene (a ``CollisionScene`` has it all).
+
+    A protocol rather than the scene class, so this module does not import the scene that
+    imports it.
+    """
+
+    def __contains__(self, object_id: object) -> bool: ...
+
+    def is_attached(self, object_id: ObjectId) -> bool: ...
+
+    def name_of(self, object_id: ObjectId) -> str: ...
+
+    def describe_ids(self) -> str: ...
 
 
 # --------------------------------------------------------------------- exclusions
@@ -144,7 +157,7 @@ class SceneExclusions:
     def __repr__(self) -> str:
         return f"SceneExclusions([{', '.join(str(e) for e in self._items)}])"
 
-    def validate(self, scene: CollisionScene, shape_count: int) -> None:
+    def validate(self, scene: SceneIndex, shape_count: int) -> None:
         """Check every exclusion against ``scene`` and a robot with ``shape_count`` shapes.
 
         Raises:

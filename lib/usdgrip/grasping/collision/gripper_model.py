@@ -9,16 +9,24 @@ from typing import Any
 import numpy as np
 
 from usdgrip.frames import Mat4
-from usdgrip.grasping.collision.shapes import Shape, _as_pose, _Geometry, _inverse, _positive
+from usdgrip.grasping import gripper_defaults as defaults
+from usdgrip.grasping.collision.fcl_shapes import (
+    Shape,
+    ShapeGeometry,
+    as_pose,
+    check_positive,
+    invert_rigid,
+)
 from usdgrip.site_records import GripperSite
 
-#: Proxy gripper dimensions (metres) used when no collision meshes are given;
-#: see :meth:`GripperCollisionModel.proxy`.
-PROXY_FINGER_THICKNESS = 0.01
-PROXY_FINGER_LENGTH = 0.05
-PROXY_TIP_OFFSET = 0.01
-PROXY_PALM_DEPTH = 0.02
-PROXY_DEFAULT_PAD_WIDTH = 0.02
+#: Proxy gripper dimensions (metres) used when no collision meshes are given, the same
+#: as the physics hand's (:mod:`usdgrip.grasping.gripper_defaults`); see
+#: :meth:`GripperCollisionModel.proxy`.
+PROXY_FINGER_THICKNESS = defaults.FINGER_THICKNESS
+PROXY_FINGER_LENGTH = defaults.FINGER_LENGTH
+PROXY_TIP_OFFSET = defaults.TIP_OFFSET
+PROXY_PALM_DEPTH = defaults.PALM_DEPTH
+PROXY_DEFAULT_PAD_WIDTH = defaults.DEFAULT_PAD_WIDTH
 
 
 # ------------------------------------------------------------------------ robot
@@ -61,8 +69,9 @@ class GripperCollisionModel:
                     f"robot shape {s.name!r} is bound to frame {s.frame}; a gripper model has "
                     "frame 0 (grasp frame G) only"
                 )
-        self._geoms = [_Geometry(s.shape) for s in self.shapes]
-        self._objects = [g.new_object() for g in self._geoms]
+        self.geometries = [ShapeGeometry(s.shape) for s in self.shapes]
+        self.fcl_objects = [g.new_object() for g in self.geometries]
+        """Per shape its fcl geometry and object, built once (what the scene checks)."""
 
     @property
     def shape_count(self) -> int:
@@ -99,11 +108,11 @@ class GripperCollisionModel:
         Raises:
             ValueError: a dimension is not finite and > 0.
         """
-        w = _positive(max_opening, "max opening")
-        p = _positive(PROXY_DEFAULT_PAD_WIDTH if pad_width is None else pad_width, "pad width")
-        t = _positive(finger_thickness, "finger thickness")
-        length = _positive(finger_length, "finger length")
-        d = _positive(palm_depth, "palm depth")
+        w = check_positive(max_opening, "max opening")
+        p = check_positive(PROXY_DEFAULT_PAD_WIDTH if pad_width is None else pad_width, "pad width")
+        t = check_positive(finger_thickness, "finger thickness")
+        length = check_positive(finger_length, "finger length")
+        d = check_positive(palm_depth, "palm depth")
         e = float(tip_offset)
 
         def placed(x: float, z: float) -> Mat4:
@@ -127,6 +136,8 @@ class GripperCollisionModel:
         cls,
         site: GripperSite,
         meshes: Sequence[Any] | None = None,
+        *,
+        pad_width: float | None = None,
         **proxy_options: float,
     ) -> GripperCollisionModel:
         """Model for a gripper site: its collision meshes when given, else the proxy.
@@ -140,6 +151,9 @@ class GripperCollisionModel:
                 ``mesh``) from :func:`usdgrip.usd.geometry.read_collision_shapes`.
                 They are re-expressed in G; a shape whose name contains ``finger``
                 is a finger.
+            pad_width: the proxy's pad width (the input reader's
+                :func:`~usdgrip.grasping.inputs.compute_pad_width`); ``None``: the grip
+                line's length when it is finite and > 0, else the default.
             **proxy_options: keyword dimensions passed to :meth:`proxy`.
 
         Raises:
@@ -153,7 +167,7 @@ class GripperCollisionModel:
                 "author gripper_forward_axis"
             )
         if meshes:
-            g_from_world = _inverse(site.grasp_frame)
+            g_from_world = invert_rigid(site.grasp_frame)
             shapes = []
             for item in meshes:
                 name, shape, pose = _shape_triple(item)
@@ -165,16 +179,18 @@ class GripperCollisionModel:
                 f"<{site.path}>: gripper:maxOpening is {site.max_opening!r}; the proxy gripper "
                 "needs a finite max opening > 0 m (or pass collision meshes)"
             )
-        pad = site.grip_line.length if site.grip_line is not None else None
-        if pad is not None and (not np.isfinite(pad) or pad <= 0):
-            pad = None
+        pad = pad_width
+        if pad is None:
+            pad = site.grip_line.length if site.grip_line is not None else None
+            if pad is not None and (not np.isfinite(pad) or pad <= 0):
+                pad = None
         return cls.proxy(site.max_opening, pad, **proxy_options)
 
 
 def _shape_triple(item: Any) -> tuple[str, Shape, Mat4]:
     if isinstance(item, tuple) and len(item) == 3:
         name, shape, pose = item
-        return str(name), shape, _as_pose(pose, f"pose of {name!r}")
+        return str(name), shape, as_pose(pose, f"pose of {name!r}")
     name, shape, pose = shape_from_scene_shape(item)
     return name, shape, pose
 
@@ -190,7 +206,7 @@ def shape_from_scene_shape(item: Any) -> tuple[str, Shape, Mat4]:
     path = str(getattr(item, "path", ""))
     kind = str(getattr(item, "kind", "")).lower()
     params = dict(getattr(item, "params", None) or {})
-    pose = _as_pose(getattr(item, "pose", None), f"pose of <{path}>")
+    pose = as_pose(getattr(item, "pose", None), f"pose of <{path}>")
     if kind == "mesh":
         mesh = getattr(item, "mesh", None)
         if mesh is None:

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from usdgrip.frames import Mat4, Poses, find_rigid_poses
 from usdgrip.grasping.collision.exclusions import Exclusion, SceneExclusions
-from usdgrip.grasping.collision.shapes import ObjectId, Shape, _Geometry, _inverse
+from usdgrip.grasping.collision.fcl_shapes import ObjectId, Shape, ShapeGeometry, invert_rigid
 
 #: Two shapes closer than this (metres) count as touching in the retreat check's
 #: "finger touches the part" and "part rests on its support" tests.
@@ -84,10 +84,10 @@ class RetreatResult(NamedTuple):
 
 
 @dataclass(eq=False)
-class _Entry:
+class SceneEntry:
     id: ObjectId
     shape: Shape
-    geom: _Geometry
+    geom: ShapeGeometry
     obj: fcl.CollisionObject
     name: str
     attached: bool
@@ -97,17 +97,17 @@ class _Entry:
 
 
 @dataclass(eq=False)
-class _Body:
+class Body:
     key: tuple[str, Any]
     name: str
-    geom: _Geometry
+    geom: ShapeGeometry
     obj: fcl.CollisionObject
     world: NDArray[np.float64]
     """(4, 4) fixed or (N, 4, 4) per pose: world_from_shape (shape, not fcl geometry)."""
     moving: bool = field(default=False)
 
 
-def _as_poses(poses: ArrayLike, what: str = "poses") -> Poses:
+def as_poses(poses: ArrayLike, what: str = "poses") -> Poses:
     p = np.asarray(poses, dtype=np.float64)
     if p.shape == (4, 4):
         p = p[None]
@@ -126,7 +126,7 @@ def _as_poses(poses: ArrayLike, what: str = "poses") -> Poses:
     return p
 
 
-def _check_frame(frame: int | None) -> int | None:
+def check_frame(frame: int | None) -> int | None:
     if frame is None:
         return None
     if isinstance(frame, bool) or not isinstance(frame, (int, np.integer)) or frame < 0:
@@ -134,13 +134,13 @@ def _check_frame(frame: int | None) -> int | None:
     return int(frame)
 
 
-def _select(body: _Body, rows: NDArray[np.int64]) -> _Body:
+def select_rows(body: Body, rows: NDArray[np.int64]) -> Body:
     if not body.moving:
         return body
-    return _Body(body.key, body.name, body.geom, body.obj, body.world[rows], True)
+    return Body(body.key, body.name, body.geom, body.obj, body.world[rows], True)
 
 
-def _pairs(bodies: list[_Body], exclusions: SceneExclusions) -> list[tuple[int, int]]:
+def list_pairs(bodies: list[Body], exclusions: SceneExclusions) -> list[tuple[int, int]]:
     """Index pairs to check: anything involving a robot or attached body, minus exclusions."""
     out = []
     for i, j in itertools.combinations(range(len(bodies)), 2):
@@ -158,7 +158,7 @@ def _pairs(bodies: list[_Body], exclusions: SceneExclusions) -> list[tuple[int, 
     return out
 
 
-def _world_aabb(body: _Body, n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _world_aabb(body: Body, n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     w = body.world if body.world.ndim == 3 else body.world[None]
     pts = body.geom.corners @ np.swapaxes(w[:, :3, :3], 1, 2) + w[:, None, :3, 3]
     lo, hi = pts.min(axis=1), pts.max(axis=1)
@@ -167,12 +167,12 @@ def _world_aabb(body: _Body, n: int) -> tuple[NDArray[np.float64], NDArray[np.fl
     return lo, hi
 
 
-def _contact(a: _Body, b: _Body, inside: bool) -> Contact:
+def _contact(a: Body, b: Body, inside: bool) -> Contact:
     return Contact(a.key[0], a.key[1], b.key[0], b.key[1], a.name, b.name, inside)
 
 
-def _run(
-    bodies: list[_Body],
+def run_pairs(
+    bodies: list[Body],
     pairs: list[tuple[int, int]],
     n: int,
     request: fcl.CollisionRequest,
@@ -201,7 +201,7 @@ def _run(
             wi = wi[rows] if wi.ndim == 3 else np.broadcast_to(wi, (len(rows), 4, 4))
             wo = o.world[rows] if o.world.ndim == 3 else np.broadcast_to(o.world, (len(rows), 4, 4))
             ref = np.einsum("nij,j->ni", wi[:, :3, :3], bodies[inner].geom.ref_point) + wi[:, :3, 3]
-            inv = _inverse(wo)
+            inv = invert_rigid(wo)
             local = np.einsum("nij,nj->ni", inv[:, :3, :3], ref) + inv[:, :3, 3]
             inside = o.geom.contains(local)
             for r in rows[inside]:
@@ -235,17 +235,17 @@ def _run(
     return collides, tuple(contacts)
 
 
-def _touch(
-    a: _Body, b: _Body, n: int, request: fcl.CollisionRequest, result: fcl.CollisionResult
+def find_touching(
+    a: Body, b: Body, n: int, request: fcl.CollisionRequest, result: fcl.CollisionResult
 ) -> NDArray[np.bool_]:
     """(n,) True where ``a`` and ``b`` collide or are within :data:`TOUCH_TOLERANCE`.
 
     An exact fcl distance query is slow on a detailed mesh, so it only runs
     where a solid containing one shape grown by the tolerance
-    (:meth:`_Geometry.inflated`) overlaps the other: elsewhere the shapes are
+    (:meth:`ShapeGeometry.inflated`) overlaps the other: elsewhere the shapes are
     provably farther apart than the tolerance, and the answer is the same.
     """
-    hit, _ = _run([a, b], [(0, 1)], n, request, result)
+    hit, _ = run_pairs([a, b], [(0, 1)], n, request, result)
     (lo_a, hi_a), (lo_b, hi_b) = _world_aabb(a, n), _world_aabb(b, n)
     near = np.all((lo_a <= hi_b + TOUCH_TOLERANCE) & (lo_b <= hi_a + TOUCH_TOLERANCE), axis=1)
     rows = np.flatnonzero(~hit & near)
@@ -281,7 +281,7 @@ def _touch(
     return hit
 
 
-def _inflation_cost(geom: _Geometry) -> tuple[int, int]:
+def _inflation_cost(geom: ShapeGeometry) -> tuple[int, int]:
     """Sort key: primitives first (tight inflation), then meshes by face count."""
     if geom.shape.kind != "mesh":
         return (0, 0)

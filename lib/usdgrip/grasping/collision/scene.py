@@ -13,27 +13,27 @@ from numpy.typing import ArrayLike, NDArray
 
 from usdgrip.frames import Mat4, Poses
 from usdgrip.grasping.collision.exclusions import Exclusion, SceneExclusions
+from usdgrip.grasping.collision.fcl_shapes import (
+    ObjectId,
+    Shape,
+    ShapeGeometry,
+    as_pose,
+    check_positive,
+    invert_rigid,
+)
 from usdgrip.grasping.collision.gripper_model import GripperCollisionModel, shape_from_scene_shape
 from usdgrip.grasping.collision.queries import (
+    Body,
     CollisionResult,
     Contact,
     RetreatResult,
-    _as_poses,
-    _Body,
-    _check_frame,
-    _Entry,
-    _pairs,
-    _run,
-    _select,
-    _touch,
-)
-from usdgrip.grasping.collision.shapes import (
-    ObjectId,
-    Shape,
-    _as_pose,
-    _Geometry,
-    _inverse,
-    _positive,
+    SceneEntry,
+    as_poses,
+    check_frame,
+    find_touching,
+    list_pairs,
+    run_pairs,
+    select_rows,
 )
 
 
@@ -46,8 +46,8 @@ class CollisionScene:
     """
 
     def __init__(self, base_pose: ArrayLike | None = None) -> None:
-        self.base_pose = _as_pose(base_pose, "base pose")
-        self._entries: dict[ObjectId, _Entry] = {}
+        self.base_pose = as_pose(base_pose, "base pose")
+        self._entries: dict[ObjectId, SceneEntry] = {}
         self._next = 1
         self.revision = 0
         """Incremented by every change (add, remove, attach, detach, update)."""
@@ -65,8 +65,8 @@ class CollisionScene:
             )
         oid = ObjectId(self._next)
         self._next += 1
-        geom = _Geometry(shape)
-        entry = _Entry(
+        geom = ShapeGeometry(shape)
+        entry = SceneEntry(
             oid, shape, geom, geom.new_object(), name or shape.name, attached, frame, pose
         )
         self._entries[oid] = entry
@@ -76,7 +76,7 @@ class CollisionScene:
         return oid
 
     @staticmethod
-    def _place(entry: _Entry, world_from_shape: Mat4) -> None:
+    def _place(entry: SceneEntry, world_from_shape: Mat4) -> None:
         m = world_from_shape @ entry.geom.shape_from_geom
         entry.obj.setRotation(m[:3, :3])
         entry.obj.setTranslation(m[:3, 3])
@@ -85,7 +85,7 @@ class CollisionScene:
         self, shape: Shape, pose: ArrayLike | None = None, *, name: str = ""
     ) -> ObjectId:
         """Add a world obstacle at ``pose`` (world_from_shape, rigid; identity by default)."""
-        return self._new_entry(shape, name, False, None, _as_pose(pose, "obstacle pose"))
+        return self._new_entry(shape, name, False, None, as_pose(pose, "obstacle pose"))
 
     def add_attached(
         self,
@@ -97,7 +97,7 @@ class CollisionScene:
     ) -> ObjectId:
         """Add a shape bound to robot ``frame`` (0 = grasp frame G) or the base (``None``)."""
         return self._new_entry(
-            shape, name, True, _check_frame(frame), _as_pose(frame_from_shape, "frame_from_shape")
+            shape, name, True, check_frame(frame), as_pose(frame_from_shape, "frame_from_shape")
         )
 
     def update_attached(
@@ -121,12 +121,12 @@ class CollisionScene:
                     f"expected a usdgrip.grasping.collision.Shape, got {type(shape).__name__}"
                 )
             entry.shape = shape
-            entry.geom = _Geometry(shape)
+            entry.geom = ShapeGeometry(shape)
             entry.obj = entry.geom.new_object()
         if frame_from_shape is not None:
-            entry.pose = _as_pose(frame_from_shape, "frame_from_shape")
+            entry.pose = as_pose(frame_from_shape, "frame_from_shape")
         if frame != "keep":
-            entry.frame = _check_frame(frame)
+            entry.frame = check_frame(frame)
         self.revision += 1
 
     def attach(self, object_id: ObjectId, frame: int | None, frame_from_shape: ArrayLike) -> None:
@@ -140,8 +140,8 @@ class CollisionScene:
         entry = self._get(object_id, "attach")
         if entry.attached:
             raise ValueError(f"attach({object_id}): {object_id} ({entry.name}) is already attached")
-        entry.pose = _as_pose(frame_from_shape, "frame_from_shape")
-        entry.frame = _check_frame(frame)
+        entry.pose = as_pose(frame_from_shape, "frame_from_shape")
+        entry.frame = check_frame(frame)
         entry.attached = True
         self.revision += 1
 
@@ -150,7 +150,7 @@ class CollisionScene:
         entry = self._get(object_id, "detach")
         if not entry.attached:
             raise ValueError(f"detach({object_id}): {object_id} ({entry.name}) is not attached")
-        pose = _as_pose(world_pose, "world pose")
+        pose = as_pose(world_pose, "world pose")
         entry.attached = False
         entry.frame = None
         entry.pose = pose
@@ -165,7 +165,7 @@ class CollisionScene:
 
     # ---- queries
 
-    def _get(self, object_id: ObjectId, action: str) -> _Entry:
+    def _get(self, object_id: ObjectId, action: str) -> SceneEntry:
         entry = self._entries.get(object_id) if isinstance(object_id, ObjectId) else None
         if entry is None:
             raise ValueError(
@@ -236,7 +236,7 @@ class CollisionScene:
             raise ValueError(
                 f"pose_of({object_id}): attached to frame {entry.frame}; pass frame_poses"
             )
-        return _as_pose(frame_poses, "frame pose") @ entry.pose
+        return as_pose(frame_poses, "frame pose") @ entry.pose
 
     def local_pose_of(self, object_id: ObjectId) -> Mat4:
         """Obstacle world pose, or an attached shape's frame_from_shape."""
@@ -259,8 +259,13 @@ class CollisionScene:
         """
         from usdgrip.usd.geometry import read_collision_shapes
 
+        return cls.from_scene_shapes(read_collision_shapes(stage, **kwargs))
+
+    @classmethod
+    def from_scene_shapes(cls, shapes: Any) -> CollisionScene:
+        """Scene of obstacles from ``SceneShape`` records (each named by its prim path)."""
         scene = cls()
-        for item in read_collision_shapes(stage, **kwargs):
+        for item in shapes:
             name, shape, pose = shape_from_scene_shape(item)
             scene.add_obstacle(shape, pose, name=name)
         return scene
@@ -287,27 +292,27 @@ class CollisionScene:
 
     def _bodies(
         self, model: GripperCollisionModel, frame_poses: Poses, skip: ObjectId | None = None
-    ) -> tuple[list[_Body], list[_Body]]:
+    ) -> tuple[list[Body], list[Body]]:
         """(robot + frame-attached bodies moving with the poses, fixed bodies)."""
         movers = [
-            _Body(("robot", i), s.name, g, o, frame_poses @ s.frame_from_shape, True)
+            Body(("robot", i), s.name, g, o, frame_poses @ s.frame_from_shape, True)
             for i, (s, g, o) in enumerate(
-                zip(model.shapes, model._geoms, model._objects, strict=True)
+                zip(model.shapes, model.geometries, model.fcl_objects, strict=True)
             )
         ]
-        fixed: list[_Body] = []
+        fixed: list[Body] = []
         for oid, e in self._entries.items():
             if oid == skip:
                 continue
             if not e.attached:
-                fixed.append(_Body(("obstacle", oid), e.name, e.geom, e.obj, e.pose))
+                fixed.append(Body(("obstacle", oid), e.name, e.geom, e.obj, e.pose))
             elif e.frame is None:
                 fixed.append(
-                    _Body(("attached", oid), e.name, e.geom, e.obj, self.base_pose @ e.pose)
+                    Body(("attached", oid), e.name, e.geom, e.obj, self.base_pose @ e.pose)
                 )
             else:
                 movers.append(
-                    _Body(("attached", oid), e.name, e.geom, e.obj, frame_poses @ e.pose, True)
+                    Body(("attached", oid), e.name, e.geom, e.obj, frame_poses @ e.pose, True)
                 )
         return movers, fixed
 
@@ -335,9 +340,9 @@ class CollisionScene:
                 model does not have.
         """
         used = self._validate_for(model, exclusions)
-        p = _as_poses(poses)
+        p = as_poses(poses)
         movers, fixed = self._bodies(model, p)
-        pairs = _pairs(movers + fixed, SceneExclusions(used))
+        pairs = list_pairs(movers + fixed, SceneExclusions(used))
         collides, contacts = self._run(movers + fixed, pairs, len(p))
         return CollisionResult(collides, contacts, used)
 
@@ -381,7 +386,7 @@ class CollisionScene:
                 f"check_retreat: part {part_id} ({entry.name}) is already attached; pass an "
                 "obstacle resting in the world"
             )
-        d = _positive(distance, "retreat distance")
+        d = check_positive(distance, "retreat distance")
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
             raise ValueError(f"retreat steps is {steps!r}; expected an int >= 1")
         if support_id is not None:
@@ -393,10 +398,10 @@ class CollisionScene:
                     f"check_retreat: support {support_id} ({support.name}) is attached; expected "
                     "an obstacle"
                 )
-        p = _as_poses(poses)
+        p = as_poses(poses)
         n, k = len(p), int(steps)
         world_part = entry.pose.copy()
-        g_from_part = _inverse(p) @ world_part  # (N, 4, 4)
+        g_from_part = invert_rigid(p) @ world_part  # (N, 4, 4)
         self.attach(part_id, 0, np.eye(4))
         try:
             base = self._validate_for(model, exclusions)
@@ -405,12 +410,12 @@ class CollisionScene:
             touching = np.zeros((n, model.shape_count), dtype=bool)
             for s in fingers:
                 shape = model.shapes[s]
-                finger = _Body(("robot", s), shape.name, model._geoms[s], model._objects[s],
+                finger = Body(("robot", s), shape.name, model.geometries[s], model.fcl_objects[s],
                                p @ shape.frame_from_shape, True)  # fmt: skip
-                part = _Body(
+                part = Body(
                     ("attached", part_id), entry.name, entry.geom, entry.obj, p @ g_from_part, True
                 )
-                touching[:, s] = _touch(finger, part, n, self._request, self._result)
+                touching[:, s] = find_touching(finger, part, n, self._request, self._result)
             # Poses along the retreat: step j moves G by -j*d/k along its own Z.
             offsets = np.arange(1, k + 1) * (d / k)
             moved = np.repeat(p, k, axis=0)
@@ -421,19 +426,19 @@ class CollisionScene:
             rested = False
             if support_id is not None:
                 sup = self._entries[support_id]
-                sup_body = _Body(("obstacle", support_id), sup.name, sup.geom, sup.obj, sup.pose)
-                part0 = _Body(("attached", part_id), entry.name, entry.geom, entry.obj, world_part)
-                rested = bool(_touch(part0, sup_body, 1, self._request, self._result)[0])
+                sup_body = Body(("obstacle", support_id), sup.name, sup.geom, sup.obj, sup.pose)
+                part0 = Body(("attached", part_id), entry.name, entry.geom, entry.obj, world_part)
+                rested = bool(find_touching(part0, sup_body, 1, self._request, self._result)[0])
                 if rested:
-                    part_k = _Body(
+                    part_k = Body(
                         ("attached", part_id), entry.name, entry.geom, entry.obj, part_world, True
                     )
-                    rests = np.logical_and.accumulate(
-                        _touch(part_k, sup_body, n * k, self._request, self._result).reshape(n, k),
-                        axis=1,
+                    touching_support = find_touching(
+                        part_k, sup_body, n * k, self._request, self._result
                     )
+                    rests = np.logical_and.accumulate(touching_support.reshape(n, k), axis=1)
             movers, fixed = self._bodies(model, moved, skip=part_id)
-            part_body = _Body(
+            part_body = Body(
                 ("attached", part_id), entry.name, entry.geom, entry.obj, part_world, True
             )
             bodies = movers + [part_body] + fixed
@@ -453,18 +458,18 @@ class CollisionScene:
                 if sup_ex is not None:
                     ex.add(sup_ex)
                 rows = (np.asarray(members)[:, None] * k + np.arange(k)[None]).ravel()
-                sub = [_select(b, rows) for b in bodies]
-                c, cc = self._run(sub, _pairs(sub, ex), len(rows))
+                sub = [select_rows(b, rows) for b in bodies]
+                c, cc = self._run(sub, list_pairs(sub, ex), len(rows))
                 collides[rows] = c
                 for r, contact in zip(rows, cc, strict=True):
                     contacts[r] = contact
             if support_id is not None:
                 # Part vs support, checked once the part has left it (or never rested).
                 sup = self._entries[support_id]
-                sup_body = _Body(("obstacle", support_id), sup.name, sup.geom, sup.obj, sup.pose)
+                sup_body = Body(("obstacle", support_id), sup.name, sup.geom, sup.obj, sup.pose)
                 todo = np.flatnonzero(~collides & ~rests.ravel())
                 if len(todo):
-                    sub = [_select(part_body, todo), sup_body]
+                    sub = [select_rows(part_body, todo), sup_body]
                     c, cc = self._run(sub, [(0, 1)], len(todo))
                     collides[todo] = c
                     for r, contact in zip(todo, cc, strict=True):
@@ -488,6 +493,6 @@ class CollisionScene:
     # ---- core
 
     def _run(
-        self, bodies: list[_Body], pairs: list[tuple[int, int]], n: int
+        self, bodies: list[Body], pairs: list[tuple[int, int]], n: int
     ) -> tuple[NDArray[np.bool_], tuple[Contact | None, ...]]:
-        return _run(bodies, pairs, n, self._request, self._result)
+        return run_pairs(bodies, pairs, n, self._request, self._result)

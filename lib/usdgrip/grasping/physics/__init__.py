@@ -11,28 +11,31 @@ Build the inputs from arrays in the object frame, then evaluate::
 See docs/physics.md for the model, the protocol and every parameter.
 """
 
+from usdgrip.grasping.physics.candidate_trials import (
+    CandidateEvaluation,
+    EvaluationCancelled,
+    check_hand_poses,
+    compute_trial_batch,
+    engine_metadata,
+    evaluate_candidates,
+    summarize_evaluations,
+    summarize_open_hits,
+)
 from usdgrip.grasping.physics.decompose import (
     Decomposition,
     PartReport,
     decompose_mesh,
     default_cache_dir,
 )
-from usdgrip.grasping.physics.evaluate import (
-    CandidateEvaluation,
-    EvaluationCancelled,
-    check_hand_poses,
-    engine_metadata,
-    evaluate_candidates,
-    summarize_evaluations,
+from usdgrip.grasping.physics.engines import (
+    ENGINES,
+    EngineRecord,
+    GraspEngine,
+    TrialBatch,
+    TrialResult,
+    get_engine,
 )
-from usdgrip.grasping.physics.model import (
-    GripperShape,
-    PhysicsGripper,
-    PhysicsObject,
-    PhysicsScene,
-    make_physics_object,
-    make_physics_scene,
-)
+from usdgrip.grasping.physics.mujoco_engine import OUTCOMES, GraspSimulator, MujocoEngine
 from usdgrip.grasping.physics.params import (
     DEFAULT_DENSITY,
     DEFAULT_FRICTION,
@@ -40,31 +43,46 @@ from usdgrip.grasping.physics.params import (
     DecompositionParams,
     EvaluationParams,
 )
-from usdgrip.grasping.physics.simulate import OUTCOMES, GraspSimulator, TrialResult
+from usdgrip.grasping.physics.world import (
+    GripperShape,
+    PhysicsGripper,
+    PhysicsObject,
+    PhysicsScene,
+    make_physics_object,
+    make_physics_scene,
+)
 
 __all__ = [
     "DEFAULT_DENSITY",
     "DEFAULT_FRICTION",
     "DEFAULT_GRIP_FORCE",
+    "ENGINES",
     "OUTCOMES",
     "CandidateEvaluation",
     "Decomposition",
     "DecompositionParams",
+    "EngineRecord",
     "EvaluationCancelled",
     "EvaluationParams",
+    "GraspEngine",
     "GraspSimulator",
     "GripperShape",
+    "MujocoEngine",
     "PartReport",
     "PhysicsGripper",
     "PhysicsObject",
     "PhysicsScene",
+    "TrialBatch",
     "TrialResult",
     "check_hand_poses",
+    "compute_trial_batch",
     "decompose_mesh",
     "default_cache_dir",
     "engine_metadata",
     "evaluate_candidates",
+    "get_engine",
     "make_physics_object",
     "make_physics_scene",
     "summarize_evaluations",
+    "summarize_open_hits",
 ]

@@ -12,18 +12,21 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from usdgrip.grasping import gripper_defaults as defaults
+
 #: Density (kg/m³) used when a caller gives neither a mass nor a density.
 DEFAULT_DENSITY = 400.0
 #: Coulomb friction coefficient used when a caller gives none.
 DEFAULT_FRICTION = 0.8
 #: Grip force per finger (N) used when a caller gives none.
-DEFAULT_GRIP_FORCE = 50.0
+DEFAULT_GRIP_FORCE = defaults.DEFAULT_GRIP_FORCE
 
-#: Proxy finger dimensions (metres), the same as the planner's collision proxy.
-DEFAULT_PAD_THICKNESS = 0.01
-DEFAULT_PAD_DEPTH = 0.05
-DEFAULT_TIP_OFFSET = 0.01
-DEFAULT_PAD_WIDTH = 0.02
+#: Proxy finger dimensions (metres), the planner's collision proxy's
+#: (:mod:`usdgrip.grasping.gripper_defaults`).
+DEFAULT_PAD_THICKNESS = defaults.FINGER_THICKNESS
+DEFAULT_PAD_DEPTH = defaults.FINGER_LENGTH
+DEFAULT_TIP_OFFSET = defaults.TIP_OFFSET
+DEFAULT_PAD_WIDTH = defaults.DEFAULT_PAD_WIDTH
 
 
 def _check_number(owner: str, name: str, value: Any, *, minimum: float, strict: bool) -> None:

@@ -27,7 +27,6 @@ the grasp that held.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
@@ -37,10 +36,18 @@ from numpy.typing import ArrayLike, NDArray
 from usdgrip.frames import ZERO_LENGTH_TOLERANCE, Poses, compute_fallback_perpendicular
 from usdgrip.grasp_line_geometry import compute_surface_points
 from usdgrip.grasping.backends.antipodal_approach import compute_approach_quality, compute_centroid
-from usdgrip.grasping.proposals import ObjectData, _id_part
+from usdgrip.grasping.gripper_inputs import Gripper
+from usdgrip.grasping.object_inputs import LINE_UNUSABLE, ObjectInputs
+from usdgrip.grasping.proposals import Backend, ProposalBatch, ProposalSettings, compute_id_part
+from usdgrip.grasping.provenance import Note
 
 #: Most approaches sampled around one line (every 5°): more only repeats near-identical grasps.
 MAX_APPROACHES_PER_LINE = 72
+#: Note codes of a line the backend skips (the note's subject is the line's prim path).
+LINE_NOT_FINITE = "line_not_finite"
+LINE_MISSES_OBJECT = "line_misses_object"
+LINE_ZERO_WIDTH = "line_zero_width"
+LINE_SKIPS = (LINE_NOT_FINITE, LINE_MISSES_OBJECT, LINE_ZERO_WIDTH)
 
 
 class LineGrasps(NamedTuple):
@@ -90,6 +97,77 @@ def compute_line_frames(centre: ArrayLike, closing: ArrayLike, count: int) -> Po
     return poses
 
 
+class _LineSkip(NamedTuple):
+    index: int
+    """Index of the line in the input."""
+    code: str
+    reason: str
+
+
+class _LineSet(NamedTuple):
+    """The approaches of every usable line (rows aligned), and the lines skipped."""
+
+    poses: Poses
+    widths: NDArray[np.float64]
+    scores: NDArray[np.float64]
+    lines: NDArray[np.int64]
+    """(N,) index of each row's line in the input."""
+    approach: NDArray[np.int64]
+    """(N,) approach index of each row around its line."""
+    skipped: list[_LineSkip]
+
+
+def _compute_line_set(
+    lines: Sequence[tuple[str, ArrayLike, ArrayLike]],
+    vertices: ArrayLike,
+    faces: ArrayLike,
+    count: int,
+    support_normal: ArrayLike | None,
+) -> _LineSet:
+    if count < 1:
+        raise ValueError(f"count is {count}; expected >= 1")
+    v = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    f = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    skipped: list[_LineSkip] = []
+    usable: list[tuple[int, np.ndarray, np.ndarray, float]] = []
+    for index, (_, p0, p1) in enumerate(lines):
+        a = np.asarray(p0, dtype=np.float64).reshape(3)
+        b = np.asarray(p1, dtype=np.float64).reshape(3)
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))) or not np.any(b - a):
+            skipped.append(_LineSkip(index, LINE_NOT_FINITE, "p0 and p1 are not two finite points"))
+            continue
+        surface = compute_surface_points(a, b, v, f)
+        if surface is None:
+            why = "it does not meet the object (GP.001)"
+            skipped.append(_LineSkip(index, LINE_MISSES_OBJECT, why))
+            continue
+        if not surface.width > 0:  # a graze, or a line so long its hits round together
+            why = (
+                f"the surfaces it lands on are 0 m apart (the line is "
+                f"{np.linalg.norm(b - a):.3g} m long); expected two sides of the part to grasp"
+            )
+            skipped.append(_LineSkip(index, LINE_ZERO_WIDTH, why))
+            continue
+        usable.append((index, 0.5 * (surface.first + surface.second), b - a, surface.width))
+    if not usable:
+        none = np.zeros(0)
+        empty = np.zeros(0, dtype=np.int64)
+        return _LineSet(np.zeros((0, 4, 4)), none, none, empty, empty, skipped)
+    per_line = min(MAX_APPROACHES_PER_LINE, max(1, math.ceil(count / len(usable))))
+    poses = np.concatenate([compute_line_frames(c, d, per_line) for _, c, d, _ in usable])
+    centroid = compute_centroid(v, f)
+    scale = float(np.linalg.norm(np.ptp(v, axis=0))) or 1.0
+    quality = compute_approach_quality(poses, centroid, scale, support_normal=support_normal)
+    return _LineSet(
+        poses=poses,
+        widths=np.repeat([width for *_, width in usable], per_line),
+        scores=0.5 + 0.5 * quality.quality,
+        lines=np.repeat([index for index, *_ in usable], per_line),
+        approach=np.tile(np.arange(per_line), len(usable)),
+        skipped=skipped,
+    )
+
+
 def propose_line_grasps(
     lines: Sequence[tuple[str, ArrayLike, ArrayLike]],
     vertices: ArrayLike,
@@ -108,56 +186,23 @@ def propose_line_grasps(
         count: proposals wanted in total; each usable line gets ``ceil(count / lines)``
             approaches (at least 1, at most :data:`MAX_APPROACHES_PER_LINE`).
         key: names the gripper in the ids.
-        support_normal: (3,) the authored up axis in that frame, or ``None``.
+        support_normal: (3,) the support's upward normal in that frame, or ``None``.
 
     Raises:
         ValueError: ``count < 1``.
     """
-    if count < 1:
-        raise ValueError(f"count is {count}; expected >= 1")
-    v = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
-    f = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
-    notes: list[str] = []
-    usable: list[tuple[str, np.ndarray, np.ndarray, float]] = []
-    for name, p0, p1 in lines:
-        a = np.asarray(p0, dtype=np.float64).reshape(3)
-        b = np.asarray(p1, dtype=np.float64).reshape(3)
-        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))) or not np.any(b - a):
-            notes.append(f"grasp line {name!r} skipped: p0 and p1 are not two finite points")
-            continue
-        surface = compute_surface_points(a, b, v, f)
-        if surface is None:
-            notes.append(f"grasp line {name!r} skipped: it does not meet the object (GP.001)")
-            continue
-        if not surface.width > 0:  # a graze, or a line so long its hits round together
-            notes.append(
-                f"grasp line {name!r} skipped: the surfaces it lands on are 0 m apart (the "
-                f"line is {np.linalg.norm(b - a):.3g} m long); expected two sides of the part "
-                "to grasp"
-            )
-            continue
-        centre = 0.5 * (surface.first + surface.second)
-        usable.append((name, centre, b - a, surface.width))
-    empty = np.zeros(0)
-    if not usable:
-        return LineGrasps([], np.zeros((0, 4, 4)), empty, empty, [], notes)
-    per_line = min(MAX_APPROACHES_PER_LINE, max(1, math.ceil(count / len(usable))))
-    poses = np.concatenate([compute_line_frames(c, d, per_line) for _, c, d, _ in usable])
-    centroid = compute_centroid(v, f)
-    scale = float(np.linalg.norm(np.ptp(v, axis=0))) or 1.0
-    quality = compute_approach_quality(poses, centroid, scale, support_normal=support_normal)
-    scores = 0.5 + 0.5 * quality.quality
-    ids = [f"g_{key}_lines_{name}_{k:04d}" for name, *_ in usable for k in range(per_line)]
-    names = [name for name, *_ in usable for _ in range(per_line)]
-    widths = np.repeat([width for *_, width in usable], per_line)
-    return LineGrasps(ids, poses, widths, scores, names, notes)
+    found = _compute_line_set(lines, vertices, faces, count, support_normal)
+    names = [lines[i][0] for i in found.lines]
+    ids = [f"g_{key}_lines_{name}_{k:04d}" for name, k in zip(names, found.approach, strict=True)]
+    notes = [f"grasp line {lines[s.index][0]!r} skipped: {s.reason}" for s in found.skipped]
+    return LineGrasps(ids, found.poses, found.widths, found.scores, names, notes)
 
 
 def name_lines(names: Sequence[str]) -> list[str]:
     """The id part of each line (``g_<key>_lines_<part>_<k>``): its name, made unique in order."""
     parts: list[str] = []
     for name in names:
-        part = base = _id_part(name)
+        part = base = compute_id_part(name)
         suffix = len(parts)
         while part in parts:  # two lines with one name (in two instances, say)
             part, suffix = f"{base}_{suffix}", suffix + 1
@@ -166,43 +211,72 @@ def name_lines(names: Sequence[str]) -> list[str]:
 
 
 def propose_lines(
-    obj: ObjectData, max_opening: float, *, count: int, key: str
-) -> tuple[list[str], Poses, np.ndarray, np.ndarray, np.ndarray, list[str]]:
-    """The planner's ``lines`` backend, in M: (ids, poses, widths, scores, groups, notes).
+    obj: ObjectInputs,
+    gripper: Gripper,
+    *,
+    count: int,
+    rng: np.random.Generator,
+    settings: ProposalSettings,
+) -> ProposalBatch:
+    """The planner's ``lines`` backend, in M; each proposal's source is its line's prim path.
 
     ``groups`` labels the proposals of one line, so the planner's soft-NMS visits every
-    line before it repeats one. Lines wider than ``max_opening`` are left to the fit step.
-    Needs the object's mesh (``obj.vertices``); without one every line is noted.
+    line before it repeats one. Lines wider than the max opening are left to the fit step.
+    Deterministic: ``rng`` is not drawn from. A skipped line's note has the line's path as
+    subject and one of :data:`LINE_SKIPS` as code.
     """
-    del max_opening  # the planner's fit step drops proposals wider than the opening
-    empty = np.zeros(0)
-    if obj.vertices is None or not obj.grasp_lines:
-        why = "the object has no mesh" if obj.grasp_lines else "the object has no grasp lines"
-        return [], np.zeros((0, 4, 4)), empty, empty, empty, [why]
-    parts = name_lines([name for name, _, _ in obj.grasp_lines])
-    named = [(part, p0, p1) for part, (_, p0, p1) in zip(parts, obj.grasp_lines, strict=True)]
-    grasps = propose_line_grasps(
-        named, obj.vertices, obj.faces, count=count, key=key, support_normal=obj.up
+    del gripper, rng  # the fit step drops proposals wider than the opening
+    parts = name_lines([line.name for line in obj.grasp_lines])
+    named = [(part, line.p0, line.p1) for part, line in zip(parts, obj.grasp_lines, strict=True)]
+    found = _compute_line_set(named, obj.vertices, obj.faces, count, settings.support_normal)
+    notes = tuple(
+        Note(
+            s.code,
+            obj.grasp_lines[s.index].path,
+            s.reason,
+            (f"grasp line {parts[s.index]!r} skipped",),
+        )
+        for s in found.skipped
     )
-    order = {name: index for index, (name, _, _) in enumerate(named)}
-    groups = np.array([order[name] for name in grasps.lines], dtype=np.int64)
-    return grasps.ids, grasps.poses, grasps.widths, grasps.scores, groups, grasps.notes
+    return ProposalBatch(
+        names=tuple(
+            f"{parts[i]}_{k:04d}" for i, k in zip(found.lines, found.approach, strict=True)
+        ),
+        poses=found.poses,
+        widths=found.widths,
+        scores=found.scores,
+        groups=found.lines.astype(np.int64),
+        sources=tuple(obj.grasp_lines[i].path for i in found.lines),
+        notes=notes,
+    )
+
+
+def _lines_missing(obj: ObjectInputs) -> str | None:
+    """The lines backend needs the object's mesh and a usable grasp vector line."""
+    if obj.mesh_error is not None:
+        return obj.mesh_error
+    if obj.grasp_lines:
+        return None
+    skipped = [n.render() for n in obj.notes if n.code == LINE_UNUSABLE]
+    found = f" ({'; '.join(skipped)})" if skipped else ""
+    return (
+        f"<{obj.prim_path}> has no usable grasp vector line (a BasisCurves named "
+        f"grasp_identifier* on it or under it){found}, so method 'lines' has nothing to plan "
+        "from; `usdgrip info FILE` lists the lines"
+    )
+
+
+#: The ``lines`` backend: needs the object's mesh and a usable grasp vector line.
+BACKEND = Backend(
+    name="lines",
+    seed_index=2,
+    applies=_lines_missing,
+    propose=propose_lines,
+    source="grasp_line",
+)
 
 
 # --- FET005 on the CPU: per-line verdicts (hook for the physics evaluation) --------------------
-
-
-_LINE_ID = re.compile(r"^g_[^_]+_lines_(?P<line>.+)_\d{4}$")
-
-
-def parse_line_candidate_id(candidate_id: str) -> str | None:
-    """The line a ``lines`` candidate id names (``g_<h>_lines_<line>_<k>``), else ``None``.
-
-    Groups the candidates of a planned Isaac-Grasp file by line, e.g. to answer FET005's
-    question per line from their physics evaluations (:func:`summarize_line_evaluations`).
-    """
-    found = _LINE_ID.match(candidate_id)
-    return found.group("line") if found else None
 
 
 class _Evaluation(Protocol):

@@ -1,12 +1,14 @@
-"""The MuJoCo model and the grasp-and-lift protocol of one trial.
+"""The ``mujoco`` engine: the MuJoCo model and the grasp-and-lift protocol of one trial.
 
-:class:`GraspSimulator` compiles one model per (object, gripper, scene, hand
-count, parameters) and reuses it for every trial: each trial resets the data,
+:class:`MujocoEngine` (a :class:`~usdgrip.grasping.physics.engines.GraspEngine`) compiles
+one model per (object, gripper, scene, hand count, parameters) and reuses it for every
+trial: each trial resets the data,
 sets the perturbed friction and mass, places the hands and runs the protocol
 (see docs/physics.md):
 
 1. hands at their poses with jaws open; penetration deeper than
-   ``penetration_tolerance`` → ``collides_open``;
+   ``penetration_tolerance`` → ``collides_open`` (``hit`` says whether the deepest
+   penetration is into the object or the support);
 2. with a support, the object settles under gravity (else gravity stays off);
 3. close with the grip force until the fingers stall; a finger at its stop or
    not touching the object → ``missed``;
@@ -20,15 +22,16 @@ sets the perturbed friction and mass, places the hands and runs the protocol
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any
 
 import mujoco
 import numpy as np
 from numpy.typing import NDArray
 
 from usdgrip.contracts import PHYSICS_OUTCOMES
-from usdgrip.grasping.physics.model import PhysicsGripper, PhysicsObject, PhysicsScene
+from usdgrip.grasping.physics.engines import TrialBatch, TrialResult
 from usdgrip.grasping.physics.params import EvaluationParams
+from usdgrip.grasping.physics.world import PhysicsGripper, PhysicsObject, PhysicsScene
 
 GRAVITY = 9.81
 #: Outcomes of a trial, in protocol order (defined once, with the result contract).
@@ -42,17 +45,6 @@ _SUPPORT_BITS = (4, 1)
 _STOP_MARGIN = 0.001
 #: Steps between checks (displacement, contacts, divergence).
 _CHECK_EVERY = 5
-
-
-class TrialResult(NamedTuple):
-    """One trial's outcome and measurements."""
-
-    outcome: str
-    """One of :data:`OUTCOMES`."""
-    displacement: float
-    """Largest object displacement relative to the first hand after closing, m (NaN before)."""
-    opening: float
-    """Jaw opening of the first hand when the fingers stalled, m (NaN before closing)."""
 
 
 def _fmt(values: NDArray[np.float64] | tuple[float, ...]) -> str:
@@ -193,7 +185,7 @@ def _quat_from_matrix(rotation: NDArray[np.float64]) -> NDArray[np.float64]:
     return quat
 
 
-class GraspSimulator:
+class MujocoEngine:
     """A compiled MuJoCo world for one object, gripper, scene and hand count; runs trials.
 
     Not thread-safe (one ``MjData``); worker processes build their own.
@@ -293,13 +285,18 @@ class GraspSimulator:
                 touching[h, s] = bool((hit & close).any())
         return touching
 
-    def _deepest_hand_penetration(self) -> float:
+    def _deepest_hand_penetration(self) -> tuple[float, str | None]:
+        """Deepest hand penetration (m) and what it is into: ``object`` or ``support``."""
         geoms, dist = self._contacts()
         if len(geoms) == 0:
-            return 0.0
+            return 0.0, None
         hand = self._hand_geom_mask[geoms]
-        pairs = hand[:, 0] ^ hand[:, 1]  # hand against object or support
-        return float(-dist[pairs].min()) if pairs.any() else 0.0
+        pairs = np.flatnonzero(hand[:, 0] ^ hand[:, 1])  # hand against object or support
+        if not len(pairs):
+            return 0.0, None
+        deepest = pairs[np.argmin(dist[pairs])]
+        other = geoms[deepest, 1] if hand[deepest, 0] else geoms[deepest, 0]
+        return float(-dist[deepest]), "object" if self._object_geom_mask[other] else "support"
 
     def _diverged(self) -> bool:
         d = self.data
@@ -333,8 +330,9 @@ class GraspSimulator:
         self._set_mocap(poses, hands_too=True)
         mujoco.mj_forward(m, d)
         nan = float("nan")
-        if self._deepest_hand_penetration() > p.penetration_tolerance:
-            return TrialResult("collides_open", nan, nan)
+        depth, hit = self._deepest_hand_penetration()
+        if depth > p.penetration_tolerance:
+            return TrialResult("collides_open", nan, nan, hit)
         gravity = -GRAVITY * self.scene.up
         dt = m.opt.timestep
         if self.scene.has_support:
@@ -409,6 +407,18 @@ class GraspSimulator:
                 return TrialResult(f"{kind}_{phase}", worst, opening)
         return TrialResult("held", worst, opening)
 
+    def run_batch(self, batch: TrialBatch) -> list[list[TrialResult]]:
+        """Every trial of ``batch``, one after another in this process."""
+        return [
+            [
+                self.run_trial(poses, float(friction), float(mass))
+                for poses, friction, mass in zip(trials, frictions, masses, strict=True)
+            ]
+            for trials, frictions, masses in zip(
+                batch.poses, batch.friction_scales, batch.mass_scales, strict=True
+            )
+        ]
+
     def _trajectory(
         self,
         start: NDArray[np.float64],
@@ -441,3 +451,31 @@ class GraspSimulator:
         if steps > 0:
             mujoco.mj_step(self.model, self.data, nstep=steps)
         return not self._diverged()
+
+
+#: The engine's former name (``usdgrip.grasping.physics.GraspSimulator``).
+GraspSimulator = MujocoEngine
+
+
+def build_engine(
+    obj: PhysicsObject,
+    gripper: PhysicsGripper,
+    scene: PhysicsScene,
+    hands: int,
+    params: EvaluationParams,
+) -> MujocoEngine:
+    """The ``mujoco`` engine's world (``EngineRecord.build``)."""
+    return MujocoEngine(obj, gripper, scene, hands, params)
+
+
+def describe_engine(params: EvaluationParams) -> dict[str, Any]:
+    """Engine name and versions plus every parameter, for a report's ``metadata.physics``."""
+    from usdgrip.grasping.physics.decompose import coacd_version
+
+    return {
+        "engine": "mujoco",
+        "engine_version": mujoco.__version__,
+        "decomposition": "coacd",
+        "decomposition_version": coacd_version(),
+        "parameters": params.as_dict(),
+    }

@@ -40,7 +40,7 @@ class ObjectId:
 # ------------------------------------------------------------------------ shapes
 
 
-def _as_pose(pose: ArrayLike | None, what: str) -> Mat4:
+def as_pose(pose: ArrayLike | None, what: str) -> Mat4:
     if pose is None:
         return np.eye(4)
     m = np.asarray(pose, dtype=np.float64)
@@ -58,7 +58,7 @@ def _as_pose(pose: ArrayLike | None, what: str) -> Mat4:
     return m.copy()
 
 
-def _positive(value: Any, what: str) -> float:
+def check_positive(value: Any, what: str) -> float:
     v = float(value)
     if not np.isfinite(v) or v <= 0:
         raise ValueError(f"{what} is {value!r}; expected a finite value > 0 m")
@@ -106,15 +106,15 @@ class Shape:
     @classmethod
     def sphere(cls, radius: float, *, name: str = "") -> Shape:
         """Sphere of ``radius`` metres centred on the origin."""
-        return cls("sphere", radius=_positive(radius, "sphere radius"), name=name)
+        return cls("sphere", radius=check_positive(radius, "sphere radius"), name=name)
 
     @classmethod
     def cylinder(cls, radius: float, height: float, *, axis: str = "Z", name: str = "") -> Shape:
         """Solid cylinder of ``radius`` and total ``height`` along ``axis``, centred."""
         return cls(
             "cylinder",
-            radius=_positive(radius, "cylinder radius"),
-            height=_positive(height, "cylinder height"),
+            radius=check_positive(radius, "cylinder radius"),
+            height=check_positive(height, "cylinder height"),
             axis=_check_axis(axis),
             name=name,
         )
@@ -124,8 +124,8 @@ class Shape:
         """Capsule: spine of ``height`` along ``axis`` plus two ``radius`` caps, centred."""
         return cls(
             "capsule",
-            radius=_positive(radius, "capsule radius"),
-            height=_positive(height, "capsule height"),
+            radius=check_positive(radius, "capsule radius"),
+            height=check_positive(height, "capsule height"),
             axis=_check_axis(axis),
             name=name,
         )
@@ -183,7 +183,7 @@ _AXIS_ROTATION = {
 }
 
 
-class _Geometry:
+class ShapeGeometry:
     """fcl geometry for a Shape plus bounds and the closed-mesh containment test."""
 
     def __init__(self, shape: Shape) -> None:
@@ -289,11 +289,11 @@ def _oriented_bounds(vertices: Points) -> tuple[Mat4, NDArray[np.float64]]:
     except Exception:
         return placement, extents
     if np.prod(obb) < np.prod(extents) and np.all(np.isfinite(to_origin)):
-        return _inverse(np.asarray(to_origin, dtype=np.float64)), np.asarray(obb, dtype=float)
+        return invert_rigid(np.asarray(to_origin, dtype=np.float64)), np.asarray(obb, dtype=float)
     return placement, extents
 
 
-def _inverse(m: NDArray[np.float64]) -> NDArray[np.float64]:
+def invert_rigid(m: NDArray[np.float64]) -> NDArray[np.float64]:
     """Inverse of rigid (..., 4, 4) transforms."""
     r = np.swapaxes(m[..., :3, :3], -1, -2)
     out = np.zeros(m.shape)

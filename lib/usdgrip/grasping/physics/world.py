@@ -17,8 +17,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+import usdgrip.grasping.physics.mesh as meshes
 from usdgrip.frames import find_rigid_poses
-from usdgrip.grasping.physics import mesh as meshes
 from usdgrip.grasping.physics.decompose import Decomposition, decompose_mesh
 from usdgrip.grasping.physics.params import (
     DEFAULT_DENSITY,

@@ -1,5 +1,11 @@
 """Evaluate grasp candidates: trials per candidate, seeded perturbations, worker processes.
 
+The engine (:mod:`usdgrip.grasping.physics.engines`, MuJoCo by default) only simulates;
+this module draws every trial's perturbation (:func:`compute_trial_batch`), hands the
+trials to the engine (one candidate at a time over worker processes, or every candidate
+× trial at once to a batched engine) and turns the outcomes into
+:class:`CandidateEvaluation` records.
+
 Every candidate gets its own random stream ``numpy.random.default_rng([seed,
 index])``, so its outcome does not depend on ``jobs``, on the order workers
 finish, or on the other candidates. Trial 0 is the nominal pose with nominal
@@ -15,18 +21,19 @@ import math
 import multiprocessing
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from usdgrip.contracts import PHYSICS_OUTCOMES as OUTCOMES
 from usdgrip.frames import find_rigid_poses
-from usdgrip.grasping.physics.model import PhysicsGripper, PhysicsObject, PhysicsScene
+from usdgrip.grasping.physics.engines import GraspEngine, TrialBatch, TrialResult, get_engine
 from usdgrip.grasping.physics.params import EvaluationParams
-from usdgrip.grasping.physics.simulate import OUTCOMES, GraspSimulator
+from usdgrip.grasping.physics.world import PhysicsGripper, PhysicsObject, PhysicsScene
 
 HandPoses = NDArray[np.float64]  # (N, H, 4, 4) object_from_G per candidate and hand
 
@@ -50,6 +57,8 @@ class CandidateEvaluation:
     displacement: tuple[float, ...]
     """Per trial: largest object displacement relative to the first hand after closing, m
     (NaN when the trial ended before the lift)."""
+    open_hits: dict[str, int] = field(default_factory=dict)
+    """``collides_open`` trials by what the open hand hit (``object``, ``support``)."""
 
     @property
     def held(self) -> bool:
@@ -59,14 +68,19 @@ class CandidateEvaluation:
     def to_record(self) -> dict[str, Any]:
         """The ``physics`` mapping of an Isaac-Grasp entry: rate, trials, first outcome, counts.
 
-        ``outcomes`` lists only outcomes that occurred, in :data:`OUTCOMES` order.
+        ``outcomes`` lists only outcomes that occurred, in :data:`OUTCOMES` order;
+        ``collides_open_with`` (what the open hand hit, by trials) only when some trial
+        collided open.
         """
-        return {
+        record: dict[str, Any] = {
             "success_rate": self.success_rate,
             "trials": self.trials,
             "outcome": self.outcome,
             "outcomes": {k: v for k, v in self.outcomes.items() if v},
         }
+        if self.open_hits:
+            record["collides_open_with"] = dict(self.open_hits)
+        return record
 
 
 class EvaluationCancelled(Exception):
@@ -77,19 +91,9 @@ class EvaluationCancelled(Exception):
         self.results = results
 
 
-def engine_metadata(params: EvaluationParams) -> dict[str, Any]:
+def engine_metadata(params: EvaluationParams, engine: str = "mujoco") -> dict[str, Any]:
     """Engine name and versions plus every parameter, for a report's ``metadata.physics``."""
-    import mujoco
-
-    from usdgrip.grasping.physics.decompose import coacd_version
-
-    return {
-        "engine": "mujoco",
-        "engine_version": mujoco.__version__,
-        "decomposition": "coacd",
-        "decomposition_version": coacd_version(),
-        "parameters": params.as_dict(),
-    }
+    return get_engine(engine).describe(params)
 
 
 def summarize_evaluations(results: Sequence[CandidateEvaluation]) -> dict[str, Any]:
@@ -112,6 +116,15 @@ def summarize_evaluations(results: Sequence[CandidateEvaluation]) -> dict[str, A
         "success_rate": totals["held"] / trials if trials else 0.0,
         "outcomes": {k: v for k, v in totals.items() if v},
     }
+
+
+def summarize_open_hits(hits: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    """``collides_open`` trials by what the open hand hit, summed (``object``, ``support``)."""
+    totals: dict[str, int] = {}
+    for counts in hits:
+        for name, count in counts.items():
+            totals[name] = totals.get(name, 0) + int(count)
+    return {name: totals[name] for name in sorted(totals)}
 
 
 def check_hand_poses(poses: ArrayLike) -> HandPoses:
@@ -166,50 +179,74 @@ def _random_rotation(rng: np.random.Generator, sigma_degrees: float) -> NDArray[
     return np.eye(3) + math.sin(angle) * k + (1 - math.cos(angle)) * (k @ k)
 
 
-def evaluate_one(
-    simulator: GraspSimulator, hand_poses: NDArray[np.float64], index: int, seed: int
-) -> CandidateEvaluation:
-    """All trials of candidate ``index`` with hands at ``hand_poses`` ``(H, 4, 4)``."""
-    params = simulator.params
-    rng = np.random.default_rng([seed, index])
-    results = []
-    for trial in range(params.trials):
-        poses = hand_poses.copy()
-        friction, mass = 1.0, 1.0
-        if trial > 0:
+def compute_trial_batch(
+    hand_poses: HandPoses, indices: Sequence[int], seed: int, params: EvaluationParams
+) -> TrialBatch:
+    """Every trial of candidates ``indices`` (poses ``(N, H, 4, 4)``, same order).
+
+    Candidate ``i`` draws from its own stream ``default_rng([seed, i])``: trial 0 is the
+    nominal pose, friction and mass; each later trial draws, in order, a rotation (axis,
+    then angle), a shift, a friction and a mass factor.
+    """
+    n, trials = len(hand_poses), params.trials
+    poses = np.repeat(np.asarray(hand_poses, dtype=np.float64)[:, None], trials, axis=1)
+    friction = np.ones((n, trials))
+    mass = np.ones((n, trials))
+    for row, (index, nominal) in enumerate(zip(indices, hand_poses, strict=True)):
+        rng = np.random.default_rng([seed, int(index)])
+        centre = nominal[:, :3, 3].mean(axis=0)
+        for trial in range(1, trials):
             # One rigid perturbation of all hands about their centroid (for one hand, about
             # the grasp centre): an error of the object's pose. The hands' placement relative
             # to each other is the slot group's; rigid, welded hands cannot absorb
             # independent errors along their closing axes the way compliant arms do.
             rotation = _random_rotation(rng, params.angle_sigma)
             shift = rng.normal(0.0, params.position_sigma, 3)
-            centre = hand_poses[:, :3, 3].mean(axis=0)
-            poses[:, :3, :3] = rotation @ poses[:, :3, :3]
-            poses[:, :3, 3] = centre + (hand_poses[:, :3, 3] - centre) @ rotation.T + shift
-            friction = rng.uniform(1 - params.friction_spread, 1 + params.friction_spread)
-            mass = rng.uniform(1 - params.mass_spread, 1 + params.mass_spread)
-        results.append(simulator.run_trial(poses, friction, mass))
+            poses[row, trial, :, :3, :3] = rotation @ nominal[:, :3, :3]
+            poses[row, trial, :, :3, 3] = centre + (nominal[:, :3, 3] - centre) @ rotation.T + shift
+            friction[row, trial] = rng.uniform(
+                1 - params.friction_spread, 1 + params.friction_spread
+            )
+            mass[row, trial] = rng.uniform(1 - params.mass_spread, 1 + params.mass_spread)
+    return TrialBatch(poses, friction, mass)
+
+
+def summarize_trials(index: int, results: Sequence[TrialResult]) -> CandidateEvaluation:
+    """One candidate's evaluation from its trials' results."""
     outcomes = {name: 0 for name in OUTCOMES}
+    hits: dict[str, int] = {}
     for r in results:
         outcomes[r.outcome] += 1
+        if r.outcome == "collides_open" and r.hit is not None:
+            hits[r.hit] = hits.get(r.hit, 0) + 1
     return CandidateEvaluation(
         index=index,
         outcome=results[0].outcome,
         outcomes=outcomes,
-        success_rate=outcomes["held"] / params.trials,
-        trials=params.trials,
+        success_rate=outcomes["held"] / len(results),
+        trials=len(results),
         trial_outcomes=tuple(r.outcome for r in results),
         displacement=tuple(float(r.displacement) for r in results),
+        open_hits=hits,
     )
 
 
+def evaluate_one(
+    engine: GraspEngine, hand_poses: NDArray[np.float64], index: int, seed: int
+) -> CandidateEvaluation:
+    """All trials of candidate ``index`` with hands at ``hand_poses`` ``(H, 4, 4)``."""
+    batch = compute_trial_batch(hand_poses[None], [index], seed, engine.params)
+    return summarize_trials(index, engine.run_batch(batch)[0])
+
+
 # ---------------------------------------------------------------- worker processes
-_WORKER: GraspSimulator | None = None
+_WORKER: GraspEngine | None = None
 #: Whether the calling process evaluates chunks too (tests turn it off to check the workers).
 _CALLER_WORKS = True
 
 
 def _init_worker(
+    engine: str,
     obj: PhysicsObject,
     gripper: PhysicsGripper,
     scene: PhysicsScene,
@@ -217,14 +254,14 @@ def _init_worker(
     params: EvaluationParams,
 ) -> None:
     global _WORKER
-    _WORKER = GraspSimulator(obj, gripper, scene, hands, params)
+    _WORKER = get_engine(engine).build(obj, gripper, scene, hands, params)
 
 
 def _run_chunk(
     indices: Sequence[int], poses: NDArray[np.float64], seed: int
 ) -> list[CandidateEvaluation]:
     if _WORKER is None:  # pragma: no cover - the initializer always runs first
-        raise RuntimeError("worker simulator not initialised")
+        raise RuntimeError("worker engine not initialised")
     return [evaluate_one(_WORKER, p, i, seed) for i, p in zip(indices, poses, strict=True)]
 
 
@@ -232,15 +269,16 @@ def _ready() -> bool:
     return True
 
 
-def _pool_context() -> multiprocessing.context.BaseContext:
+def _pool_context(engine_module: str) -> multiprocessing.context.BaseContext:
     """Use forkserver where available (no fork of a threaded parent), else spawn.
 
-    The fork server, started once per process, preloads the caller's main module and this
-    module, so every later pool forks workers that already have MuJoCo imported.
+    The fork server, started once per process, preloads the caller's main module, this
+    module and the engine's, so every later pool forks workers that already have MuJoCo
+    imported.
     """
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["__main__", __name__])
+        context.set_forkserver_preload(["__main__", __name__, engine_module])
         return context
     return multiprocessing.get_context("spawn")
 
@@ -256,8 +294,9 @@ def evaluate_candidates(
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
+    engine: str = "mujoco",
 ) -> list[CandidateEvaluation]:
-    """Grasp-and-lift every candidate in MuJoCo; one :class:`CandidateEvaluation` per candidate.
+    """Grasp-and-lift every candidate; one :class:`CandidateEvaluation` per candidate.
 
     Args:
         obj: the object (:func:`make_physics_object`); its frame is the world frame here.
@@ -270,6 +309,8 @@ def evaluate_candidates(
         jobs: worker processes (1: in this process). Results do not depend on it.
         progress: called as ``progress(done, total)`` after candidates finish.
         cancel: polled between candidates; when it returns True the evaluation stops.
+        engine: the simulation engine (:data:`~usdgrip.grasping.physics.engines.ENGINES`);
+            a batched one gets every candidate × trial in one call (``jobs`` unused).
 
     Returns:
         Evaluations in input order.
@@ -300,14 +341,24 @@ def evaluate_candidates(
     if total == 0:
         return []
     hands = hand_poses.shape[1]
-    simulator = GraspSimulator(obj, gripper, scene, hands, params)  # compile errors surface here
+    record = get_engine(engine)
+    built = record.build(obj, gripper, scene, hands, params)  # compile errors surface here
+    if record.batched:
+        if cancel is not None and cancel():
+            raise EvaluationCancelled([])
+        batch = compute_trial_batch(hand_poses, range(total), seed, params)
+        results = [summarize_trials(i, r) for i, r in enumerate(built.run_batch(batch))]
+        if progress is not None:
+            progress(total, total)
+        return results
     if jobs == 1 or total == 1:
-        return _evaluate_serial(simulator, hand_poses, seed, progress, cancel)
-    return _evaluate_parallel(simulator, hand_poses, seed, jobs, progress, cancel)
+        return _evaluate_serial(built, hand_poses, seed, progress, cancel)
+    world = (engine, obj, gripper, scene, hands, params)
+    return _evaluate_parallel(built, world, hand_poses, seed, jobs, progress, cancel)
 
 
 def _evaluate_serial(
-    simulator: GraspSimulator,
+    simulator: GraspEngine,
     hand_poses: HandPoses,
     seed: int,
     progress: Callable[[int, int], None] | None,
@@ -324,7 +375,8 @@ def _evaluate_serial(
 
 
 def _evaluate_parallel(
-    simulator: GraspSimulator,
+    simulator: GraspEngine,
+    world: tuple[Any, ...],
     hand_poses: HandPoses,
     seed: int,
     jobs: int,
@@ -344,12 +396,11 @@ def _evaluate_parallel(
     queue = deque(range(start, min(start + size, total)) for start in range(0, total, size))
     done: dict[int, CandidateEvaluation] = {}
     pending: dict[Future[list[CandidateEvaluation]], range] = {}
-    s = simulator
     pool = ProcessPoolExecutor(
         max_workers=workers,
-        mp_context=_pool_context(),
+        mp_context=_pool_context(get_engine(world[0]).module),
         initializer=_init_worker,
-        initargs=(s.obj, s.gripper, s.scene, s.hands, s.params),
+        initargs=world,
     )
     # Starting workers blocks the caller (the forkserver imports the modules first), and so
     # would shutting the pool down while they start: a thread starts the pool, and shuts it

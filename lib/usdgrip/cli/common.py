@@ -1,0 +1,236 @@
+"""What ``plan``, ``evaluate`` and ``batch plan`` share: options, their records, the summaries.
+
+Not a command (no ``NAME``): the support options (``--table``, ``--scene``,
+``--support``), the gripper model, the physics options, the option records built from
+them once (:func:`build_planning_options`, :func:`build_evaluation_options`, refusals
+worded with the flag), the progress bar, pose formatting and the physics summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+#: Gripper collision models (``--gripper-model``; :data:`usdgrip.grasping.inputs.GRIPPER_MODELS`,
+#: not imported here so that ``--help`` stays fast).
+GRIPPER_MODELS = ("auto", "proxy", "geometry")
+
+
+def parse_positive_int(text: str) -> int:
+    """An argparse ``type``: an integer >= 1 (``batch --jobs``, ``--max-variant-selections``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    return value
+
+
+def add_support_arguments(parser: Any, *, scene_help: str) -> None:
+    """``--table``, ``--scene FILE`` and ``--support PRIM``: what the object rests on."""
+    parser.add_argument(
+        "--table",
+        action="store_true",
+        help="the object rests on a plane just under its lowest point (stage up axis): "
+        "grasps whose hand cuts it are dropped, and the physics puts the object on it",
+    )
+    parser.add_argument("--scene", metavar="SCENE_FILE", help=scene_help)
+    parser.add_argument(
+        "--support",
+        metavar="PRIM",
+        help="scene prim the object rests on (ignored while the object still rests on it "
+        "in the retreat check; simulated under the object)",
+    )
+
+
+def add_gripper_model_argument(parser: Any) -> None:
+    """``--gripper-model auto|proxy|geometry``."""
+    parser.add_argument(
+        "--gripper-model",
+        choices=GRIPPER_MODELS,
+        default="auto",
+        help="gripper collision shapes: auto (its UsdPhysics collision prims, else a proxy of "
+        "a palm and two finger boxes), proxy, or geometry (every mesh/shape of the gripper)",
+    )
+
+
+def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
+    """The simulation options ``evaluate`` and ``plan --evaluate`` share (``plan`` has --seed)."""
+    parser.add_argument(
+        "--trials", type=int, default=1, metavar="N", help="trials per candidate (default 1)"
+    )
+    parser.add_argument(
+        "--force",
+        type=float,
+        metavar="N",
+        help="grip force per finger, newtons (default: gripper:maxGripForce, else 50)",
+    )
+    parser.add_argument(
+        "--friction",
+        type=float,
+        metavar="MU",
+        help="friction when no physics material is bound (default 0.8)",
+    )
+    parser.add_argument(
+        "--density",
+        type=float,
+        metavar="RHO",
+        help="density when no mass or density is authored, kg/m3 (default 400)",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)"
+    )
+    if seed:
+        parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+
+def build_planning_options(args: argparse.Namespace, **fields: Any) -> Any:
+    """The :class:`~usdgrip.grasping.options.PlanningOptions` of the parsed options.
+
+    ``fields`` adds or overrides fields (``methods``, ``retreat_distance``).
+
+    Raises:
+        ValueError: a refused option, worded with its flag.
+    """
+    from usdgrip.grasping.options import OptionError, PlanningOptions
+
+    values = {
+        "table": args.table,
+        "support": args.support,
+        "gripper_model": getattr(args, "gripper_model", "auto"),
+        **fields,
+    }
+    try:
+        return PlanningOptions(**values)
+    except OptionError as exc:
+        raise ValueError(exc.cli_message()) from None
+
+
+def build_evaluation_options(args: argparse.Namespace, **fields: Any) -> Any:
+    """The :class:`~usdgrip.grasping.options.EvaluationOptions` of the parsed options.
+
+    A ``--scene`` without ``--support`` is the planner's obstacles only: the physics
+    simulates only the support, so it does not get the scene then (``plan --evaluate``).
+
+    Raises:
+        ValueError: a refused option, worded with its flag.
+    """
+    from usdgrip.grasping.options import EvaluationOptions, OptionError
+
+    values = {
+        "trials": args.trials,
+        "force": args.force,
+        "friction": args.friction,
+        "density": args.density,
+        "scene": args.scene if args.support else None,
+        "support": args.support,
+        "table": args.table,
+        "gripper_model": args.gripper_model,
+        "jobs": args.jobs,
+        "seed": args.seed,
+        **fields,
+    }
+    try:
+        return EvaluationOptions(**values)
+    except OptionError as exc:
+        raise ValueError(exc.cli_message()) from None
+
+
+class ProgressBar:
+    """One self-overwriting stderr line; silent when disabled."""
+
+    def __init__(self, stream: TextIO, enabled: bool) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.width = 0
+
+    def __call__(self, message: str, fraction: float) -> None:
+        if not self.enabled:
+            return
+        filled = round(20 * max(0.0, min(1.0, fraction)))
+        line = f"[{'#' * filled}{'.' * (20 - filled)}] {100 * fraction:3.0f}% {message}"[:110]
+        self.stream.write("\r" + line.ljust(self.width))
+        self.stream.flush()
+        self.width = len(line)
+
+    def close(self) -> None:
+        if self.enabled and self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+
+
+def format_pose(position: Sequence[float], w: float, xyz: Sequence[float]) -> str:
+    """``p=(x, y, z) q=(w, x, y, z)`` of a grasp pose, 3 decimals (metres)."""
+    p = ", ".join(f"{v:+.3f}" for v in position)
+    q = ", ".join(f"{v:+.3f}" for v in (w, *xyz))
+    return f"p=({p}) q=({q})"
+
+
+def format_summary_lines(summary: dict[str, Any], open_hits: dict[str, Any] | None) -> list[str]:
+    """The held and outcome lines of a physics summary (what the open hand hit, when any)."""
+    outcomes = ", ".join(f"{k} {v}" for k, v in summary["outcomes"].items()) or "none"
+    if open_hits:
+        hit = ", ".join(f"{k} {v}" for k, v in open_hits.items())
+        outcomes += f" (collides_open hit: {hit})"
+    return [
+        f"  held: {summary['held_candidates']} of {summary['candidates']} candidate(s); "
+        f"success rate {100 * summary['success_rate']:.0f}% of {summary['trials']} trial(s)",
+        f"  outcomes: {outcomes}",
+    ]
+
+
+def format_physics_header(output: Path, meta: dict[str, Any], what: str) -> str:
+    """``wrote OUT: what, N trial(s) each, T s (engine, seed, support)``."""
+    params = meta.get("parameters", {})
+    return (
+        f"wrote {output}: {what}, {params.get('trials', 1)} trial(s) each, "
+        f"{meta.get('runtime_seconds', 0.0):.2f} s (MuJoCo {meta.get('engine_version', '?')}, "
+        f"seed {meta.get('seed', 0)}, support {meta.get('support', 'none')})\n"
+    )
+
+
+def print_grasps_summary(result: Any, output: Path, show: int, stream: TextIO) -> None:
+    """Overall success, by generation method, outcome counts and the ``show`` best candidates."""
+    from usdgrip.grasping.physics import summarize_evaluations, summarize_open_hits
+
+    meta = result.metadata.physics or {}
+    per_gripper = meta.get("grippers")
+    first = next(iter(per_gripper.values())) if per_gripper else meta
+    evaluated = [c for c in result.grasps.values() if c.physics is not None]
+    stream.write(format_physics_header(output, first, f"{len(evaluated)} candidate(s) evaluated"))
+
+    class _Row:  # summarize_evaluations reads outcomes, trials and success_rate
+        def __init__(self, physics: Any) -> None:
+            self.trials = physics.trials
+            self.success_rate = physics.success_rate
+            self.outcomes = dict(physics.outcomes)
+
+    hits = summarize_open_hits([dict(c.physics.collides_open_with) for c in evaluated])
+    summary = summarize_evaluations([_Row(c.physics) for c in evaluated])
+    for line in format_summary_lines(summary, hits):
+        stream.write(line + "\n")
+    methods: dict[str, list[Any]] = {}
+    for c in evaluated:
+        methods.setdefault(c.generation_method or "unknown", []).append(c)
+    parts = []
+    for method, group in methods.items():
+        s = summarize_evaluations([_Row(c.physics) for c in group])
+        parts.append(
+            f"{method} {s['held_candidates']}/{s['candidates']} held "
+            f"({100 * s['success_rate']:.0f}% of trials)"
+        )
+    if parts:
+        stream.write(f"  by method: {'; '.join(parts)}\n")
+    best = sorted(
+        evaluated, key=lambda c: (-c.physics.success_rate, -c.confidence, c.candidate_id)
+    )[:show]
+    if best:
+        stream.write(f"  top {len(best)} (success rate, confidence, method, first trial):\n")
+    for c in best:
+        stream.write(
+            f"    {c.candidate_id}  {100 * c.physics.success_rate:3.0f}%  {c.confidence:.3f}  "
+            f"{c.generation_method or '-':<9} {c.physics.outcome}\n"
+        )

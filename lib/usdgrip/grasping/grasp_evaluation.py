@@ -1,0 +1,504 @@
+"""Physics-checked grasps from USD: the inputs read once, then the engine's grasp-and-lift trials.
+
+:func:`evaluate_grasps` adds a measured ``physics`` mapping to every candidate of a
+planning result (and ``metadata.physics``). It takes the
+:class:`~usdgrip.grasping.inputs.GraspInputs` a caller read (or reads them itself, once)
+and the :class:`~usdgrip.grasping.options.EvaluationOptions`, builds the engine's models
+(:func:`build_physics_world`, :func:`build_physics_hand`) and runs the pure engine
+:mod:`usdgrip.grasping.physics` (docs/physics.md).
+
+Inputs and their fallbacks (a warning names every default taken):
+
+- object meshes: the input reader's (``ObjectInputs.vertices``), in the object frame M
+  (the prim's world frame, scale removed), metres;
+- mass: ``UsdPhysics.MassAPI`` ``physics:mass``, else ``physics:density`` × volume,
+  else ``density`` (default :data:`~usdgrip.grasping.physics.DEFAULT_DENSITY`);
+- friction: the bound ``UsdPhysics.MaterialAPI`` material, else ``friction``
+  (default :data:`~usdgrip.grasping.physics.DEFAULT_FRICTION`);
+- grip force: ``force``, else the site's ``gripper:maxGripForce``, else
+  :data:`~usdgrip.grasping.physics.DEFAULT_GRIP_FORCE` N per finger;
+- gripper shapes: the planner's collision model (``gripper_model`` auto/proxy/geometry);
+- up: the object stage's ``upAxis`` rotated into M (USD's fallback ``Y`` when not authored);
+- support: ``table=True`` (a plane under the object's lowest point) or the geometry of
+  ``support`` in the ``scene`` file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from usdgrip.contracts import GeometryRef, GraspPhysics, GraspPlanningResult, GripperRef
+from usdgrip.errors import GripperError
+from usdgrip.grasping.inputs import GraspInputs, Gripper, StageSource, read_grasp_inputs
+from usdgrip.grasping.options import EvaluationOptions, make_evaluation_options
+from usdgrip.grasping.provenance import Note, render_notes
+from usdgrip.grasping.stage_source import is_same_file
+
+Progress = Callable[[str, float], None]
+"""``progress(message, fraction_done)``; fraction in [0, 1]."""
+
+#: ``metadata.physics["ranking"]`` when candidates are ordered by measured success.
+RANKING_PHYSICS = "success_rate,confidence"
+#: ``metadata.physics["ranking"]`` when the planner's order is kept.
+RANKING_KEPT = "unchanged"
+
+
+class PhysicsWorld(NamedTuple):
+    """The engine's object and scene, built once from the inputs, and what was assumed."""
+
+    obj: Any
+    """:class:`~usdgrip.grasping.physics.PhysicsObject`."""
+    scene: Any
+    """:class:`~usdgrip.grasping.physics.PhysicsScene`."""
+    notes: tuple[Note, ...]
+    record: dict[str, Any]
+    """The object, up and support parts of ``metadata.physics``."""
+
+
+class PhysicsHand(NamedTuple):
+    """The engine's gripper for one :class:`~usdgrip.grasping.inputs.Gripper`."""
+
+    gripper: Any
+    """:class:`~usdgrip.grasping.physics.PhysicsGripper`."""
+    notes: tuple[Note, ...]
+    record: dict[str, Any]
+    """``metadata.physics["gripper"]``."""
+
+
+def _floats(values: Any) -> list[float]:
+    return [float(v) + 0.0 for v in np.ravel(values)]
+
+
+def _cache(options: EvaluationOptions) -> dict[str, Any]:
+    return {"cache_dir": options.cache_dir} if options.cache_dir is not None else {}
+
+
+def _choose(
+    authored: float | None,
+    authored_from: str | None,
+    option: float | None,
+    name: str,
+    default: float,
+    default_text: str,
+    authored_verb: str,
+    notes: list[Note],
+    data: Any,
+) -> tuple[float, str]:
+    """The authored value, else the option, else the default; the note of what was taken."""
+    if authored is not None:
+        if option is not None:
+            text = f"{name} option {option:g} ignored: {authored_from} {authored_verb}"
+            notes.append(Note("option_ignored", name, text))
+        return authored, authored_from or ""
+    if option is not None:
+        return option, f"{name} option"
+    notes.append(Note(f"{name}_default", data.prim_path, default_text, (data.label,)))
+    return default, f"default {name}"
+
+
+def build_physics_world(inputs: GraspInputs, options: EvaluationOptions) -> PhysicsWorld:
+    """The physics object (mass, friction, collision pieces) and scene (up, support).
+
+    Raises:
+        GripperError: no mesh, a bad authored mass, density or friction, a support prim
+            whose geometry cannot be read.
+    """
+    from usdgrip.grasping.physics import (
+        DEFAULT_DENSITY,
+        DEFAULT_FRICTION,
+        make_physics_object,
+        make_physics_scene,
+    )
+
+    data = inputs.object
+    geometry = data.geometry
+    label = data.label
+    if data.mesh_error is not None:
+        raise GripperError(f"{geometry.asset_path}: {data.mesh_error}")
+    if data.physical_error is not None:
+        raise GripperError(data.physical_error)
+    notes = [note.within(label) for note in data.notes]
+    props = data.physical
+    mass = props.mass
+    # The authored value wins over the option, the option over the default (a note each).
+    density, mass_from = _choose(
+        props.density if mass is None else mass, props.mass_source, options.density, "density",
+        DEFAULT_DENSITY, "no UsdPhysics.MassAPI mass or density authored and no density given; "
+        f"using the default density {DEFAULT_DENSITY:g} kg/m³", "is authored", notes, data,
+    )  # fmt: skip
+    density = None if mass is not None else density
+    friction, friction_from = _choose(
+        props.friction, props.friction_source, options.friction, "friction", DEFAULT_FRICTION,
+        "no UsdPhysics.MaterialAPI friction bound to its colliders and no friction given; "
+        f"using the default friction {DEFAULT_FRICTION:g}", "is bound", notes, data,
+    )  # fmt: skip
+    cache = _cache(options)
+    try:
+        obj = make_physics_object(
+            data.vertices, data.faces, mass=mass, density=density, friction=friction, **cache
+        )
+    except ValueError as exc:
+        raise GripperError(f"{geometry}: {exc}") from None
+    notes.extend(_cache_notes())
+    if not data.up_authored:
+        notes.append(
+            Note(
+                "up_fallback",
+                geometry.asset_path,
+                "no upAxis authored; using USD's fallback Y as up for the lift",
+                (geometry.asset_path,),
+            )
+        )
+    support = inputs.support
+    meshes: tuple[tuple[Any, Any], ...] = ()
+    if support.kind == "prim":
+        if support.error is not None:
+            raise GripperError(support.error)
+        if support.vertices is None:
+            raise GripperError(
+                f"support {support.prim!r} is an obstacle of an in-memory scene; the physics "
+                "needs it from a USD file (scene=FILE, support=PRIM)"
+            )
+        meshes = ((support.vertices, support.faces),)
+    scene = make_physics_scene(
+        data.lift_up, table=support.kind == "table", support_meshes=meshes, **cache
+    )
+    record = {
+        "object": {
+            "prim": data.prim_path,
+            "mass_kg": obj.mass,
+            "mass_from": mass_from,
+            "volume_m3": obj.volume,
+            "friction": obj.friction,
+            "friction_from": friction_from,
+            "collision_pieces": len(obj.pieces),
+        },
+        "up": _floats(scene.up),
+        "support": support.label,
+    }
+    return PhysicsWorld(obj, scene, tuple(notes), record)
+
+
+def _cache_notes() -> list[Note]:
+    """The CoACD cache problems met by the last decompositions, each once (never fatal)."""
+    from usdgrip.grasping.physics.decompose import take_cache_warnings
+
+    return [Note("cache_problem", "", text) for text in take_cache_warnings()]
+
+
+def build_physics_hand(gripper: Gripper, options: EvaluationOptions) -> PhysicsHand:
+    """The physics gripper: the pads, the grip force and the collision model's palm.
+
+    Raises:
+        GripperError: the gripper was skipped by the one rule (its reason).
+    """
+    from usdgrip.grasping.physics import PhysicsGripper
+
+    if gripper.skipped is not None:
+        raise GripperError(gripper.skipped.render())
+    notes = [gripper.pad_note] if gripper.pad_note is not None else []
+    force, force_from = options.force, "force option"
+    if force is None:
+        force, force_from = gripper.grip_force, gripper.grip_force_source
+        if force_from != "gripper:maxGripForce":
+            problem = gripper.grip_force_problem
+            authored = f"gripper:maxGripForce unusable ({problem})" if problem else "none authored"
+            notes.append(
+                Note(
+                    "force_default",
+                    str(gripper.ref),
+                    f"no grip force given and {authored}; using the default {force:g} N per finger",
+                    (gripper.label,),
+                )
+            )
+    model = gripper.collision_model
+    hand = PhysicsGripper.from_collision_model(
+        model, gripper.max_opening, gripper.pad_width, force, **_cache(options)
+    )
+    notes.extend(_cache_notes())
+    record = {
+        "site": str(gripper.ref),
+        "max_opening_m": float(gripper.max_opening),
+        "pad_width_m": float(gripper.pad_width),
+        "grip_force_n": float(force),
+        "grip_force_from": force_from,
+        "collision_model": model.source,
+    }
+    return PhysicsHand(hand, tuple(notes), record)
+
+
+def run_physics(
+    world: PhysicsWorld,
+    hand: PhysicsHand,
+    poses: np.ndarray,
+    options: EvaluationOptions,
+    progress: Progress | None,
+    cancel: Callable[[], bool] | None,
+) -> tuple[list[Any], dict[str, Any]]:
+    """Evaluate ``poses`` (N, H, 4, 4) in M; the results and ``metadata.physics``."""
+    from usdgrip.grasping.physics import (
+        engine_metadata,
+        evaluate_candidates,
+        summarize_evaluations,
+        summarize_open_hits,
+    )
+
+    params = options.evaluation_params()
+    report = progress or (lambda message, fraction: None)
+    started = time.perf_counter()
+    results = evaluate_candidates(
+        world.obj,
+        hand.gripper,
+        poses,
+        scene=world.scene,
+        params=params,
+        seed=options.seed,
+        jobs=options.jobs,
+        progress=lambda done, total: report(
+            f"physics: {done}/{total} candidates", done / max(total, 1)
+        ),
+        cancel=cancel,
+        engine=options.engine,
+    )
+    metadata = {
+        **engine_metadata(params, options.engine),
+        "seed": options.seed,
+        "jobs": options.jobs,
+        "object": world.record["object"],
+        "gripper": hand.record,
+        "up": world.record["up"],
+        "support": world.record["support"],
+        "summary": summarize_evaluations(results),
+        "runtime_seconds": time.perf_counter() - started,
+    }
+    hits = summarize_open_hits([r.open_hits for r in results])
+    if hits:
+        metadata["collides_open_with"] = hits
+    return results, metadata
+
+
+def resolve_one_gripper(
+    object: GeometryRef | None, gripper: GripperRef | None, inputs: GraspInputs | None
+) -> tuple[GeometryRef, GripperRef]:
+    """The object and the one gripper of a call: as given, else the inputs' (their only one).
+
+    Raises:
+        TypeError: neither given nor in the inputs, or of another type.
+    """
+    if inputs is not None:
+        object = inputs.object.geometry if object is None else object
+        if gripper is None and len(inputs.grippers) == 1:
+            gripper = inputs.grippers[0].ref
+    if not isinstance(object, GeometryRef):
+        raise TypeError(f"object is {type(object).__name__}; expected a GeometryRef")
+    if not isinstance(gripper, GripperRef):
+        raise TypeError(f"gripper is {type(gripper).__name__}; expected a GripperRef")
+    return object, gripper
+
+
+def read_evaluation_inputs(
+    object: GeometryRef,
+    grippers: list[GripperRef],
+    options: EvaluationOptions,
+    inputs: GraspInputs | None,
+    stages: Mapping[str | os.PathLike[str], Any] | StageSource | None,
+) -> GraspInputs:
+    """The inputs the evaluation runs on: ``inputs`` when given (checked), else read once.
+
+    Raises:
+        ValueError: ``inputs`` read for another object, support or gripper model.
+        GripperError: as :func:`~usdgrip.grasping.inputs.read_grasp_inputs`.
+    """
+    if inputs is None:
+        return read_grasp_inputs(
+            object,
+            grippers,
+            table=options.table,
+            scene=options.scene,
+            support=options.support,
+            gripper_model=options.gripper_model,
+            stages=stages,
+        )
+    if not isinstance(inputs, GraspInputs):
+        raise TypeError(f"inputs is {type(inputs).__name__}; expected GraspInputs")
+    read = inputs.object.geometry
+    if read.prim_path != object.prim_path or not is_same_file(read.asset_path, object.asset_path):
+        raise ValueError(f"the inputs were read for {read}, not the object {object}")
+    if inputs.gripper_model != options.gripper_model:
+        raise ValueError(
+            f"the inputs were read with gripper model {inputs.gripper_model!r}; the options "
+            f"ask for {options.gripper_model!r}"
+        )
+    inputs.check_support(options.table, options.scene, options.support)
+    for ref in grippers:
+        inputs.find_gripper(ref)
+    return inputs
+
+
+def evaluate_grasps(
+    result_or_path: GraspPlanningResult | str | os.PathLike[str],
+    object: GeometryRef | None = None,
+    gripper: GripperRef | None = None,
+    *,
+    options: EvaluationOptions | None = None,
+    inputs: GraspInputs | None = None,
+    rank: bool = False,
+    stages: Mapping[str | os.PathLike[str], Any] | StageSource | None = None,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+    **legacy: Any,
+) -> GraspPlanningResult:
+    """Grasp-and-lift every candidate of a plan; the result with ``physics`` added.
+
+    Args:
+        result_or_path: a :class:`GraspPlanningResult` or an extended Isaac-Grasp file.
+        object: the object the grasps were planned for (its prim must be the result's
+            ``metadata.pose_frame``); may be left out when ``inputs`` are given.
+        gripper: the gripper site to simulate; ``None``: every gripper of the result
+            (each read from the path its entries name). Given, it must be one of the
+            result's grippers (same prim, same file), and only its candidates are evaluated.
+            A gripper the one rule refuses is skipped with a warning (an error when none
+            is left).
+        options: the evaluation options (:class:`EvaluationOptions`: trials, force,
+            friction, density, support, gripper model, jobs, seed, engine parameters,
+            cache, engine).
+        inputs: the object, grippers and support already read (the planner's); nothing
+            is read again.
+        rank: order each gripper's entries by measured ``success_rate``, then
+            ``confidence`` (``metadata.physics["ranking"]`` and ``generation_mode`` say so);
+            else the input order is kept.
+        stages: stages the caller has open, by asset path (or a ``StageSource``).
+        progress: ``progress(message, fraction)``.
+        cancel: polled between candidates; True stops with
+            :class:`~usdgrip.grasping.physics.EvaluationCancelled`.
+        **legacy: the old keywords (``trials=``, ``force=``, ``friction=``, ``density=``,
+            ``scene=``, ``support=``, ``table=``, ``gripper_model=``, ``jobs=``, ``seed=``,
+            ``params=``, ``cache_dir=``): :class:`EvaluationOptions`' fields, a shim for
+            one release; not with ``options``.
+
+    Returns:
+        A new result: every evaluated entry has ``physics`` (success_rate, trials,
+        outcome of trial 0, outcome counts, what the open hand hit); ``metadata.physics``
+        holds the engine, every parameter, what was read and assumed, the summary and the
+        runtime; ``metadata.warnings`` adds every default taken. Candidate ids are unchanged.
+
+    Raises:
+        GripperError: unreadable input (file, prim, mesh, site, physics attributes), no
+            usable gripper.
+        ValueError, TypeError: a bad option, naming it; options with the old keywords.
+    """
+    from usdgrip.grasping.isaac_yaml import compute_candidate_pose, read_isaac_grasp
+
+    options = make_evaluation_options(options, legacy, "evaluate_grasps")
+    if isinstance(result_or_path, GraspPlanningResult):
+        result = result_or_path
+    elif isinstance(result_or_path, str | os.PathLike):
+        result = read_isaac_grasp(result_or_path)
+    else:
+        raise TypeError(
+            f"result_or_path is {type(result_or_path).__name__}; expected a "
+            "GraspPlanningResult or an Isaac-Grasp file path"
+        )
+    if object is None and inputs is not None:
+        object = inputs.object.geometry
+    if not isinstance(object, GeometryRef):
+        raise TypeError(f"object is {type(object).__name__}; expected a GeometryRef")
+    if result.metadata.pose_frame != object.prim_path:
+        raise ValueError(
+            f"the grasps are in the frame of <{result.metadata.pose_frame}> "
+            f"(metadata.pose_frame), not of the object <{object.prim_path}>; evaluate them "
+            "with the object they were planned for"
+        )
+    targets = _choose_grippers(result, gripper)
+    inputs = read_evaluation_inputs(
+        object, [read_as for _, read_as in targets], options, inputs, stages
+    )
+    # A result without grasps names no gripper: nothing to simulate, nothing to build.
+    world = build_physics_world(inputs, options) if result.grasps else None
+    new_grasps = dict(result.grasps)
+    notes: list[Note] = []
+    physics_meta: dict[str, Any] = {}
+    for index, (listed, read_as) in enumerate(targets):
+        record = inputs.find_gripper(read_as)
+        if record.skipped is not None:
+            notes.append(record.skipped)
+            continue
+        hand = build_physics_hand(record, options)
+        for note in (*world.notes, *hand.notes):
+            if note not in notes:
+                notes.append(note)
+        ids = [cid for cid, c in result.grasps.items() if c.gripper == listed]
+        poses = np.array([compute_candidate_pose(result.grasps[c]) for c in ids]).reshape(-1, 4, 4)
+        share = (lambda m, f, i=index: progress(m, (i + f) / len(targets))) if progress else None
+        evaluated, meta = run_physics(world, hand, poses, options, share, cancel)
+        for cid, evaluation in zip(ids, evaluated, strict=True):
+            new_grasps[cid] = new_grasps[cid].model_copy(
+                update={"physics": GraspPhysics(**evaluation.to_record())}
+            )
+        if len(targets) == 1:
+            physics_meta = meta
+        else:
+            physics_meta.setdefault("grippers", {})[str(listed)] = meta
+    if rank:
+        new_grasps = _rank_by_success(new_grasps)
+    physics_meta["ranking"] = RANKING_PHYSICS if rank else RANKING_KEPT
+    mode = result.metadata.generation_mode
+    if rank:
+        note = (
+            f"ranking=physics success_rate then confidence (trials={options.trials}, "
+            f"seed={options.seed})"
+        )
+        mode = f"{mode}; {note}" if mode else note
+    metadata = result.metadata.model_copy(
+        update={
+            "physics": physics_meta,
+            "generation_mode": mode,
+            "warnings": tuple(result.metadata.warnings) + render_notes(notes),
+        }
+    )
+    return GraspPlanningResult.model_validate(
+        {
+            **result.model_dump(exclude={"grasps", "metadata"}),
+            "grasps": {k: v.model_dump() for k, v in new_grasps.items()},
+            "metadata": metadata.model_dump(),
+        }
+    )
+
+
+def _choose_grippers(
+    result: GraspPlanningResult, gripper: GripperRef | None
+) -> list[tuple[GripperRef, GripperRef]]:
+    """(gripper as the result names it, gripper to read) for each gripper to evaluate."""
+    listed = result.grippers
+    if gripper is None:
+        return [(g, g) for g in listed]
+    if not isinstance(gripper, GripperRef):
+        raise TypeError(f"gripper is {type(gripper).__name__}; expected a GripperRef")
+    for g in listed:
+        if g.prim_path == gripper.prim_path and is_same_file(g.asset_path, gripper.asset_path):
+            return [(g, gripper)]
+    names = ", ".join(str(g) for g in listed) or "none (the result has no candidates)"
+    raise ValueError(f"gripper {gripper} has no candidates in the grasps; they are for: {names}")
+
+
+def _rank_by_success(grasps: dict[str, Any]) -> dict[str, Any]:
+    """Per gripper (grippers in file order): best measured success rate first, then confidence."""
+    by_gripper: dict[Any, list[Any]] = {}
+    for candidate in grasps.values():
+        by_gripper.setdefault(candidate.gripper, []).append(candidate)
+    ordered = {}
+    for candidates in by_gripper.values():
+        candidates.sort(
+            key=lambda c: (
+                -(c.physics.success_rate if c.physics else -1.0),
+                -c.confidence,
+                c.candidate_id,
+            )
+        )
+        ordered.update((c.candidate_id, c) for c in candidates)
+    return ordered
