@@ -82,6 +82,7 @@ def slot(**overrides: str) -> str:
     }
     values.update(overrides)
     types = {
+        "center": "point3d",
         "forward": "vector3d",
         "spanAxis": "vector3d",
         "upRange": "double",
@@ -167,6 +168,30 @@ RENDER_MATERIAL = '    def Material "Red"\n    {\n    }\n'
 ISAAC = 'prepend apiSchemas = ["GripperSiteAPI", "IsaacSiteAPI"]'
 MJC = 'prepend apiSchemas = ["GripperSiteAPI", "MjcSiteAPI"]'
 FORCE = "float gripper:maxOpening = 0.085"
+
+
+BOX = """
+def Cube "body"
+{
+    double size = 0.1
+    double3 xformOp:translate = (0, 0, 0.05)
+    uniform token[] xformOpOrder = ["xformOp:translate"]
+}
+"""
+BOX_MESH = """
+def Mesh "body"
+{
+    int[] faceVertexCounts = [4, 4, 4, 4, 4, 4]
+    int[] faceVertexIndices = [0, 3, 2, 1, 4, 5, 6, 7, 0, 1, 5, 4, 1, 2, 6, 5, 2, 3, 7, 6, 3, 0, 4, 7]
+    point3f[] points = [(-0.05, -0.05, 0), (0.05, -0.05, 0), (0.05, 0.05, 0), (-0.05, 0.05, 0), (-0.05, -0.05, 0.1), (0.05, -0.05, 0.1), (0.05, 0.05, 0.1), (-0.05, 0.05, 0.1)]
+}
+"""  # fmt: skip
+
+
+def on_box(snippet: str, body: str = BOX, transform: str = "") -> str:
+    """``snippet`` (an ``Obj`` prim) with ``body`` geometry (a 10 cm box on z = 0) inside."""
+    head, _, tail = snippet.rpartition("}")
+    return f"{head}{transform}\n{body}\n}}{tail}"
 
 
 CASES = [
@@ -510,6 +535,33 @@ CASES = [
         records([record(GroupName="pair", LR=0), record(GroupName="pair", LR=1, name="b")]),
         None,
     ),
+    ("GS.009", True, on_box(slot(center="(1, 0, 0.05)")), "lies outside the bounds of </Obj>"),
+    ("GS.009", True, on_box(slot(center="(0, 0, 0.25)")), "does not meet the surface of </Obj>"),
+    ("GS.009", True, on_box(slot(center="(0, 0.3, 0.05)"), BOX_MESH), "does not meet the surf"),
+    (
+        "GS.009",
+        True,
+        on_box(records([record(center=[0, 0, 0.3], forward=[0, 0, -1], span_axis=[1, 0, 0])])),
+        "slot 'slot_0' (lambdasim gripper_slots[0]): its closing line",
+    ),
+    ("GS.009", True, on_box(slot(center="(0.5, 0, 0.05)"), BOX_MESH), "grown by its up range"),
+    # Grown by the up range (0.2 m): 0.2 m beside the box is still on it.
+    ("GS.009", False, on_box(slot(center="(0.24, 0, 0.05)")), None),
+    ("GS.009", False, on_box(slot(center="(0, 0, 0.05)")), None),
+    ("GS.009", False, on_box(slot(center="(0, 0, 0.05)"), BOX_MESH), None),
+    # The object moved and scaled: the slot is in its frame, and so is the check.
+    (
+        "GS.009",
+        False,
+        on_box(
+            slot(center="(0, 0, 0.05)"),
+            BOX_MESH,
+            "double3 xformOp:translate = (5, 0, 0)\nfloat3 xformOp:scale = (10, 10, 10)\n"
+            'uniform token[] xformOpOrder = ["xformOp:translate", "xformOp:scale"]',
+        ),
+        None,
+    ),
+    ("GS.009", False, slot(center="(9, 9, 9)"), None),  # no geometry: nothing to meet
     (
         "GA.002",
         True,

@@ -9,6 +9,7 @@ import pytest
 from pxr import Sdf, Usd, UsdGeom
 
 import usdgrip
+from usdgrip.authoring import define_gripper_site
 from usdgrip.rules import (
     DEFAULT_PARAMS,
     RULES,
@@ -19,7 +20,6 @@ from usdgrip.rules import (
     iter_candidates,
     validate,
 )
-from usdgrip.usd.authoring import define_gripper_site
 from usdgrip.usd.discovery import compute_site_markers, iter_site_prims
 from usdgrip.usd.sites import find_gripper_sites
 from usdgrip.usd.slots import iter_slot_prims, list_slot_instances
@@ -52,6 +52,7 @@ ISSUE_TABLE = {
     "GS.006": ("slot-record-malformed", "failure"),
     "GS.007": ("slot-record-legacy", "info"),
     "GS.008": ("slot-group", "warning"),
+    "GS.009": ("slot-misses-object", "failure"),
     "GA.001": ("asset-unresolved", "error"),
     "GA.002": ("stage-units-unauthored", "warning"),
     "GA.003": ("stage-up-axis", "failure"),  # issue 21 item 13

@@ -414,7 +414,10 @@ def _read_primitive(prim: Usd.Prim, kind: str, world: Mat4) -> SceneShape:
 
 
 def read_collision_shapes(
-    stage_or_prim: Usd.Stage | Usd.Prim, *, prefer_collision: bool = True
+    stage_or_prim: Usd.Stage | Usd.Prim,
+    *,
+    prefer_collision: bool = True,
+    xform_cache: UsdGeom.XformCache | None = None,
 ) -> list[SceneShape]:
     """Read the collision obstacles of a stage (or of the subtree under a prim).
 
@@ -434,6 +437,7 @@ def read_collision_shapes(
         stage_or_prim: a stage (its pseudo-root is the scope) or a prim.
         prefer_collision: apply the CollisionAPI rule above; False reads every
             shape in scope.
+        xform_cache: shared by reads of one unchanged stage (a validation run's).
 
     Returns:
         Shapes in traversal order, poses rigid in world metres.
@@ -450,15 +454,18 @@ def read_collision_shapes(
     ]
     if prefer_collision and any(prim.HasAPI(UsdPhysics.CollisionAPI) for prim, _ in candidates):
         candidates = [(prim, kind) for prim, kind in candidates if _collision_enabled(prim)]
-    shapes = [read_collision_shape(prim, kind) for prim, kind in candidates]
+    shapes = [read_collision_shape(prim, kind, xform_cache) for prim, kind in candidates]
     return [shape for shape in shapes if shape is not None]
 
 
-def read_collision_shape(prim: Usd.Prim, kind: str | None = None) -> SceneShape | None:
+def read_collision_shape(
+    prim: Usd.Prim, kind: str | None = None, xform_cache: UsdGeom.XformCache | None = None
+) -> SceneShape | None:
     """One Mesh/Cube/Sphere/Cylinder/Capsule prim as a :class:`SceneShape` (world metres).
 
-    ``kind`` is the prim's shape kind when the caller knows it. ``None`` for another prim
-    type or a mesh without faces; see :func:`read_collision_shapes` for the rules.
+    ``kind`` is the prim's shape kind when the caller knows it (``xform_cache``: a shared
+    transform cache). ``None`` for another prim type or a mesh without faces; see
+    :func:`read_collision_shapes` for the rules.
 
     Raises:
         GripperError: a mesh with inconsistent topology (see :func:`read_object_mesh`).
@@ -466,7 +473,7 @@ def read_collision_shape(prim: Usd.Prim, kind: str | None = None) -> SceneShape 
     kind = _shape_kind(prim) if kind is None else kind
     if kind is None:
         return None
-    world = compute_world_transform(prim)
+    world = compute_world_transform(prim, xform_cache=xform_cache)
     if kind != "mesh":
         return _read_primitive(prim, kind, world)
     points, triangles = _read_one_mesh(prim)

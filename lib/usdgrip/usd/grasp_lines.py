@@ -203,7 +203,9 @@ class ObjectSurface(NamedTuple):
     source_paths: tuple[str, ...]
 
 
-def read_object_surface(prim: Usd.Prim) -> ObjectSurface:
+def read_object_surface(
+    prim: Usd.Prim, xform_cache: UsdGeom.XformCache | None = None
+) -> ObjectSurface:
     """Every non-guide Mesh, Cube, Sphere, Cylinder, Capsule at or under ``prim``, world metres.
 
     Collision and render geometry alike (a grasp line must meet the asset, whichever
@@ -213,7 +215,7 @@ def read_object_surface(prim: Usd.Prim) -> ObjectSurface:
         GripperError: no such geometry, a mesh with inconsistent topology (naming it),
             or a primitive and no ``trimesh``.
     """
-    shapes = read_collision_shapes(prim, prefer_collision=False)
+    shapes = read_collision_shapes(prim, prefer_collision=False, xform_cache=xform_cache)
     vertices: list[Points] = []
     faces: list[Triangles] = []
     offset = 0

@@ -24,6 +24,7 @@ only as time samples is refused, as for mesh points).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -120,10 +121,23 @@ def tessellate_primitive(kind: str, params: dict[str, Any]) -> tuple[Points, Tri
     """Triangles of a primitive in its own frame (outward-wound, closed).
 
     At the module's resolution; ``params`` as :func:`read_primitive_params` gives them
-    (or scaled to world metres).
+    (or scaled to world metres). Remembered per kind and parameters (the arrays are
+    read-only): a scene of a thousand equal cubes builds one trimesh, not a thousand
+    (GS.009 reads every slotted object's surface).
     """
+    key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
+    return _tessellate_once(kind, key)
+
+
+@functools.lru_cache(maxsize=512)
+def _tessellate_once(kind: str, key: tuple) -> tuple[Points, Triangles]:
+    params = dict(key)
     if kind == "box":  # 8 corners, 12 triangles: no trimesh import (2 s) for the commonest
-        return _BOX_CORNERS * np.asarray(params["size"], dtype=np.float64), _BOX_FACES.copy()
+        points = _BOX_CORNERS * np.asarray(params["size"], dtype=np.float64)
+        faces = _BOX_FACES.copy()
+        points.setflags(write=False)
+        faces.setflags(write=False)
+        return points, faces
     import trimesh
 
     if kind == "sphere":
@@ -153,7 +167,11 @@ def tessellate_primitive(kind: str, params: dict[str, Any]) -> tuple[Points, Tri
             # Rotate trimesh's Z-aligned shape so Z maps onto the authored axis.
             perm = np.eye(3)[[(axis + 1) % 3, (axis + 2) % 3, axis]].T
             shape.vertices = shape.vertices @ perm.T
-    return np.asarray(shape.vertices, dtype=np.float64), np.asarray(shape.faces, dtype=np.int64)
+    points = np.array(shape.vertices, dtype=np.float64)
+    faces = np.array(shape.faces, dtype=np.int64)
+    points.setflags(write=False)
+    faces.setflags(write=False)
+    return points, faces
 
 
 def read_primitive_mesh(prim: Usd.Prim, kind: str) -> tuple[Points, Triangles]:
