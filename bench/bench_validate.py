@@ -1,13 +1,22 @@
 """Benchmark: usdgrip validate vs bare traversal vs the NVIDIA engine with our plugin.
 
 Generates one stage (default 100,000 prims with 1,000 gripper sites and 1,000
-slotted objects, a tenth of each deliberately broken), then reports in one run:
+slotted objects, a tenth of each deliberately broken; by default issue 20's shape:
+1,000 groups each of a site, a slotted object and plain Xforms, units not authored,
+so GA.002 reads the sites, slots and grasp lines too; ``--layout blocks --units`` is the
+earlier shape: sites, then slotted objects, then fillers, units authored), then reports
+in one run:
 
 - bare Python traversal (``for prim in stage.Traverse()``) of the opened stage;
 - ``usdgrip.validate(stage)`` on the same opened stage (all rules);
 - ``usd_validation_nvidia.ValidationEngine`` with the usdgrip plugin and the
   ``usdgrip.grippers`` capability (the same rules) on the same stage;
-- optionally (``--cli``) both command lines on the file, wall clock.
+- optionally (``--cli``) both command lines on the file, wall clock;
+- optionally (``--compare CHECKOUT``, repeatable) ``usdgrip.validate(stage)`` and a bare
+  traversal in one child process per checkout (this one included), each importing
+  usdgrip from its checkout's ``lib/``, timed in interleaved rounds on the same file:
+  the ratio to bare of another commit (``git worktree add /tmp/prev <commit>``) and of
+  this one, measured in the same run.
 
 Targets (issue 3): usdgrip within 8x of bare traversal, and >= 5x faster than
 the NVIDIA engine. A breakdown splits usdgrip's time into the candidate scan
@@ -16,6 +25,7 @@ write to the stage) for comparison. Usage::
 
     .venv/bin/python bench/bench_validate.py            # 100k prims
     .venv/bin/python bench/bench_validate.py --small    # 10k prims, quick
+    .venv/bin/python bench/bench_validate.py --compare /tmp/prev --compare /tmp/main
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import os
 import pstats
 import subprocess
@@ -34,6 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 HEADER = '#usda 1.0\n(\n    defaultPrim = "World"\n    metersPerUnit = 1\n    upAxis = "Z"\n)\n\n'
+HEADER_NO_UNITS = '#usda 1.0\n(\n    defaultPrim = "World"\n)\n\n'
 
 SITE = """        def Xform "site_{i}" (
             prepend apiSchemas = ["GripperSiteAPI"]
@@ -92,35 +104,135 @@ SLOTTED = """        def Xform "object_{i}" (
 FILLER = '        def Xform "node_{i}"\n        {{\n        }}\n'
 
 
-def write_bench_stage(path: Path, prims: int, sites: int, slotted: int, group: int = 100) -> int:
+def write_bench_stage(
+    path: Path,
+    prims: int,
+    sites: int,
+    slotted: int,
+    group: int = 100,
+    *,
+    layout: str = "blocks",
+    units: bool = True,
+) -> int:
     """Write the benchmark stage as usda text; return the number of prims written.
 
     Every tenth site lacks its grip line (GR.003) and every tenth slotted
     object has a negative up range (GS.002), so every engine has findings.
+    ``layout="blocks"``: groups of ``group`` items, sites first, then slotted objects,
+    then fillers. ``layout="mixed"`` (issue 20): ``max(sites, slotted)`` groups, each
+    holding one site and one slotted object (while they last) and fillers.
+    ``units=False`` authors neither metersPerUnit nor upAxis.
     """
     special = sites * 3 - sites // 10 + slotted * 2
-    parts = [HEADER, 'def Xform "World"\n{\n']
-    items: list[str] = []
-    for i in range(sites):
-        grip = "" if i % 10 == 9 else GRIP_LINE.format()
-        items.append(SITE.format(i=i, x=i * 0.01, grip_line=grip))
-    for i in range(slotted):
-        up_range = -0.2 if i % 10 == 9 else 0.2
-        items.append(SLOTTED.format(i=i, x=i * 0.01, up_range=up_range))
-    # Groups are prims too: solve filler + groups = prims - 1 (World) - special.
-    budget = prims - 1 - special
-    n_groups = max(1, -(-(budget + len(items)) // (group + 1)))
-    filler = budget - n_groups
-    items.extend(FILLER.format(i=i) for i in range(max(0, filler)))
-    written = 1 + n_groups + special + max(0, filler)
-    for g in range(n_groups):
-        chunk = items[g * group : (g + 1) * group] if g < n_groups - 1 else items[g * group :]
+    parts = [HEADER if units else HEADER_NO_UNITS, 'def Xform "World"\n{\n']
+    site_items = [
+        SITE.format(i=i, x=i * 0.01, grip_line="" if i % 10 == 9 else GRIP_LINE.format())
+        for i in range(sites)
+    ]
+    slot_items = [
+        SLOTTED.format(i=i, x=i * 0.01, up_range=-0.2 if i % 10 == 9 else 0.2)
+        for i in range(slotted)
+    ]
+    budget = prims - 1 - special  # filler + groups = prims - 1 (World) - special
+    if layout == "mixed":
+        n_groups = max(1, sites, slotted)
+        filler = max(0, budget - n_groups)
+        groups: list[list[str]] = [[] for _ in range(n_groups)]
+        for g in range(n_groups):
+            groups[g].extend(site_items[g : g + 1] + slot_items[g : g + 1])
+        for i in range(filler):
+            groups[i * n_groups // filler].append(FILLER.format(i=i))
+    elif layout == "blocks":
+        items = site_items + slot_items
+        n_groups = max(1, -(-(budget + len(items)) // (group + 1)))
+        filler = max(0, budget - n_groups)
+        items.extend(FILLER.format(i=i) for i in range(filler))
+        groups = [
+            items[g * group : (g + 1) * group] if g < n_groups - 1 else items[g * group :]
+            for g in range(n_groups)
+        ]
+    else:
+        raise ValueError(f"layout is {layout!r}; expected 'mixed' or 'blocks'")
+    written = 1 + n_groups + special + filler
+    for g, chunk in enumerate(groups):
         parts.append(f'    def Scope "group_{g}"\n    {{\n')
         parts.extend(chunk)
         parts.append("    }\n")
     parts.append("}\n")
     path.write_text("".join(parts))
     return written
+
+
+def _child(path: str) -> int:
+    """``--child FILE``: time bare traversal and ``usdgrip.validate(stage)`` per stdin line.
+
+    Uses only what every release has (``import usdgrip``, ``usdgrip.validate``), so the
+    same code times any checkout: the parent puts that checkout's ``lib/`` first on
+    ``PYTHONPATH``.
+    """
+    from pxr import Usd
+
+    import usdgrip  # registers the schema before the stage is opened
+
+    stage = Usd.Stage.Open(path)
+    usdgrip.validate(stage)  # warm: first touch of the stage's memory, lazy imports
+    print(json.dumps({"ready": usdgrip.__file__}), flush=True)
+    for _ in sys.stdin:
+        start = time.perf_counter()
+        for _ in stage.Traverse():
+            pass
+        bare = time.perf_counter() - start
+        start = time.perf_counter()
+        report = usdgrip.validate(stage)
+        took = time.perf_counter() - start
+        print(
+            json.dumps({"bare": bare, "validate": took, "issues": len(report.issues)}), flush=True
+        )
+    return 0
+
+
+def compare_checkouts(path: Path, checkouts: list[str], repeat: int) -> dict[str, dict]:
+    """Best bare and ``validate(stage)`` times of each checkout, rounds interleaved."""
+    here = str(Path(__file__).resolve().parents[1])
+    children = {}
+    for checkout in [here, *checkouts]:
+        lib = Path(checkout).resolve() / "lib"
+        if not (lib / "usdgrip").is_dir():
+            raise SystemExit(f"--compare {checkout}: no lib/usdgrip in it (a usdgrip checkout?)")
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(lib), os.environ.get("PYTHONPATH", "")]),
+        }
+        child = subprocess.Popen(
+            [sys.executable, __file__, "--child", str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        ready = json.loads(child.stdout.readline() or "{}")
+        if "ready" not in ready:
+            raise SystemExit(f"--compare {checkout}: the child did not start")
+        label = "this checkout" if checkout == here else checkout
+        children[label] = (child, ready["ready"])
+    best: dict[str, dict] = {
+        label: {"bare": float("inf"), "validate": float("inf")} for label in children
+    }
+    for _ in range(repeat):
+        for label, (child, _) in children.items():
+            child.stdin.write("go\n")
+            child.stdin.flush()
+            row = json.loads(child.stdout.readline())
+            entry = best[label]
+            entry["bare"] = min(entry["bare"], row["bare"])
+            entry["validate"] = min(entry["validate"], row["validate"])
+            entry["issues"] = row["issues"]
+    for label, (child, module) in children.items():
+        child.stdin.close()
+        child.wait()
+        best[label]["module"] = module
+        best[label]["ratio"] = best[label]["validate"] / best[label]["bare"]
+    return best
 
 
 def _best(fn, repeat: int) -> tuple[float, object]:
@@ -248,7 +360,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="best of N (default 3)")
     parser.add_argument("--cli", action="store_true", help="also time both command lines")
     parser.add_argument("--profile", action="store_true", help="print cProfile of both engines")
+    parser.add_argument(
+        "--layout",
+        choices=("mixed", "blocks"),
+        default="mixed",
+        help="mixed (default, issue 20): each group a site, a slotted object and fillers; "
+        "blocks: sites, then slotted objects, then fillers",
+    )
+    parser.add_argument(
+        "--units", action="store_true", help="author metersPerUnit and upAxis (default: not)"
+    )
+    parser.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="CHECKOUT",
+        help="also time usdgrip.validate(stage) of another usdgrip checkout (its lib/), "
+        "interleaved with this one's, on the same file (repeatable)",
+    )
+    parser.add_argument("--no-nvidia", action="store_true", help="skip the NVIDIA engine")
+    parser.add_argument("--child", metavar="FILE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        return _child(args.child)
     if args.small:
         args.prims, args.sites, args.slotted = 10_000, 100, 100
 
@@ -267,7 +401,9 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.usda"
-        count = write_bench_stage(path, args.prims, args.sites, args.slotted)
+        count = write_bench_stage(
+            path, args.prims, args.sites, args.slotted, layout=args.layout, units=args.units
+        )
         stage = open_stage(path)
         total = sum(1 for _ in stage.Traverse())
         load = " ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -277,7 +413,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(
             f"stage: {count} prims written, {total} traversed, {args.sites} sites, "
-            f"{args.slotted} slotted objects ({path.stat().st_size / 1e6:.1f} MB usda)"
+            f"{args.slotted} slotted objects ({path.stat().st_size / 1e6:.1f} MB usda; layout "
+            f"{args.layout}, units {'authored' if args.units else 'not authored'})"
         )
 
         found = find_marked_prims(stage, set(MARKER_TOKENS))
@@ -292,6 +429,7 @@ def main(argv: list[str] | None = None) -> int:
             {
                 "bare": lambda: [None for _ in stage.Traverse()],
                 "validate": lambda: usdgrip.validate(stage, scan="collection"),
+                "default": lambda: usdgrip.validate(stage),
                 "scan": lambda: find_marked_prims(stage, set(MARKER_TOKENS)),
                 "floor": lambda: _floor_pass(stage),
                 "expression": lambda: _compute_included_paths(stage, queries[0]),
@@ -301,15 +439,16 @@ def main(argv: list[str] | None = None) -> int:
         )
         t_bare, t_grip, t_scan = times["bare"], times["validate"], times["scan"]
         t_floor, t_expr, t_slow = times["floor"], times["expression"], times["traverse"]
+        t_default = times["default"]
         report = usdgrip.validate(stage, scan="collection")
 
         capability = nv.CapabilityRegistry().find(CAPABILITY_ID)
         engine = nv.ValidationEngine(init_rules=False)
         engine.enable_capability(capability)
-        t_nv, result = _best(lambda: engine.validate(stage), 1)  # slow: one run
+        if not args.no_nvidia:
+            t_nv, result = _best(lambda: engine.validate(stage), 1)  # slow: one run
 
         grip_codes = _count_codes_usdgrip(report)
-        nv_codes = _count_codes_nvidia(result)
         print(f"bare traversal          {t_bare:8.3f} s")
         print(
             f"usdgrip.validate        {t_grip:8.3f} s   {t_grip / t_bare:6.1f}x bare (target <= 8x)"
@@ -333,11 +472,35 @@ def main(argv: list[str] | None = None) -> int:
             "(Python queries per prim, never writes)"
         )
         print(
-            f"NVIDIA engine + plugin  {t_nv:8.3f} s   {t_nv / t_grip:6.1f}x usdgrip (target >= 5x)"
+            f"usdgrip.validate(stage) {t_default:8.3f} s   {t_default / t_bare:6.1f}x bare "
+            "(the default for a caller's stage: scan='traverse'; issue 20: <= 24x)"
         )
         print(f"findings usdgrip: {dict(sorted(grip_codes.items()))}")
-        print(f"findings NVIDIA:  {dict(sorted(nv_codes.items()))}")
-        print(f"same findings: {'yes' if grip_codes == nv_codes else 'NO'}")
+        if not args.no_nvidia:
+            nv_codes = _count_codes_nvidia(result)
+            print(
+                f"NVIDIA engine + plugin  {t_nv:8.3f} s   {t_nv / t_grip:6.1f}x usdgrip "
+                "(target >= 5x)"
+            )
+            print(f"findings NVIDIA:  {dict(sorted(nv_codes.items()))}")
+            print(f"same findings: {'yes' if grip_codes == nv_codes else 'NO'}")
+
+        if args.compare:
+            print(
+                f"usdgrip.validate(stage) per checkout, child processes, {args.repeat} "
+                "interleaved rounds (best of each; ratio: best validate / best bare):"
+            )
+            compared = compare_checkouts(path, args.compare, args.repeat)
+            # The children traverse the same file: the best bare of all is the common baseline.
+            bare = min(entry["bare"] for entry in compared.values())
+            here = compared["this checkout"]["validate"]
+            for label, entry in compared.items():
+                print(
+                    f"  {entry['validate']:7.3f} s  bare {entry['bare']:6.3f} s  "
+                    f"{entry['ratio']:5.1f}x its bare, {entry['validate'] / bare:5.1f}x the "
+                    f"common bare  this checkout {here / entry['validate']:4.2f}x  "
+                    f"{entry['issues']} issues  {label} ({entry['module']})"
+                )
 
         if args.cli:
             bindir = Path(sys.executable).parent
@@ -364,6 +527,8 @@ def main(argv: list[str] | None = None) -> int:
                 ("usdgrip", lambda: usdgrip.validate(stage, scan="collection")),
                 ("NVIDIA", lambda: engine.validate(stage)),
             ):
+                if label == "NVIDIA" and args.no_nvidia:
+                    continue
                 profiler = cProfile.Profile()
                 profiler.runcall(fn)
                 out = io.StringIO()

@@ -113,12 +113,7 @@ ROOMS: dict[str, Room] = {
 #: traversal) removes the usd/discovery ones. The lead deletes each entry after merging; an entry
 #: that no longer happens fails test_known_exceptions_still_happen.
 KNOWN_CIRCLES: set[frozenset[str]] = set()
-KNOWN_PRIVATE_IMPORTS = {
-    ("usdgrip.usd.discovery", "usdgrip.usd.stage", "_get_authored_names"),
-    ("usdgrip.usd.discovery", "usdgrip.usd.stage", "_get_children_names"),
-    ("usdgrip.usd.sites", "usdgrip.usd.discovery", "_iter_sites"),
-    ("usdgrip.usd.slots", "usdgrip.usd.discovery", "_scan_marked_prims"),
-}
+KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
 #: File stems used twice: none left (helper A renamed grasping's, #20).
 KNOWN_SHARED_STEMS: set[str] = set()
 

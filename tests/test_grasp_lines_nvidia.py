@@ -8,7 +8,7 @@ from nvidia_validator import Requirement, nv
 import usdgrip
 from usdgrip.validators import nvidia as adapter
 
-GRASP_CODES = ("GP.001", "GP.002", "GP.003", "GSP.001")
+GRASP_CODES = ("GP.001", "GP.002", "GP.003", "GP.004", "GSP.001")
 
 # A prop with every grasp-line finding: a miss, a three-point cubic line, a too-wide line,
 # and (GSP.001) a FET005-style Xform identifier in a second prop without a curve.

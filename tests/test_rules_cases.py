@@ -147,6 +147,29 @@ def Xform "Block" (
 """  # fmt: skip
 
 
+def collider_prop(binding: str = "", material: str = "", api: str = '"PhysicsRigidBodyAPI"') -> str:
+    """:func:`prop` whose body is a collider, with ``binding`` in it and ``material`` beside it."""
+    body = (
+        '    def Cube "body" (\n'
+        '        prepend apiSchemas = ["PhysicsCollisionAPI", "MaterialBindingAPI"]\n'
+        "    )\n    {\n        double size = 0.04\n"
+        f"        {binding}\n    }}\n{material}"
+    )
+    text = prop().replace('    def Cube "body"\n    {\n        double size = 0.04\n    }\n', body)
+    return text.replace('"PhysicsRigidBodyAPI"', api)
+
+
+PHYSICS_MATERIAL = (
+    '    def Material "PM" (\n        prepend apiSchemas = ["PhysicsMaterialAPI"]\n    )\n'
+    "    {\n        float physics:staticFriction = 0.5\n    }\n"
+)
+RENDER_MATERIAL = '    def Material "Red"\n    {\n    }\n'
+
+ISAAC = 'prepend apiSchemas = ["GripperSiteAPI", "IsaacSiteAPI"]'
+MJC = 'prepend apiSchemas = ["GripperSiteAPI", "MjcSiteAPI"]'
+FORCE = "float gripper:maxOpening = 0.085"
+
+
 BOX = """
 def Cube "body"
 {
@@ -174,6 +197,86 @@ def on_box(snippet: str, body: str = BOX, transform: str = "") -> str:
 CASES = [
     # (code, expected to fire, snippet, message fragment)
     ("GSP.001", True, prop(type_="Xform"), "no BasisCurves named grasp_identifier*"),
+    # GR.013 (SimReady GR.ISA.001): only sites that apply IsaacSiteAPI.
+    ("GR.013", True, site(api=False, meta=ISAAC), "isaac:Description is not authored"),
+    (
+        "GR.013",
+        True,
+        site(attrs=f'{FORCE}\nstring isaac:Description = ""', api=False, meta=ISAAC),
+        "isaac:Description is '' (empty)",
+    ),
+    (
+        "GR.013",
+        True,
+        site(attrs=f"{FORCE}\nint isaac:Description = 3", api=False, meta=ISAAC),
+        "isaac:Description is int, expected token or string (IsaacSiteAPI is applied)",
+    ),
+    (
+        "GR.013",
+        True,
+        site(
+            attrs=f'{FORCE}\nstring isaac:Description.timeSamples = {{0: "x"}}',
+            api=False,
+            meta=ISAAC,
+        ),
+        "isaac:Description is time-sampled",
+    ),
+    (
+        "GR.013",
+        False,
+        site(attrs=f'{FORCE}\nstring isaac:Description = "grasp centre"', api=False, meta=ISAAC),
+        None,
+    ),
+    ("GR.013", False, site(), None),  # a plain usdgrip site: no Isaac runtime declared
+    ("GR.013", False, site(attrs=f'{FORCE}\nstring isaac:Description = ""'), None),
+    # GR.014 (SimReady MUJOCO.GR.001): only sites that apply MjcSiteAPI.
+    (
+        "GR.014",
+        True,
+        site(attrs=f"{FORCE}\nuniform int mjc:group = -1", api=False, meta=MJC),
+        "mjc:group is -1; expected a non-negative integer",
+    ),
+    (
+        "GR.014",
+        True,
+        site(attrs=f"{FORCE}\nfloat mjc:group = 1", api=False, meta=MJC),
+        "mjc:group is float, expected int (MjcSiteAPI is applied)",
+    ),
+    ("GR.014", False, site(api=False, meta=MJC), None),  # not authored: group 0
+    (
+        "GR.014",
+        False,
+        site(attrs=f"{FORCE}\nint mjc:group = 5", api=False, meta=MJC),
+        None,
+    ),  # SimReady's example: not uniform
+    ("GR.014", False, site(attrs=f"{FORCE}\nint mjc:group = -1"), None),  # no MjcSiteAPI
+    # GP.004 (SimReady PMT.001): the colliders of graspable props.
+    ("GP.004", True, collider_prop(), "no material is bound"),
+    (
+        "GP.004",
+        True,
+        collider_prop("rel material:binding = </Block/Red>", RENDER_MATERIAL),
+        "the material bound through material:binding, </Block/Red>, has no PhysicsMaterialAPI",
+    ),
+    (
+        "GP.004",
+        True,
+        collider_prop("rel material:binding:physics = </Block/Gone>"),
+        "material:binding:physics of </Block/body> targets </Block/Gone>, which is not a Material",
+    ),
+    (
+        "GP.004",
+        False,
+        collider_prop("rel material:binding:physics = </Block/PM>", PHYSICS_MATERIAL),
+        None,
+    ),
+    (
+        "GP.004",
+        False,
+        collider_prop("rel material:binding = </Block/PM>", PHYSICS_MATERIAL),
+        None,
+    ),  # the all-purpose fallback, as USD resolves it
+    ("GP.004", False, collider_prop(api='"PhysicsMassAPI"'), None),  # no rigid body: not a prop
     ("GSP.001", True, prop(points="[]"), "has 0 point(s)"),
     ("GSP.001", False, prop(), None),
     (
@@ -327,6 +430,24 @@ CASES = [
     (
         "GR.010",
         True,
+        site(attrs="float gripper:maxOpening = 0.085\nint gripper:maxPayload = 2"),
+        "gripper:maxPayload is int, expected float",
+    ),
+    (
+        "GR.010",
+        False,
+        site(attrs="float gripper:maxOpening = 0.085\nint gripper_maxPayload = 2"),
+        None,
+    ),  # the legacy name has no schema type
+    (
+        "GR.004",
+        True,
+        site(attrs="int gripper:maxOpening = 1"),
+        "gripper:maxOpening is int, expected float",
+    ),
+    (
+        "GR.010",
+        True,
         site(attrs="float gripper:maxOpening = 0.085\ndouble gripper:maxPayload = nan"),
         "gripper:maxPayload is nan kg; expected a finite value > 0 kg",
     ),
@@ -345,6 +466,10 @@ CASES = [
             ("double gripper:maxGripForce = inf", "gripper:maxGripForce is inf N"),
             ('string gripper:maxGripForce = "235 N"', "gripper:maxGripForce is string"),
             ("float3 gripper:maxGripForce = (1, 2, 3)", "gripper:maxGripForce is float3"),
+            # Issue 21 item 15: the schema's type is float; an integer is a type error too.
+            ("int gripper:maxGripForce = 50", "gripper:maxGripForce is int, expected float"),
+            ("uint gripper:maxGripForce = 50", "gripper:maxGripForce is uint, expected float"),
+            ("int64 gripper:maxGripForce = 50", "gripper:maxGripForce is int64, expected float"),
             (
                 "float gripper:maxGripForce.timeSamples = {0: 100}",
                 "gripper:maxGripForce is time-sampled with no default value",
@@ -358,7 +483,6 @@ CASES = [
             "float gripper:maxGripForce",  # declared without a value: not authored
             "float gripper:maxGripForce = 235",
             "double gripper:maxGripForce = 1e-3",
-            "int gripper:maxGripForce = 50",
             "half gripper:maxGripForce = 140",
         )
     ),
@@ -559,6 +683,16 @@ CASES = [
     ("GR.017", False, site(), None),  # no rigid body anywhere
     ("GA.002", False, site(), None),  # the fixture's header authors both
     ("GA.002", False, '#usda 1.0\ndef Xform "Plain"\n{\n}\n', None),  # no gripper data
+    (
+        "GA.003",
+        True,
+        '#usda 1.0\n(\n    upAxis = "X"\n)\ndef Xform "Plain"\n{\n}\n',
+        'the stage\'s upAxis is "X"; expected "Y" or "Z"',
+    ),
+    ("GA.003", True, '#usda 1.0\n(\n    upAxis = "z"\n)\n' + site(), 'did you mean "Z"?'),
+    ("GA.003", False, site(), None),  # the fixture's header authors "Z"
+    ("GA.003", False, '#usda 1.0\n(\n    upAxis = "Y"\n)\ndef Xform "Plain"\n{\n}\n', None),
+    ("GA.003", False, '#usda 1.0\ndef Xform "Plain"\n{\n}\n', None),  # not authored: GA.002
 ]
 
 

@@ -102,7 +102,12 @@ def test_sarif_format(capsys, tmp_path):
     output = tmp_path / "out.sarif"
     paths = [str(p) for p in BROKEN[:3]]
     code, out, _ = run(capsys, "validate", *paths, "--format", "sarif", "--output", str(output))
-    assert code == 1 and out == ""
+    # Issue 23 item 4: a one-line summary on stdout when the report goes to a file.
+    assert (
+        code == 1
+        and out
+        == f"wrote {output} (sarif): 3 file(s), 3 failing: 2 failure, 1 error, 0 warning, 0 info\n"
+    )
     sarif = json.loads(output.read_text())
     assert sarif["version"] == "2.1.0" and "sarif-2.1.0" in sarif["$schema"]
     (run_,) = sarif["runs"]
@@ -110,7 +115,8 @@ def test_sarif_format(capsys, tmp_path):
     assert run_["tool"]["driver"]["name"] == "usdgrip"
     assert [r["id"] for r in rules] == sorted(RULES)
     for r in rules:
-        assert r["helpUri"].startswith("file://") and r["helpUri"].endswith(f"{r['id']}.md")
+        # Issue 23 item 4: a documented relative path, never a file:// path of this machine.
+        assert r["helpUri"] == f"docs/rules/{r['id']}.md"
         assert r["defaultConfiguration"]["level"] in ("error", "warning", "note")
     uris = [Path(p).as_uri() for p in paths]  # absolute paths become file URIs
     assert [a["location"]["uri"] for a in run_["artifacts"]] == uris
@@ -166,7 +172,10 @@ def test_rule_filter_and_params(write_usda, capsys):
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["--rule", "GR.999"], "unknown rule 'GR.999'; expected one of: GA.001, GA.002, GP.001"),
+        (
+            ["--rule", "GR.999"],
+            "unknown rule 'GR.999'; expected one of: GA.001, GA.002, GA.003, GP.001",
+        ),
         (
             ["--param", "nope=1"],
             "unknown parameter 'nope'; expected one of: articulation_opening_tolerance_m, "
@@ -264,7 +273,7 @@ def test_output_is_written_atomically(write_usda, tmp_path, capsys):
     code, out, _ = run(
         capsys, "validate", str(write_usda(WARN_ONLY)), "--format", "json", "--output", str(target)
     )
-    assert code == 0 and out == ""
+    assert code == 0 and out.startswith(f"wrote {target} (json): 1 file(s), 0 failing")
     assert json.loads(target.read_text())["summary"]["warning"] == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["asset.usda", "report.json"]
 

@@ -39,6 +39,8 @@ ISSUE_TABLE = {
     "GR.010": ("gripper-max-payload", "warning"),
     "GR.011": ("gripper-site-undeclared", "info"),
     "GR.012": ("gripper-grip-force", "warning"),  # issue 15
+    "GR.013": ("gripper-isaac-site", "failure"),  # issue 23 item 9: SimReady GR.ISA.001
+    "GR.014": ("gripper-mujoco-site", "failure"),  # issue 23 item 9: SimReady MUJOCO.GR.001
     "GR.015": ("gripper-opening-mismatch", "warning"),  # issue 24
     "GR.016": ("gripper-finger-colliders", "failure"),  # issue 24
     "GR.017": ("gripper-site-rigid-body-ancestor", "failure"),  # issue 24
@@ -53,12 +55,14 @@ ISSUE_TABLE = {
     "GS.009": ("slot-misses-object", "failure"),
     "GA.001": ("asset-unresolved", "error"),
     "GA.002": ("stage-units-unauthored", "warning"),
+    "GA.003": ("stage-up-axis", "failure"),  # issue 21 item 13
     "GSP.001": ("graspable-vector-line", "failure"),
     "GP.001": ("grasp-line-misses-object", "failure"),
     "GP.002": ("grasp-line-form", "warning"),
     "GP.003": ("grasp-line-width", "warning"),
+    "GP.004": ("graspable-collider-material", "failure"),  # issue 23 item 9: SimReady PMT.001
 }
-STAGE_RULES = {"GA.001", "GA.002", "GSP.001", "GP.001", "GP.002", "GP.003"}
+STAGE_RULES = {"GA.001", "GA.002", "GA.003", "GSP.001", "GP.001", "GP.002", "GP.003", "GP.004"}
 
 SEED_VALID = """
 def Xform "gripper_01"

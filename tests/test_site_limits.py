@@ -73,7 +73,8 @@ def test_reader_takes_the_authored_value_only(open_usda):
         (site,) = find_gripper_sites(open_usda(SITE.format(attrs=attrs)))
         assert site.max_grip_force is None, attrs  # no fallback, no legacy name
         assert site.warnings == () and site.problems == {}
-    (site,) = find_gripper_sites(open_usda(SITE.format(attrs=f"int {FORCE} = 50")))
+    # Issue 21 item 15: the schema declares a float; double and half are read, an int is not.
+    (site,) = find_gripper_sites(open_usda(SITE.format(attrs=f"double {FORCE} = 50")))
     assert site.max_grip_force == 50.0 and type(site.max_grip_force) is float
 
 
@@ -85,6 +86,7 @@ def test_reader_takes_the_authored_value_only(open_usda):
         (f"double {FORCE} = nan", f"{FORCE} is nan N"),
         (f"double {FORCE} = inf", f"{FORCE} is inf N"),
         (f'string {FORCE} = "235"', f"{FORCE} is string, expected"),
+        (f"int {FORCE} = 50", f"{FORCE} is int, expected float or double"),
         (f"float {FORCE}.timeSamples = {{0: 100}}", f"{FORCE} is time-sampled"),
     ],
 )

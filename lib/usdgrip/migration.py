@@ -71,7 +71,7 @@ from usdgrip.usd.slots import (
     list_slot_instances,
     read_slot_records,
 )
-from usdgrip.usd.stage import compute_world_transform, require_stage
+from usdgrip.usd.stage import compute_world_transform, read_stage_up_vector, require_stage
 
 _VALUE_MOVES = (
     (("gripper_maxOpening", "custom:maxOpening"), "gripper:maxOpening"),
@@ -452,8 +452,7 @@ def _slots_from_lines(stage: Usd.Stage, report: MigrationReport, edits: _SlotEdi
     except GripperError as exc:
         report.left.append(f"grasp lines not converted: {exc}")
         return
-    axis = UsdGeom.GetStageUpAxis(stage)
-    down = -np.eye(3)["XYZ".index(str(axis))]
+    down = -read_stage_up_vector(stage)[0]  # an invalid upAxis is refused (exit 2)
     surfaces: dict[str, object] = {}
     for line in lines:
         obj = stage.GetPrimAtPath(line.object_path)

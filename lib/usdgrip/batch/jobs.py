@@ -218,6 +218,9 @@ def validate_file(
     path: str,
     rules: Sequence[str] | None = None,
     params: Mapping[str, Any] | None = None,
+    locations: bool = False,
+    variants: str = "all",
+    max_variant_selections: int | None = None,
 ) -> dict[str, Any]:
     """Job: run :func:`usdgrip.validate` on one file.
 
@@ -225,6 +228,11 @@ def validate_file(
         path: USD file.
         rules: rule codes to run (None: the default rule set).
         params: rule parameters, as ``usdgrip.validate`` takes them.
+        locations: add each issue's ``location`` (the layer file of the prim's spec and
+            its line, :func:`usdgrip.usd.spec_lines.locate_issues`), for SARIF, JUnit and
+            annotations.
+        variants: ``usdgrip.validate``'s ``variants`` (``none``, ``selected``, ``all``).
+        max_variant_selections: its selection limit (None: the default).
 
     Returns:
         ``status`` (``ok`` when no failure or error issue, else ``findings``),
@@ -236,9 +244,15 @@ def validate_file(
     """
     from usdgrip.rules import validate
 
-    report = validate(path, rules=list(rules) if rules else None, params=params)
-    issues = [
-        {
+    limit = (
+        {} if max_variant_selections is None else {"max_variant_selections": max_variant_selections}
+    )
+    report = validate(
+        path, rules=list(rules) if rules else None, params=params, variants=variants, **limit
+    )
+    issues = []
+    for issue in report.issues:
+        found = {
             "code": issue.code,
             "rule": issue.rule,
             "severity": _text(issue.severity),
@@ -246,10 +260,18 @@ def validate_file(
             "message": issue.message,
             "fixable": issue.fixable,
         }
-        for issue in report.issues
-    ]
+        if issue.variant:
+            found["variant"] = issue.variant
+        issues.append(found)
+    if locations:
+        from usdgrip.usd.spec_lines import locate_issues
+
+        locate_issues(report.stage, issues)
     counts = compute_counts([issue["severity"] for issue in issues])
-    return {"status": "ok" if report.ok else "findings", "counts": counts, "issues": issues}
+    result = {"status": "ok" if report.ok else "findings", "counts": counts, "issues": issues}
+    if report.warnings:
+        result["warnings"] = list(report.warnings)
+    return result
 
 
 def compute_output_path(path: str, root: str, out_dir: str) -> Path:

@@ -271,6 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # reports name the command
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE

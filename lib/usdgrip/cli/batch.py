@@ -14,9 +14,14 @@ from usdgrip.batch.executors import MAX_JOBS_PER_CPU, max_jobs
 from usdgrip.batch.jobs import compute_output_path
 from usdgrip.batch.progress import Progress
 from usdgrip.batch.results import format_summary
-from usdgrip.cli.common import add_support_arguments, build_planning_options
+from usdgrip.cli.common import (
+    add_support_arguments,
+    build_planning_options,
+    parse_positive_int,
+)
+from usdgrip.cli.validate import add_report_arguments, add_variant_arguments
 from usdgrip.errors import GripperError
-from usdgrip.fileio import is_standard_output
+from usdgrip.fileio import check_output, is_standard_output
 
 NAME = "batch"
 ORDER = 70
@@ -29,22 +34,15 @@ becomes a `crashed`, `timeout` or `error` row and the run goes on.
   usdgrip batch validate assets/ --out results.jsonl --resume     # only what is missing
   usdgrip batch plan objects/ --gripper gripper.usda:/Gripper/tcp --out-dir grasps/
   usdgrip batch validate assets/ --executor dask --scheduler tcp://scheduler:8786
+  usdgrip batch validate assets/ --out results.jsonl --format sarif --output assets.sarif
+  usdgrip batch validate assets/ --format junit --output junit.xml --strict
+  usdgrip batch validate assets/ --annotations github --param orthogonality_tolerance_deg=5
 
 Each finished file appends one JSON line to --out (path relative to ROOT, size,
 mtime, sha256, status ok|findings|error|timeout|crashed, duration_s, counts,
 issues or output, error, job: the signature --resume checks). Dask workers open
 files by path: they must see the same file system (and the same usdgrip install)
 as this machine."""
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
-    return value
 
 
 def _timeout(text: str) -> float | None:
@@ -57,7 +55,9 @@ def _timeout(text: str) -> float | None:
     return value or None
 
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
+def _add_common(
+    parser: argparse.ArgumentParser, formats: tuple[str, ...] = ("text", "json")
+) -> None:
     parser.add_argument("root", metavar="ROOT", help="folder of the asset library (or one file)")
     parser.add_argument(
         "--glob",
@@ -67,7 +67,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
         "-j",
-        type=_positive_int,
+        type=parse_positive_int,
         default=os.cpu_count() or 1,
         help="worker processes (default: the number of CPUs, %(default)s here; at most "
         f"{MAX_JOBS_PER_CPU} x CPUs = {max_jobs()}; never more than the files to run)",
@@ -112,9 +112,15 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--format",
-        choices=("text", "json"),
+        choices=formats,
         default="text",
-        help="summary: a table on stderr (text), or JSON on stdout",
+        help="summary: a table on stderr (text), or JSON on stdout"
+        + (
+            "; or a report of every file's issues on stdout or --output, with the table on "
+            "stderr: jsonl (the rows), sarif (SARIF 2.1.0) or junit (JUnit XML)"
+            if len(formats) > 2
+            else ""
+        ),
     )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     # Internal: run another job function (tests use a job with crash/hang hooks).
@@ -131,7 +137,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "2 on usage.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_common(validate)
+    _add_common(validate, ("text", "json", "jsonl", "sarif", "junit"))
     validate.add_argument(
         "--rule",
         action="append",
@@ -139,6 +145,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run only this rule (code such as GR.003, or name); repeat or comma-separate "
         "(default: all)",
     )
+    validate.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a tolerance, as in `usdgrip validate` (part of the job definition)",
+    )
+    validate.add_argument(
+        "--output",
+        metavar="PATH",
+        help="with --format jsonl|sarif|junit: write the report to PATH (atomically) instead "
+        "of stdout; one summary line then goes to stdout",
+    )
+    add_report_arguments(validate)
+    add_variant_arguments(validate)
     plan = actions.add_parser(
         "plan",
         help="plan grasps for every object file, one Isaac-Grasp file each",
@@ -160,7 +181,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     plan.add_argument(
         "--max-candidates",
-        type=_positive_int,
+        type=parse_positive_int,
         default=100,
         help="grasps per gripper (default: %(default)s)",
     )
@@ -258,15 +279,25 @@ def run(args: argparse.Namespace) -> int:
             f"--out {args.out} is standard output, where --format json prints the summary: "
             "use --format text (the summary then goes to stderr) or a results file"
         )
+    report_format = None
     if args.batch_action == "validate":
         job = VALIDATE_JOB
-        # The same rule selection as `usdgrip validate`: an unknown code is exit 2 here.
-        from usdgrip.cli.validate import split_rules
+        # The same rule selection and parameters as `usdgrip validate`: bad ones are exit 2.
+        from usdgrip.cli.validate import parse_params, split_rules
         from usdgrip.rules import select_rules
 
         params = (
             {"rules": [r.code for r in select_rules(split_rules(args.rule))]} if args.rule else {}
         )
+        if args.param:
+            params["params"] = parse_params(args.param)
+        if args.variants != "all":  # the defaults stay out of the job definition
+            params["variants"] = args.variants
+        if args.max_variant_selections is not None:
+            params["max_variant_selections"] = args.max_variant_selections
+        report_format = _check_report_options(args)
+        if report_format in ("sarif", "junit") or args.annotations:
+            params["locations"] = True
     else:
         job = PLAN_JOB
         out_dir = Path(args.out_dir).resolve()
@@ -325,6 +356,24 @@ def run(args: argparse.Namespace) -> int:
     summary = result.summary
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    exit_code = result.exit_code
+    if args.batch_action == "validate":
+        from usdgrip.rules.report_formats import entry_fails, format_annotations, summarize
+
+        entries = [_row_entry(args.root, row) for row in result.rows]
+        if args.strict and any(entry_fails(e, strict=True) for e in entries):
+            exit_code = 1
+        if report_format is not None:
+            from usdgrip.cli.validate import render_report, write_report
+
+            codes = [r.code for r in select_rules(split_rules(args.rule) if args.rule else None)]
+            if report_format == "jsonl":
+                text = "".join(json.dumps(row) + "\n" for row in result.rows)
+            else:
+                text = render_report(report_format, entries, codes, args, exit_code)
+            write_report(text, args.output, summarize(entries, args.strict), report_format)
+        if args.annotations:
+            sys.stdout.write(format_annotations(entries))
     if args.format == "json":
         print(json.dumps({**summary, "out": args.out, "warnings": list(result.warnings)}, indent=2))
     else:
@@ -334,4 +383,57 @@ def run(args: argparse.Namespace) -> int:
         print(format_summary(summary, problems), file=sys.stderr)
         if args.out:
             print(f"results: {args.out}", file=sys.stderr)
-    return result.exit_code
+    return exit_code
+
+
+def _check_report_options(args: argparse.Namespace) -> str | None:
+    """The report format of ``batch validate`` (``None``: the summary only), options checked.
+
+    Raises:
+        ValueError: ``--output`` without a report format, or two things for stdout.
+    """
+    report = args.format if args.format in ("jsonl", "sarif", "junit") else None
+    if args.output is not None and report is None:
+        raise ValueError(
+            f"--output {args.output}: is for a report (--format jsonl, sarif or junit); the "
+            "summary goes to stderr (text) or stdout (json), the rows to --out"
+        )
+    if report is not None and args.output is None and is_standard_output(args.out):
+        raise ValueError(
+            f"--out {args.out} and the {report} report both go to standard output: give "
+            "--output FILE for the report or another --out"
+        )
+    on_stdout = "the JSON summary" if args.format == "json" else None
+    if report is not None and (args.output is None or is_standard_output(args.output)):
+        on_stdout = f"the {report} report"
+    if args.annotations and on_stdout:
+        raise ValueError(
+            f"--annotations {args.annotations} prints on stdout, where {on_stdout} goes: give "
+            "--output FILE for the report, or --format text"
+        )
+    if args.output is not None:
+        check_output(args.output)
+    return report
+
+
+def _row_entry(root: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A results row as a report entry (``path`` as the user would name the file)."""
+    from usdgrip.rules import SEVERITIES
+
+    base = Path(root)
+    path = str(base / row["path"]) if base.is_dir() else root
+    counts = dict.fromkeys(SEVERITIES, 0)
+    for severity, count in (row.get("counts") or {}).items():
+        counts[severity] = counts.get(severity, 0) + count
+    entry: dict[str, Any] = {
+        "path": path,
+        "ok": row.get("status") == "ok",
+        "issues": list(row.get("issues") or []),
+        "summary": counts,
+        "status": row.get("status"),
+    }
+    if row.get("warnings"):
+        entry["warnings"] = list(row["warnings"])
+    if row.get("status") in ("error", "timeout", "crashed"):
+        entry["error"] = str(row.get("error") or row.get("status"))
+    return entry

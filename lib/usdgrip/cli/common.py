@@ -18,6 +18,17 @@ from typing import Any, TextIO
 GRIPPER_MODELS = ("auto", "proxy", "geometry")
 
 
+def parse_positive_int(text: str) -> int:
+    """An argparse ``type``: an integer >= 1 (``batch --jobs``, ``--max-variant-selections``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    return value
+
+
 def add_support_arguments(parser: Any, *, scene_help: str) -> None:
     """``--table``, ``--scene FILE`` and ``--support PRIM``: what the object rests on."""
     parser.add_argument(

@@ -8,12 +8,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
+from usdgrip.cli.common import parse_positive_int
 from usdgrip.fileio import (
     check_output,
     check_output_path,
     find_usda_comments,
+    is_standard_output,
     write_text_output,
 )
 
@@ -22,22 +23,32 @@ ORDER = 20
 HELP = "check gripper sites and grasp slots against the GR/GS/GA rules"
 DESCRIPTION = """Check USD files against the usdgrip rules (`usdgrip rules` lists them).
 
-Exit codes: 0 no failure or error (warnings and infos never fail), 1 at least
-one failure or error, 2 usage error or unreadable input.
+Exit codes: 0 no failure or error (warnings and infos never fail; with --strict,
+warnings fail too), 1 at least one failure or error, 2 usage error or unreadable input.
+A folder is refused: `usdgrip batch validate DIR` checks every USD file under it.
 
   usdgrip validate examples/gripper.usda
   usdgrip validate asset.usda --rule GR.003 --rule GR.004
   usdgrip validate asset.usda --param orthogonality_tolerance_deg=5
   usdgrip validate assets/*.usda --format sarif --output validation.sarif
+  usdgrip validate assets/*.usda --format junit --output junit.xml --strict
+  usdgrip validate assets/*.usda --annotations github    # ::error file=...,line=...::
   usdgrip validate asset.usda --fix        # additive fixes into the file, then re-check
+  usdgrip validate robot.usda --variants selected   # only the current variant selections
+
+Every variant of every variant set is checked by default (--variants all), one prim's
+combinations at a time, each selection authored in the session layer and removed again;
+an issue only some selections show is labelled with the selection ([hand=bad]). At most
+--max-variant-selections selections per file are checked; the rest are named in a warning.
+
+SARIF results point at the line of the prim's spec in a usda layer (the file only for
+usdc), carry partialFingerprints stable over reruns and an invocation with the command
+line and exit code. With --output FILE, one summary line goes to stdout.
 
 --fix rewrites each file atomically, keeping its mode, owner and group; it refuses
 (exit 2, nothing written) a read-only file and a file that changed while it was
 checked. USD keeps no comments: the comment block right after `#usda 1.0` (a licence
 header) is carried over, other comments are dropped with a warning."""
-
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-SARIF_LEVELS = {"failure": "error", "error": "error", "warning": "warning", "info": "note"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="override a tolerance (see docs/validation.md), e.g. orthogonality_tolerance_deg=5",
     )
     parser.add_argument(
-        "--format", choices=("text", "json", "sarif"), default="text", help="output format"
+        "--format",
+        choices=("text", "json", "sarif", "junit"),
+        default="text",
+        help="report format: text, JSON, SARIF 2.1.0 (code scanning) or JUnit XML",
     )
     parser.add_argument(
         "--fix",
@@ -68,8 +82,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output",
         metavar="PATH",
         help="write the report to PATH instead of stdout (atomically; a device or named pipe "
-        "is written in place)",
+        "is written in place); one summary line then goes to stdout",
     )
+    add_report_arguments(parser)
+    add_variant_arguments(parser)
 
 
 def parse_params(items: Sequence[str]) -> dict[str, float]:
@@ -118,141 +134,109 @@ def _file_entry(path: str, report: Any, fixed: list[str] | None) -> dict[str, An
     return entry
 
 
-def _summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
-    from usdgrip.rules import SEVERITIES
+def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--variants`` and ``--max-variant-selections`` (``validate``, ``batch validate``)."""
+    parser.add_argument(
+        "--variants",
+        choices=("none", "selected", "all"),
+        default="all",
+        help="all (default): check every variant selection of every variant set, one at a "
+        "time (as usdchecker), issues labelled with the selection that shows them (hand=bad); "
+        "selected: the stage as composed, labelled with the current selection; none: the "
+        "stage as composed",
+    )
+    parser.add_argument(
+        "--max-variant-selections",
+        type=parse_positive_int,
+        metavar="N",
+        help=f"with --variants all: check at most N selections per file (default "
+        f"{DEFAULT_VARIANT_SELECTIONS}); the rest are named in a warning",
+    )
 
-    totals = dict.fromkeys(SEVERITIES, 0)
-    for entry in entries:
-        for severity, count in entry["summary"].items():
-            totals[severity] += count
-    return {
-        "files": len(entries),
-        "files_failing": sum(not e["ok"] for e in entries),
-        **totals,
-        "ok": all(e["ok"] for e in entries),
-    }
+
+#: ``usdgrip.rules.variants.MAX_VARIANT_SELECTIONS``, for --help without importing pxr (a
+#: test checks they agree).
+DEFAULT_VARIANT_SELECTIONS = 64
 
 
-def format_text(entries: list[dict[str, Any]]) -> str:
-    """Human-readable report: one line per issue, a summary per file and overall."""
-    lines: list[str] = []
-    for entry in entries:
-        counts = entry["summary"]
-        state = "ok" if entry["ok"] else "FAILED"
-        lines.append(
-            f"{entry['path']}: {state} ({counts['failure']} failure, {counts['error']} error, "
-            f"{counts['warning']} warning, {counts['info']} info)"
-        )
-        for fix in entry.get("fixed", []):
-            lines.append(f"  fixed: {fix}")
-        for issue in entry["issues"]:
-            mark = " [fixable: usdgrip validate --fix]" if issue["fixable"] else ""
-            lines.append(
-                f"  {issue['code']} {issue['severity']:<7} <{issue['prim']}> {issue['rule']}: "
-                f"{issue['message']}{mark}"
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--strict`` and ``--annotations``: shared by ``validate`` and ``batch validate``."""
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="warnings fail too (exit 1), as usdchecker -t; infos never fail",
+    )
+    parser.add_argument(
+        "--annotations",
+        choices=("github",),
+        help="also print one GitHub Actions annotation per issue on stdout "
+        "(::error file=F,line=L,title=CODE rule::message)",
+    )
+
+
+def refuse_folders(files: Sequence[str]) -> None:
+    """Raises ValueError for a folder among ``files``, pointing to ``batch validate``."""
+    for file in files:
+        if Path(file).is_dir():
+            raise ValueError(
+                f"{file}: is a folder; usdgrip validate takes USD files: run `usdgrip batch "
+                f"validate {file}` for every USD file under it, or name the files"
             )
-    summary = _summary(entries)
-    if len(entries) > 1:
-        lines.append(
-            f"{summary['files']} files, {summary['files_failing']} failing: "
-            f"{summary['failure']} failure, {summary['error']} error, "
-            f"{summary['warning']} warning, {summary['info']} info"
+
+
+def render_report(
+    format_: str,
+    entries: list[dict[str, Any]],
+    codes: Sequence[str],
+    args: argparse.Namespace,
+    exit_code: int,
+) -> str:
+    """The report text of ``format_`` (text, json, sarif, junit, jsonl) for ``entries``."""
+    from usdgrip.rules.report_formats import format_json, format_junit, format_sarif, format_text
+
+    strict = getattr(args, "strict", False)
+    if format_ == "json":
+        return format_json(entries, strict)
+    if format_ == "sarif":
+        notifications = [
+            ("warning", f"{e['path']}: {w}") for e in entries for w in e.get("warnings", [])
+        ] + [("error", f"{e['path']}: {e['error']}") for e in entries if e.get("error")]
+        return format_sarif(
+            entries,
+            codes,
+            arguments=getattr(args, "argv", None),
+            exit_code=exit_code,
+            notifications=notifications,
         )
-    return "\n".join(lines) + "\n"
+    if format_ == "junit":
+        return format_junit(entries, strict=strict)
+    if format_ == "jsonl":
+        return "".join(json.dumps(e, sort_keys=False) + "\n" for e in entries)
+    return format_text(entries, strict)
 
 
-def format_json(entries: list[dict[str, Any]]) -> str:
-    """``{"files": [{"path", "issues": [...]}], "summary": {...}}``."""
-    return json.dumps({"files": entries, "summary": _summary(entries)}, indent=2) + "\n"
+def write_report(text: str, output: str | None, summary: dict[str, Any], format_: str) -> None:
+    """Write ``text`` to ``output`` (atomically) or stdout; a file gets a summary line on stdout."""
+    from usdgrip.rules.report_formats import describe_summary
 
-
-def format_sarif(entries: list[dict[str, Any]], codes: Sequence[str]) -> str:
-    """SARIF 2.1.0: one run, every selected rule in ``tool.driver.rules``, one result per issue."""
-    from usdgrip import __version__
-    from usdgrip.rules import RULES
-
-    rule_index = {code: i for i, code in enumerate(codes)}
-    rules = []
-    for code in codes:
-        r = RULES[code]
-        rules.append(
-            {
-                "id": r.code,
-                "name": r.name,
-                "shortDescription": {"text": r.title},
-                "fullDescription": {"text": r.summary},
-                "helpUri": r.doc_path.resolve().as_uri(),
-                "help": {"text": f"{r.summary} See {r.doc_path.name}.", "markdown": r.doc},
-                "defaultConfiguration": {"level": SARIF_LEVELS[r.severity]},
-                "properties": {"tags": list(r.tags), "severity": r.severity},
-            }
-        )
-    results, artifacts = [], []
-    for index, entry in enumerate(entries):
-        uri = _artifact_uri(entry["path"])
-        artifacts.append({"location": {"uri": uri}})
-        for issue in entry["issues"]:
-            results.append(
-                {
-                    "ruleId": issue["code"],
-                    "ruleIndex": rule_index[issue["code"]],
-                    "level": SARIF_LEVELS[issue["severity"]],
-                    "message": {"text": f"<{issue['prim']}>: {issue['message']}"},
-                    "locations": [
-                        {
-                            "physicalLocation": {"artifactLocation": {"uri": uri, "index": index}},
-                            "logicalLocations": [
-                                {
-                                    "name": issue["prim"].rsplit("/", 1)[-1] or "/",
-                                    "fullyQualifiedName": issue["prim"],
-                                    "kind": "element",
-                                }
-                            ],
-                        }
-                    ],
-                    "properties": {
-                        "severity": issue["severity"],
-                        "rule": issue["rule"],
-                        "fixable": issue["fixable"],
-                    },
-                }
-            )
-    sarif = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "usdgrip",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "rules": rules,
-                    }
-                },
-                "artifacts": artifacts,
-                "results": results,
-            }
-        ],
-    }
-    return json.dumps(sarif, indent=2) + "\n"
-
-
-def _artifact_uri(path: str) -> str:
-    """Relative paths stay relative (CI resolves them against the checkout); absolute → file URI.
-
-    Both are percent-encoded: a space, ``#`` or ``?`` in a file name is data, not URI syntax.
-    """
-    file = Path(path)
-    return file.as_uri() if file.is_absolute() else quote(file.as_posix())
+    if output and not is_standard_output(output):
+        write_text_output(output, text)
+        print(f"wrote {output} ({format_}): {describe_summary(summary)}")
+    elif output:
+        write_text_output(output, text)
+    else:
+        sys.stdout.write(text)
 
 
 def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import open_input, print_notes, reading, take_snapshot
     from usdgrip.rules import select_rules, validate
+    from usdgrip.rules.report_formats import entry_fails, format_annotations, summarize
+    from usdgrip.usd.spec_lines import locate_issues
 
     codes = [r.code for r in select_rules(split_rules(args.rule))]
     params = parse_params(args.param)
+    refuse_folders(args.files)
     if args.output:  # every input before any is opened (each stage's layers as it opens)
         check_output_path(args.output, args.files)
         check_output(args.output)
@@ -263,10 +247,16 @@ def run(args: argparse.Namespace) -> int:
     for path in args.files:
         snapshot = take_snapshot(path) if args.fix else None
         stages.append((path, snapshot, open_input(path, args.output)))
+    located = args.format in ("sarif", "junit") or args.annotations
     entries = []
     for path, snapshot, stage in stages:
         with reading(path):
-            report = validate(stage, rules=codes, params=params, scan="collection")
+            variants: dict[str, Any] = {"variants": args.variants}
+            if args.max_variant_selections is not None:
+                variants["max_variant_selections"] = args.max_variant_selections
+            report = validate(stage, rules=codes, params=params, scan="collection", **variants)
+            for warning in report.warnings:
+                print(f"usdgrip validate: {path}: warning: {warning}", file=sys.stderr)
             fixed = None
             if args.fix:
                 fixed = report.apply_fixes()
@@ -280,16 +270,16 @@ def run(args: argparse.Namespace) -> int:
                         comments=find_usda_comments(path),
                     )
                     print_notes(path, notes)
-                    report = validate(stage, rules=codes, params=params, scan="collection")
-        entries.append(_file_entry(path, report, fixed))
-    if args.format == "json":
-        text = format_json(entries)
-    elif args.format == "sarif":
-        text = format_sarif(entries, codes)
-    else:
-        text = format_text(entries)
-    if args.output:
-        write_text_output(args.output, text)
-    else:
-        sys.stdout.write(text)
-    return 0 if all(e["ok"] for e in entries) else 1
+                    report = validate(
+                        stage, rules=codes, params=params, scan="collection", **variants
+                    )
+            entry = _file_entry(path, report, fixed)
+            if located:
+                locate_issues(stage, entry["issues"])
+        entries.append(entry)
+    exit_code = 1 if any(entry_fails(e, args.strict) for e in entries) else 0
+    text = render_report(args.format, entries, codes, args, exit_code)
+    write_report(text, args.output, summarize(entries, args.strict), args.format)
+    if args.annotations:
+        sys.stdout.write(format_annotations(entries))
+    return exit_code

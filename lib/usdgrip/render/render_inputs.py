@@ -53,13 +53,14 @@ def read_inputs(
 ) -> RenderInputs:
     """Read what ``render_view`` draws (see there for the arguments and errors)."""
     from usdgrip.usd.sites import find_gripper_sites
+    from usdgrip.usd.stage import read_stage_up_axis
 
     prim = _find_object(stage, prim_path)
     try:
         all_tris, tris = _read_mesh(prim, stage)
     except GripperError as exc:  # the mesh readers name the prim; say which file too
         raise GripperError(f"{stage.GetRootLayer().identifier}: {exc}") from None
-    inputs = RenderInputs(UsdGeom.GetStageUpAxis(stage), prim, all_tris, tris)
+    inputs = RenderInputs(read_stage_up_axis(stage)[0], prim, all_tris, tris)
     if show_slots:
         inputs.slots = _read_slots(stage, prim)
     if grasps is not None:

@@ -30,6 +30,7 @@ _LISTED = 3
     ),
     message="Gripper site {prim}: the fingers open to a different width than gripper:maxOpening.",
     tags=("grippers", "physics", "articulation"),
+    reads=("physics",),
 )
 def check_opening_mismatch(context: SiteContext) -> Iterator[Finding]:
     """GR.015: ``|opening at the open limit - max opening| <= tolerance``."""
@@ -69,6 +70,7 @@ def check_opening_mismatch(context: SiteContext) -> Iterator[Finding]:
     ),
     message="Gripper site {prim}: a finger of the articulation has no collider.",
     tags=("grippers", "physics", "articulation"),
+    reads=("physics",),
 )
 def check_finger_colliders(context: SiteContext) -> Iterator[Finding]:
     """GR.016: each finger chain of a declared articulation has a collider on some link."""
@@ -101,6 +103,7 @@ def check_finger_colliders(context: SiteContext) -> Iterator[Finding]:
     ),
     message="Gripper site {prim} has no rigid-body ancestor in an asset with rigid bodies.",
     tags=("grippers", "physics", "simready"),
+    reads=("physics",),
 )
 def check_site_rigid_body_ancestor(context: SiteContext) -> Iterator[Finding]:
     """GR.017: a site in an asset with rigid bodies lies under one of them."""

@@ -12,11 +12,13 @@ from pxr import Pcp, Usd, UsdGeom
 from usdgrip.errors import GripperError
 from usdgrip.rules.contexts import StageContext
 from usdgrip.rules.records import Finding, rule
-from usdgrip.usd.discovery import compute_site_markers, iter_marked_prims
-from usdgrip.usd.grasp_lines import find_grasp_lines
 from usdgrip.usd.sites import read_gripper_site
 from usdgrip.usd.slots import read_gripper_slots
-from usdgrip.usd.stage import TRAVERSAL, get_meters_per_unit, get_meters_per_unit_problem
+from usdgrip.usd.stage import (
+    get_meters_per_unit,
+    get_meters_per_unit_problem,
+    get_up_axis_problem,
+)
 
 _UNRESOLVED = {
     Pcp.ErrorType_InvalidAssetPath: "reference or payload",
@@ -38,6 +40,7 @@ _ARC = re.compile(r"for (reference|payload) introduced by")
     ),
     message="{prim}: a reference, payload or sublayer cannot be resolved.",
     tags=("asset",),
+    reads=("sites",),
 )
 def check_asset_unresolved(context: StageContext) -> Iterator[Finding]:
     """GA.001: composition errors for asset paths that cannot be opened, naming the path."""
@@ -69,7 +72,7 @@ def check_asset_unresolved(context: StageContext) -> Iterator[Finding]:
             if over and not over.HasDefiningSpecifier()
             else ""
         )
-        sites = _sites_under(over) if over else []
+        sites = _sites_under(context, over) if over else []
         shown = ", ".join(f"<{p}>" for p in sites[:_MAX_LISTED])
         more = f" and {len(sites) - _MAX_LISTED} more" if len(sites) > _MAX_LISTED else ""
         affected = f"; gripper site(s) under it, checked without it: {shown}{more}" if sites else ""
@@ -97,9 +100,10 @@ def _authored_asset_path(prim: Usd.Prim, absolute: str) -> str | None:
     return None
 
 
-def _sites_under(prim: Usd.Prim) -> list[str]:
+def _sites_under(context: StageContext, prim: Usd.Prim) -> list[str]:
     """Paths of gripper sites at or under ``prim`` (what this file still authors there)."""
-    return [str(p.GetPath()) for p in Usd.PrimRange(prim, TRAVERSAL) if compute_site_markers(p)]
+    top = prim.GetPath()
+    return [str(c.prim.GetPath()) for c in context.sites if c.prim.GetPath().HasPrefix(top)]
 
 
 #: Sites and slots GA.002 describes by name; the rest are counted.
@@ -118,6 +122,7 @@ _UNITS_EXAMPLES = 2
     ),
     message="{prim}: metersPerUnit or upAxis is not authored; USD's fallbacks are assumed.",
     tags=("asset", "units"),
+    reads=("sites", "slots", "lines"),
 )
 def check_stage_units(context: StageContext) -> Iterator[Finding]:
     """GA.002: metersPerUnit/upAxis unauthored on a stage with sites or slots, with the lengths."""
@@ -125,18 +130,13 @@ def check_stage_units(context: StageContext) -> Iterator[Finding]:
     unauthored = [key for key in ("metersPerUnit", "upAxis") if not stage.HasAuthoredMetadata(key)]
     if not unauthored:
         return
-    sites: list[tuple[Usd.Prim, tuple[str, ...]]] = []
-    slotted: list[Usd.Prim] = []
-    for prim, markers, has_slots in iter_marked_prims(stage):
-        if markers:
-            sites.append((prim, markers))
-        if has_slots:
-            slotted.append(prim)
+    sites = [(c.prim, c.markers) for c in context.sites]
+    slotted = [c.prim for c in context.slotted]
     mpu = get_meters_per_unit(stage)
     lines = []
     if get_meters_per_unit_problem(mpu) is None:  # GR.005/GS.001 report an unusable value
         try:
-            lines = find_grasp_lines(stage)
+            lines = context.grasp_lines.lines
         except GripperError:
             lines = []
     if not sites and not slotted and not lines:
@@ -213,3 +213,31 @@ def _describe_lengths(
 
 def _format_point(point) -> str:
     return "(" + ", ".join(f"{float(c):.4g}" for c in point) + ")"
+
+
+@rule(
+    "GA.003",
+    "stage-up-axis",
+    "failure",
+    scope="stage",
+    title="Stage up axis is Y or Z",
+    summary=(
+        'An authored upAxis must be "Y" or "Z" (upper case, the only values OpenUSD defines); '
+        "usdgrip's commands refuse any other."
+    ),
+    message='{prim}: upAxis is authored but is neither "Y" nor "Z".',
+    tags=("asset", "units"),
+)
+def check_stage_up_axis(context: StageContext) -> Iterator[Finding]:
+    """GA.003: the authored upAxis, through the one up-axis check the readers use."""
+    problem = get_up_axis_problem(context.stage)
+    if problem is None:
+        return
+    axis = str(UsdGeom.GetStageUpAxis(context.stage))
+    guess = axis.strip().upper()
+    hint = f' (did you mean "{guess}"?)' if guess in ("Y", "Z") else ""
+    yield Finding(
+        f"{problem}{hint}; plan, evaluate, render and migrate refuse the stage (exit 2) and "
+        "other tools may fall back to Y or guess",
+        prim="/",
+    )

@@ -21,9 +21,14 @@ from usdgrip.grasp_line_geometry import GraspLine, SurfacePoints, compute_surfac
 from usdgrip.gripper_articulation import GripperArticulation
 from usdgrip.lambdasim import RecordProblem, SlotRecord
 from usdgrip.site_records import DECLARING_MARKERS, GripperSite
-from usdgrip.usd.articulation import read_gripper_articulation
+from usdgrip.usd.articulation import fill_physics_scopes, read_gripper_articulation
 from usdgrip.usd.discovery import (
+    MARKER_TOKENS,
     PrimFacts,
+    StageScan,
+    compute_site_markers,
+    read_prim_facts,
+    scan_stage,
 )
 from usdgrip.usd.grasp_lines import (
     GraspLineScan,
@@ -40,7 +45,7 @@ from usdgrip.usd.slots import (
     read_slot_records,
     read_slot_values,
 )
-from usdgrip.usd.stage import compute_world_transform
+from usdgrip.usd.stage import compute_world_transform, get_api_schema_names
 
 # --- per-prim contexts --------------------------------------------------------
 
@@ -128,6 +133,11 @@ class SiteContext:
                 meters_per_unit=self.meters_per_unit,
                 strict=False,
             )
+
+    @cached_property
+    def api_schemas(self) -> tuple[str, ...]:
+        """Every API schema applied to the site, registered here or not (``IsaacSiteAPI``)."""
+        return get_api_schema_names(self.prim)
 
     @property
     def declared(self) -> bool:
@@ -331,12 +341,48 @@ def _to_floats(value: Any) -> tuple:
     return tuple(np.asarray(value, dtype=np.float64).tolist())
 
 
+class Candidate(NamedTuple):
+    """A prim some site or slot rule applies to, as the stage's one walk found it."""
+
+    prim: Usd.Prim
+    markers: tuple[str, ...]
+    """Its exact site markers (:func:`~usdgrip.usd.discovery.compute_site_markers`); empty
+    when it is not a site."""
+    facts: PrimFacts | None
+    """Its :func:`~usdgrip.usd.discovery.read_prim_facts` when it may be a site."""
+    has_slots: bool
+    """GripperSlotAPI instances or LambdaSim records."""
+
+
 @dataclass(eq=False)
 class StageContext:
-    """The stage handed to ``stage`` rules; what several of them read is read once."""
+    """The stage handed to ``stage`` rules; what several of them read is read once.
+
+    :attr:`scan` is the ONE walk of the stage of a validation run
+    (:func:`usdgrip.usd.discovery.scan_stage`): the engine takes the site and slot
+    candidates from it, and the stage rules their sites, slotted objects and grasp
+    lines. It is made on first use, so a run whose rules need none makes no walk.
+    """
 
     stage: Usd.Stage
     params: Mapping[str, float]
+    scan_mode: str = "traverse"
+    """``"collection"`` or ``"traverse"`` (:func:`~usdgrip.usd.discovery.scan_stage`)."""
+    kinds: frozenset[str] = frozenset(MARKER_TOKENS)
+    """Marker kinds the walk looks for (default all)."""
+    lines: bool = True
+    """Whether the walk looks for grasp vector lines."""
+    colliders: bool = True
+    """Whether the walk looks for colliders (with the lines: the graspable-prop rules)."""
+    physics: bool = True
+    """Whether the walk looks for the articulation rules' physics prims."""
+    variants: bool = False
+    """Whether the walk looks for prims with variant sets (``validate(variants=...)``)."""
+    root: Usd.Prim | None = None
+    """Walk only this prim's subtree (one variant selection, :mod:`usdgrip.rules.variants`)."""
+    outer_scan: StageScan | None = None
+    """With :attr:`root`: the whole stage's walk, for what lies outside the subtree (a
+    rigid body above it)."""
     _surfaces: dict[str, ObjectSurface | GripperError] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -345,9 +391,70 @@ class StageContext:
     )
 
     @cached_property
+    def scan(self) -> StageScan:
+        """The run's one walk of the stage (or of :attr:`root`)."""
+        return scan_stage(
+            self.stage,
+            self.kinds,
+            lines=self.lines,
+            colliders=self.colliders,
+            variants=self.variants,
+            physics=self.physics and self.root is None,
+            scan=self.scan_mode,
+            root=self.root,
+        )
+
+    @cached_property
+    def scope_cache(self) -> dict:
+        """The articulation reader's cache for the run, filled from :attr:`scan`.
+
+        So the articulation rules walk nothing of their own
+        (:func:`usdgrip.usd.articulation.fill_physics_scopes`); in a subtree run
+        (:attr:`root`) each asset's physics is walked once when a site reads it.
+        """
+        cache: dict = {}
+        if self.physics and self.root is None and self.scan.physics_prims:
+            fill_physics_scopes(self.stage, self.scan.physics_prims, cache)
+        return cache
+
+    @property
+    def scanned(self) -> bool:
+        """Whether :attr:`scan` was made (read) already."""
+        return "scan" in self.__dict__
+
+    @cached_property
+    def candidates(self) -> list[Candidate]:
+        """Sites and slot carriers of :attr:`scan`, sorted by path."""
+        found = []
+        for prim, maybe_site, maybe_slot in self.scan.marked:
+            facts, markers = None, ()
+            if maybe_site:
+                facts = read_prim_facts(prim)
+                markers = compute_site_markers(prim, facts)
+            if markers or maybe_slot:
+                found.append(Candidate(prim, markers, facts, maybe_slot))
+        return found
+
+    @property
+    def sites(self) -> list[Candidate]:
+        """The candidates that are gripper sites."""
+        return [c for c in self.candidates if c.markers]
+
+    @property
+    def slotted(self) -> list[Candidate]:
+        """The candidates that carry slots."""
+        return [c for c in self.candidates if c.has_slots]
+
+    @cached_property
     def grasp_lines(self) -> GraspLineScan:
-        """The stage's grasp vector lines (one walk for the GSP / GP rules)."""
-        return scan_grasp_lines(self.stage)
+        """The stage's grasp vector lines, from :attr:`scan` (lines sorted by path)."""
+        scan = self.scan
+        ordered = scan._replace(
+            line_prims=sorted(scan.line_prims, key=Usd.Prim.GetPath),
+            has_rigid_body=scan.has_rigid_body
+            or (self.outer_scan is not None and self.outer_scan.has_rigid_body),
+        )
+        return scan_grasp_lines(self.stage, ordered)
 
     def get_object_surface(self, object_path: str) -> ObjectSurface | GripperError:
         """The surface of a grasp line's object, or the error that says why it has none."""

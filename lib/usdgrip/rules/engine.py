@@ -42,10 +42,11 @@ from usdgrip.rules.records import (
     Issue,
     Rule,
 )
+from usdgrip.rules.variants import MAX_VARIANT_SELECTIONS, VARIANT_MODES, check_variants
 from usdgrip.usd.discovery import (
     PrimFacts,
     compute_site_markers,
-    find_marked_prims,
+    compute_token_hints,
     iter_marked_prims,
     read_prim_facts,
 )
@@ -265,6 +266,8 @@ class Report:
     rules: tuple[str, ...] = ()
     """Codes of the rules that ran."""
     params: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    """What the run could not check, one line each (variant selections past the limit)."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -312,12 +315,15 @@ class Report:
 
     def to_dict(self, path: str | None = None) -> dict[str, Any]:
         """``{"path", "issues": [...], "summary": {...}}`` for one file."""
-        return {
+        found = {
             "path": path if path is not None else _stage_path(self.stage),
             "ok": self.ok,
             "issues": [i.to_dict() for i in self.issues],
             "summary": self.counts,
         }
+        if self.warnings:
+            found["warnings"] = list(self.warnings)
+        return found
 
     def to_json(self, indent: int | None = 2) -> str:
         """The report as JSON text (one file entry of ``usdgrip validate --format json``)."""
@@ -334,7 +340,8 @@ def _stage_path(stage: Usd.Stage | None) -> str:
 def sort_issues(issues: Iterable[Issue]) -> list[Issue]:
     """Stage issues first, then by prim path, severity and code (deterministic output)."""
     return sorted(
-        issues, key=lambda i: (i.prim != "/", i.prim, _SEVERITY_ORDER[i.severity], i.code)
+        issues,
+        key=lambda i: (i.prim != "/", i.prim, _SEVERITY_ORDER[i.severity], i.code, i.variant or ""),
     )
 
 
@@ -344,6 +351,8 @@ def validate(
     params: Mapping[str, Any] | None = None,
     *,
     scan: str | None = None,
+    variants: str = "all",
+    max_variant_selections: int = MAX_VARIANT_SELECTIONS,
 ) -> Report:
     """Validate a stage (or a USD file) against the usdgrip rules in one traversal.
 
@@ -360,7 +369,16 @@ def validate(
             Python and never writes. Default (``None``): ``"collection"`` when
             given a path (the stage is private to this call), ``"traverse"`` when
             given a stage, so a caller's stage (usdview's, a UsdValidation run's)
-            is never edited, not even in its session layer.
+            is never edited, not even in its session layer (unless variants are switched).
+        variants: ``"all"`` (default): every variant selection of every prim with variant
+            sets is checked, one prim's combinations at a time, each selection authored in
+            the session layer and removed again (one walk of that prim's subtree per
+            selection; :mod:`usdgrip.rules.variants`); issues that only some selections
+            show carry the selection (``Issue.variant``, ``hand=bad``). ``"selected"``:
+            the stage as composed, issues under variant prims labelled with the current
+            selection. ``"none"``: the stage as composed, variant sets not looked for.
+        max_variant_selections: selections checked at most per stage with
+            ``variants="all"``; the rest are named in ``Report.warnings``.
 
     Returns:
         A :class:`Report`; issues sorted by prim path (stage-level first).
@@ -374,6 +392,16 @@ def validate(
     """
     if scan not in (None, "collection", "traverse"):
         raise ValueError(f"scan is {scan!r}; expected 'collection' or 'traverse'")
+    if variants not in VARIANT_MODES:
+        raise ValueError(f"variants is {variants!r}; expected one of: {', '.join(VARIANT_MODES)}")
+    if (
+        isinstance(max_variant_selections, bool)
+        or not isinstance(max_variant_selections, int)
+        or max_variant_selections < 1
+    ):
+        raise ValueError(
+            f"max_variant_selections is {max_variant_selections!r}; expected an integer >= 1"
+        )
     selected = select_rules(rules)
     resolved = resolve_params(params)
     if isinstance(stage_or_path, Usd.Stage):
@@ -385,38 +413,86 @@ def validate(
     else:
         stage, scan = open_stage(stage_or_path), scan or "collection"
     site_rules, slot_rules, stage_rules = _split(selected)
+    context = StageContext(
+        stage,
+        resolved,
+        scan_mode=scan,
+        kinds=scan_kinds(selected),
+        lines=_reads(selected, "lines"),
+        colliders=_reads(selected, "colliders"),
+        physics=_reads(selected, "physics"),
+        variants=variants != "none",
+    )
+    issues = _check_context(context, site_rules, slot_rules, stage_rules)
+    warnings: list[str] = []
+    if variants != "none" and _may_switch_variants(context, site_rules or slot_rules):
+        issues, warnings = check_variants(
+            context,
+            issues,
+            (site_rules, slot_rules, stage_rules),
+            _check_context,
+            mode=variants,
+            limit=max_variant_selections,
+        )
+    return Report(stage, sort_issues(issues), tuple(r.code for r in selected), resolved, warnings)
+
+
+def _may_switch_variants(context: StageContext, walked: bool) -> bool:
+    """Whether the stage may hold variant sets; ``walked``: the run's walk was made anyway.
+
+    A run of stage rules alone walks only when a rule needs it; then the layer texts say
+    whether variant sets can occur before a walk is made for them.
+    """
+    if walked or context.scanned:
+        return True
+    return compute_token_hints(context.stage, (b"variantSet",))[0]
+
+
+_SITE_KINDS = frozenset({"api", "props", "children"})
+_SLOT_KINDS = frozenset({"api", "custom"})
+
+
+def _reads(rules: Sequence[Rule], what: str) -> bool:
+    """Whether a rule of ``rules`` reads ``what`` (one of ``records.READS``) of the walk."""
+    scope = {"sites": "site", "slots": "slot"}.get(what)
+    return any(r.scope == scope or what in r.reads for r in rules)
+
+
+def scan_kinds(rules: Sequence[Rule]) -> frozenset[str]:
+    """The marker kinds the stage's one walk looks for so that ``rules`` get what they read."""
+    return (_SITE_KINDS if _reads(rules, "sites") else frozenset()) | (
+        _SLOT_KINDS if _reads(rules, "slots") else frozenset()
+    )
+
+
+def _check_context(
+    context: StageContext,
+    site_rules: Sequence[Rule],
+    slot_rules: Sequence[Rule],
+    stage_rules: Sequence[Rule],
+) -> list[Issue]:
+    """Every rule on the stage (or the subtree) of ``context``, from its one walk."""
     issues: list[Issue] = []
-    context = StageContext(stage, resolved)
     for r in stage_rules:
         issues.extend(_run(r, context, "/"))
     if site_rules or slot_rules:
-        # Only the markers the selected rules can use: sites (API, marker properties and
-        # children), slot carriers (API, LambdaSim customData).
-        kinds = ({"api", "props", "children"} if site_rules else set()) | (
-            {"api", "custom"} if slot_rules else set()
-        )
         # One transform cache for the run: the sites share their ancestors' transforms.
         cache = UsdGeom.XformCache(Usd.TimeCode.Default())
-        scope_cache: dict = {}  # the sites' physics (one walk per asset root, see contexts)
-        mpu = get_meters_per_unit(stage)
-        for prim, maybe_site, maybe_slot in find_marked_prims(stage, kinds, scan=scan):
-            facts, markers = None, ()
-            if maybe_site and site_rules:
-                facts = read_prim_facts(prim)
-                markers = compute_site_markers(prim, facts)
-            has_slots = maybe_slot and bool(slot_rules)
-            if markers or has_slots:
+        scope_cache = context.scope_cache  # the sites' physics, from the run's one walk
+        mpu = get_meters_per_unit(context.stage)
+        for prim, markers, facts, has_slots in context.candidates:
+            if (markers and site_rules) or (has_slots and slot_rules):
                 found = _check_candidate(
                     prim,
                     markers,
                     has_slots,
                     site_rules,
                     slot_rules,
-                    resolved,
+                    context.params,
                     cache,
                     facts,
                     mpu,
                     scope_cache,
                 )
                 issues.extend(found)
-    return Report(stage, sort_issues(issues), tuple(r.code for r in selected), resolved)
+    return issues

@@ -1,8 +1,9 @@
-"""GSP / GP rules: SimReady grasp vector lines (``grasp_identifier*``) of graspable props.
+"""GSP / GP rules: SimReady graspable props: grasp vector lines (``grasp_identifier*``), colliders.
 
-Stage-scope rules (``CheckStage`` in the adapters): one walk of the stage
-(:func:`usdgrip.usd.grasp_lines.scan_grasp_lines`) and one read of each object's
-surface are shared by the four rules of a run. See ``docs/graspable-props.md``.
+Stage-scope rules (``CheckStage`` in the adapters): the stage's one walk (its grasp
+line prims, rigid bodies and colliders, :attr:`usdgrip.rules.contexts.StageContext.scan`)
+and one read of each object's surface are shared by the rules of a run. See
+``docs/graspable-props.md``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from usdgrip.grasp_line_geometry import (
 )
 from usdgrip.rules.contexts import StageContext
 from usdgrip.rules.records import Finding, rule
+from usdgrip.usd.physics import find_physics_material
 
 _LINE_EXAMPLE = (
     f'def BasisCurves "{GRASP_LINE_PREFIX}_01" {{ point3f[] points = [p0, p1]; '
@@ -43,6 +45,8 @@ def _point(values: np.ndarray) -> str:
     ),
     message="{prim}: no grasp vector line with at least 2 points under the default prim.",
     tags=("graspable", "simready"),
+    simready="GSP.001",
+    reads=("lines",),
 )
 def check_graspable_vector_line(context: StageContext) -> Iterator[Finding]:
     """GSP.001: SimReady's check, on stages that declare themselves graspable props only."""
@@ -95,6 +99,7 @@ def check_graspable_vector_line(context: StageContext) -> Iterator[Finding]:
     ),
     message="{prim}: the grasp vector line does not meet its object's surface.",
     tags=("graspable",),
+    reads=("lines",),
 )
 def check_grasp_line_misses_object(context: StageContext) -> Iterator[Finding]:
     """GP.001: segment p0-p1 against every triangle of the object's non-guide geometry."""
@@ -131,6 +136,7 @@ def check_grasp_line_misses_object(context: StageContext) -> Iterator[Finding]:
     ),
     message="{prim}: the grasp vector line is not a two-point linear segment.",
     tags=("graspable",),
+    reads=("lines",),
 )
 def check_grasp_line_form(context: StageContext) -> Iterator[Finding]:
     """GP.002: read problems, < 2 or > 2 points, non-finite points, zero length, type."""
@@ -194,6 +200,7 @@ def _form_findings(line: GraspLine) -> Iterator[Finding]:
     ),
     message="{prim}: the grasp vector line's width is outside the parallel-jaw range.",
     tags=("graspable",),
+    reads=("lines",),
 )
 def check_grasp_line_width(context: StageContext) -> Iterator[Finding]:
     """GP.003: the width the jaws would close on, against the width parameters."""
@@ -220,4 +227,40 @@ def check_grasp_line_width(context: StageContext) -> Iterator[Finding]:
                 f"{_point(hits.first)}); expected at least grasp_line_min_width_m = {low:g} m: the "
                 "line only grazes the object (an edge or a thin wall)",
                 prim=line.path,
+            )
+
+
+@rule(
+    "GP.004",
+    "graspable-collider-material",
+    "failure",
+    scope="stage",
+    title="A graspable prop's colliders have a physics material",
+    summary=(
+        "On a stage that declares itself a graspable prop, every collider (PhysicsCollisionAPI) "
+        "under the default prim must resolve a bound material with PhysicsMaterialAPI, binding "
+        "purpose physics, then allPurpose (SimReady PMT.001, which FET005 requires)."
+    ),
+    message="{prim}: a collider of a graspable prop has no physics material bound.",
+    tags=("graspable", "simready", "physics"),
+    reads=("lines", "colliders"),
+    simready="PMT.001",
+)
+def check_collider_material(context: StageContext) -> Iterator[Finding]:
+    """GP.004: each collider under the default prim resolves a physics material."""
+    lines = context.grasp_lines
+    if not lines.declares_graspable or lines.default_prim is None:
+        return  # not a graspable prop; without a default prim GSP.001 says so
+    top = context.stage.GetPrimAtPath(lines.default_prim).GetPath()
+    for collider in sorted(context.scan.colliders, key=lambda prim: prim.GetPath()):
+        if not collider.GetPath().HasPrefix(top):
+            continue
+        _, problem = find_physics_material(collider)
+        if problem is not None:
+            yield Finding(
+                f"collider of the graspable prop <{lines.default_prim}>: {problem}; expected a "
+                "Material with PhysicsMaterialAPI (physics:staticFriction, "
+                "physics:dynamicFriction) bound with rel material:binding:physics: grasp "
+                "physics takes the friction from it",
+                prim=str(collider.GetPath()),
             )

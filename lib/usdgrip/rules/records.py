@@ -21,6 +21,8 @@ SEVERITIES = ("failure", "error", "warning", "info")
 """Severities, most serious first. ``failure`` and ``error`` make a report not ok."""
 BLOCKING = frozenset({"failure", "error"})
 SCOPES = ("site", "slot", "stage")
+READS = ("sites", "slots", "lines", "colliders", "physics")
+"""What a stage rule may read of the stage's one walk (:attr:`Rule.reads`)."""
 
 DEFAULT_PARAMS: dict[str, float] = {
     # GR.006: forward vs grip line may deviate this many degrees from 90°.
@@ -135,6 +137,9 @@ class Issue:
     """Prim path (``/`` for stage-level findings)."""
     message: str
     fixes: tuple[Fix, ...] = ()
+    variant: str | None = None
+    """The variant selection that shows the issue (``hand=bad``), when only some do
+    (``validate(variants="all")``) or, with ``variants="selected"``, the current one."""
 
     @property
     def fixable(self) -> bool:
@@ -142,12 +147,13 @@ class Issue:
         return bool(self.fixes)
 
     def describe(self) -> str:
-        """One line: ``GR.004 failure </Gripper/tcp>: message``."""
-        return f"{self.code} {self.severity} <{self.prim}>: {self.message}"
+        """One line: ``GR.004 failure </Gripper/tcp>: message`` (``[hand=bad]`` after the prim)."""
+        variant = f" [{self.variant}]" if self.variant else ""
+        return f"{self.code} {self.severity} <{self.prim}>{variant}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping (``fixes`` as their descriptions)."""
-        return {
+        """JSON-ready mapping (``fixes`` as their descriptions; ``variant`` when there is one)."""
+        found = {
             "code": self.code,
             "rule": self.rule,
             "severity": self.severity,
@@ -156,6 +162,9 @@ class Issue:
             "fixable": self.fixable,
             "fixes": [f.description for f in self.fixes],
         }
+        if self.variant:
+            found["variant"] = self.variant
+        return found
 
 
 class Finding(NamedTuple):
@@ -183,6 +192,13 @@ class Rule:
     check: Callable[..., Iterable[Finding]] = field(repr=False, compare=False)
     version: str = "1.0.0"
     compatibility: str = "open-usd"
+    reads: tuple[str, ...] = ()
+    """What of the stage's one walk a rule reads (:data:`READS`): the engine looks for those
+    in its walk (site and slot rules read their own kind; ``physics``: the articulation
+    rules' joints and bodies)."""
+    simready: str | None = None
+    """The NVIDIA SimReady requirement code this rule checks (``GR.ISA.001`` for GR.013),
+    when it checks one: the NVIDIA adapter binds that code to this rule too."""
 
     @property
     def validator(self) -> str:
@@ -221,6 +237,8 @@ def rule(
     summary: str,
     message: str,
     tags: Sequence[str] = (),
+    reads: Sequence[str] = (),
+    simready: str | None = None,
 ) -> Callable[[Callable[..., Iterable[Finding]]], Callable[..., Iterable[Finding]]]:
     """Register the decorated check function as rule ``code`` in :data:`RULES`.
 
@@ -231,13 +249,28 @@ def rule(
         raise ValueError(f"rule {code}: severity {severity!r}; expected one of {SEVERITIES}")
     if scope not in SCOPES:
         raise ValueError(f"rule {code}: scope {scope!r}; expected one of {SCOPES}")
+    unknown = set(reads) - set(READS)
+    if unknown:
+        raise ValueError(f"rule {code}: reads {sorted(unknown)}; expected some of {READS}")
 
     def register(check: Callable[..., Iterable[Finding]]) -> Callable[..., Iterable[Finding]]:
         if code in RULES:
             raise ValueError(f"rule code {code} registered twice")
         if any(r.name == name for r in RULES.values()):
             raise ValueError(f"rule name {name} registered twice")
-        RULES[code] = Rule(code, name, severity, scope, title, summary, message, tuple(tags), check)
+        RULES[code] = Rule(
+            code,
+            name,
+            severity,
+            scope,
+            title,
+            summary,
+            message,
+            tuple(tags),
+            check,
+            reads=tuple(reads),
+            simready=simready,
+        )
         return check
 
     return register

@@ -2,7 +2,9 @@
 
 GR.001–GR.004 carry the codes of NVIDIA SimReady's PhysicsGrippers
 capability, extended to the seed's naming (prefixed child names win over
-unprefixed ones); GR.005–GR.012 are usdgrip's. Every rule reads the site
+unprefixed ones); GR.005–GR.012 are usdgrip's; GR.013 and GR.014 check SimReady's
+runtime site requirements (GR.ISA.001, MUJOCO.GR.001) on sites that apply the
+runtime's schema (IsaacSiteAPI, MjcSiteAPI), never on plain usdgrip sites. Every rule reads the site
 once through :func:`usdgrip.usd.sites.read_gripper_site` (shared by the rules
 of one site) and checks what is authored, never a fallback.
 """
@@ -19,7 +21,17 @@ from usdgrip.rules.contexts import SiteContext
 from usdgrip.rules.records import Finding, Fix, rule
 from usdgrip.site_limits import get_max_opening_problem
 from usdgrip.site_records import CurveInfo
-from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, MAX_GRIP_FORCE_ATTRS, SITE_API
+from usdgrip.usd.names import (
+    FORWARD_AXIS_NAMES,
+    GRIP_LINE_NAMES,
+    ISAAC_DESCRIPTION_ATTR,
+    ISAAC_SITE_API,
+    MAX_GRIP_FORCE_ATTRS,
+    MJC_GROUP_ATTR,
+    MJC_SITE_API,
+    SITE_API,
+)
+from usdgrip.usd.stage import read_attribute_value
 
 _CURVE_ROLES = {
     "forward": (FORWARD_AXIS_NAMES, "approach direction"),
@@ -44,6 +56,7 @@ def _curve(context: SiteContext, role: str) -> CurveInfo | None:
     summary="A prim discovered as a gripper site must be an Xform.",
     message="Gripper site {prim} is not an Xform.",
     tags=("grippers", "simready"),
+    simready="GR.001",
 )
 def check_gripper_site(context: SiteContext) -> Iterator[Finding]:
     """GR.001: the site prim's type is Xform (or derived from it)."""
@@ -102,6 +115,7 @@ def _check_curve_present(context: SiteContext, role: str) -> Iterator[Finding]:
     ),
     message="Gripper site {prim} has no BasisCurves gripper_forward_axis with at least 2 points.",
     tags=("grippers", "simready"),
+    simready="GR.002",
 )
 def check_forward_axis(context: SiteContext) -> Iterator[Finding]:
     """GR.002: ``gripper_forward_axis`` (else ``forward_axis``), BasisCurves, ≥ 2 points."""
@@ -120,6 +134,7 @@ def check_forward_axis(context: SiteContext) -> Iterator[Finding]:
     ),
     message="Gripper site {prim} has no BasisCurves gripper_grip_line with at least 2 points.",
     tags=("grippers", "simready"),
+    simready="GR.003",
 )
 def check_grip_line(context: SiteContext) -> Iterator[Finding]:
     """GR.003 exactly as seed 000: a BasisCurves child with ≥ 2 points (prefixed wins)."""
@@ -135,6 +150,7 @@ def check_grip_line(context: SiteContext) -> Iterator[Finding]:
     summary="Every gripper site must author a finite maximum opening > 0 m (at most 2 m).",
     message="Gripper site {prim} has no finite max opening > 0 m.",
     tags=("grippers", "simready"),
+    simready="GR.004",
 )
 def check_max_opening(context: SiteContext) -> Iterator[Finding]:
     """GR.004: ``gripper:maxOpening`` (else legacy) authored, finite, > 0."""
@@ -461,3 +477,71 @@ def check_grip_force(context: SiteContext) -> Iterator[Finding]:
     problem = context.site.problems.get(MAX_GRIP_FORCE_ATTRS[0])
     if problem is not None:
         yield Finding(problem)
+
+
+@rule(
+    "GR.013",
+    "gripper-isaac-site",
+    "failure",
+    scope="site",
+    title="Isaac site described",
+    summary=(
+        "A gripper site that applies IsaacSiteAPI must author a non-empty isaac:Description "
+        "(SimReady GR.ISA.001); sites without IsaacSiteAPI are not checked."
+    ),
+    message="Gripper site {prim} applies IsaacSiteAPI without a non-empty isaac:Description.",
+    tags=("grippers", "simready", "isaac"),
+    simready="GR.ISA.001",
+)
+def check_isaac_site(context: SiteContext) -> Iterator[Finding]:
+    """GR.013: IsaacSiteAPI applied → ``isaac:Description`` a non-empty string."""
+    if ISAAC_SITE_API not in context.api_schemas:
+        return  # not an Isaac-format site: nothing Isaac Sim's discovery needs
+    example = f'string {ISAAC_DESCRIPTION_ATTR} = "Parallel-jaw grasp centre"'
+    attr = context.prim.GetAttribute(ISAAC_DESCRIPTION_ATTR)
+    if not attr or not attr.HasAuthoredValue():
+        yield Finding(
+            f"{ISAAC_SITE_API} is applied but {ISAAC_DESCRIPTION_ATTR} is not authored (the "
+            "schema's fallback is empty); expected a non-empty string saying the site's role, "
+            f"e.g. {example}, so Isaac Sim's site tooling can describe it"
+        )
+        return
+    value, problem = read_attribute_value(attr, "text")
+    if problem is not None:
+        yield Finding(f"{problem} ({ISAAC_SITE_API} is applied); author e.g. {example}")
+    elif not str(value).strip():
+        yield Finding(
+            f"{ISAAC_DESCRIPTION_ATTR} is {str(value)!r} (empty); expected a non-empty string "
+            f"saying the site's role, e.g. {example}"
+        )
+
+
+@rule(
+    "GR.014",
+    "gripper-mujoco-site",
+    "failure",
+    scope="site",
+    title="MuJoCo site group",
+    summary=(
+        "On a gripper site that applies MjcSiteAPI, an authored mjc:group must be a "
+        "non-negative integer (SimReady MUJOCO.GR.001); sites without MjcSiteAPI are not checked."
+    ),
+    message="Gripper site {prim}: mjc:group is not a non-negative integer.",
+    tags=("grippers", "simready", "mujoco"),
+    simready="MUJOCO.GR.001",
+)
+def check_mujoco_site(context: SiteContext) -> Iterator[Finding]:
+    """GR.014: MjcSiteAPI applied → an authored ``mjc:group`` an integer >= 0."""
+    if MJC_SITE_API not in context.api_schemas:
+        return  # not a MuJoCo-format site
+    attr = context.prim.GetAttribute(MJC_GROUP_ATTR)
+    if not attr or not attr.HasAuthoredValue():
+        return  # optional: the schema's fallback is group 0
+    expected = f"uniform int {MJC_GROUP_ATTR} = 0 (MuJoCo's site groups 0-5 toggle visibility)"
+    value, problem = read_attribute_value(attr, "int")
+    if problem is not None:
+        yield Finding(f"{problem} ({MJC_SITE_API} is applied); author e.g. {expected}")
+    elif value < 0:
+        yield Finding(
+            f"{MJC_GROUP_ATTR} is {value}; expected a non-negative integer, e.g. {expected}"
+        )

@@ -298,7 +298,7 @@ def check_slot_misses_object(context: SlotContext) -> Iterator[Finding]:
     ):
         return  # no geometry at or under the prim: nothing to meet
     try:
-        surface = read_object_surface(prim)
+        surface = read_object_surface(prim, context.xform_cache)
     except GripperError as error:
         if read_collision_shapes(prim, prefer_collision=False):
             yield Finding(f"the slots cannot be checked against the object's surface: {error}")

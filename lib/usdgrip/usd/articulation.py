@@ -12,7 +12,7 @@ are :mod:`usdgrip.gripper_kinematics`' and are filled in here. ``docs/grippers.m
 from __future__ import annotations
 
 import math
-from collections.abc import MutableMapping
+from collections.abc import Iterable, MutableMapping
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -37,7 +37,7 @@ from usdgrip.gripper_kinematics import (
     compute_rigid_inverse,
 )
 from usdgrip.gripper_opening import compute_opening_report
-from usdgrip.usd.discovery import compute_site_markers, compute_token_hints
+from usdgrip.usd.discovery import PHYSICS_TOKENS, compute_site_markers, compute_token_hints
 from usdgrip.usd.geometry import compute_shape_mesh, read_collision_shape
 from usdgrip.usd.sites import read_gripper_site
 from usdgrip.usd.stage import TRAVERSAL, compute_world_transform, get_meters_per_unit, require_prim
@@ -46,8 +46,6 @@ from usdgrip.usd.stage import TRAVERSAL, compute_world_transform, get_meters_per
 MAX_GRIPPER_JOINTS = 1000
 #: A revolute limit beyond this many degrees is unusable (read as not limited, with a note).
 MAX_REVOLUTE_LIMIT_DEG = 360.0
-#: Layer-text tokens without which a stage has no physics for this reader to find.
-_PHYSICS_TOKENS = (b"RigidBodyAPI", b"Joint", b"ArticulationRootAPI")
 _KINDS = (
     (UsdPhysics.PrismaticJoint, "prismatic"),
     (UsdPhysics.RevoluteJoint, "revolute"),
@@ -84,7 +82,8 @@ def scan_physics_scope(
 
     A stage whose used layers never spell a physics schema name (plain usda text) is not
     walked at all. ``cache`` is a mapping the caller keeps for one unchanged stage (the
-    validation rules keep one per run), so many sites under one root walk it once.
+    validation rules keep one per run, filled from the run's one walk of the stage by
+    :func:`fill_physics_scopes`), so many sites under one root walk it once, or never.
     """
     key = str(root.GetPath())
     if cache is not None and key in cache:
@@ -94,38 +93,60 @@ def scan_physics_scope(
     if cache is not None and hint_key in cache:
         hinted = cache[hint_key]
     else:
-        hinted = any(compute_token_hints(stage, _PHYSICS_TOKENS))
+        hinted = any(compute_token_hints(stage, PHYSICS_TOKENS))
         if cache is not None:
             cache[hint_key] = hinted
-    bodies, disabled, joints, colliders, roots, actuators = [], [], [], [], [], []
-    if hinted:
-        # Two queries per prim (applied schemas, type name): the physics prims are few.
-        for prim in Usd.PrimRange(root, TRAVERSAL):
-            type_name = prim.GetTypeName()
-            if type_name and "Joint" in type_name and prim.IsA(UsdPhysics.Joint):
-                joints.append(prim.GetPath().pathString)
-            elif type_name == "NewtonActuator":
-                actuators.append(prim.GetPath().pathString)
-            schemas = prim.GetAppliedSchemas()
-            if not schemas:
-                continue
-            if _RIGID_BODY in schemas:
-                enabled = UsdPhysics.RigidBodyAPI(prim).GetRigidBodyEnabledAttr().Get()
-                found = bodies if enabled is None or bool(enabled) else disabled
-                found.append(prim.GetPath().pathString)
-            if _COLLISION in schemas:
-                enabled = UsdPhysics.CollisionAPI(prim).GetCollisionEnabledAttr().Get()
-                if enabled is None or bool(enabled):
-                    colliders.append(prim.GetPath().pathString)
-            if _ARTICULATION_ROOT in schemas:
-                roots.append(prim.GetPath().pathString)
-    scope = PhysicsScope(
-        key, tuple(bodies), tuple(disabled), tuple(joints), tuple(colliders), tuple(roots),
-        tuple(actuators),
-    )  # fmt: skip
+    scope = _collect_physics(key, Usd.PrimRange(root, TRAVERSAL) if hinted else ())
     if cache is not None:
         cache[key] = scope
     return scope
+
+
+def fill_physics_scopes(
+    stage: Usd.Stage, prims: Iterable[Usd.Prim], cache: MutableMapping[str, Any]
+) -> None:
+    """Cache every top-level prim's :class:`PhysicsScope` from one walk of the whole stage.
+
+    ``prims``: the prims of that walk :func:`usdgrip.usd.discovery.is_physics_prim` keeps,
+    in traversal order
+    (more are harmless: the same per-prim checks as :func:`scan_physics_scope` sort them).
+    """
+    cache["physics-tokens"] = True
+    groups: dict[str, list[Usd.Prim]] = {}
+    for prim in prims:
+        prefixes = prim.GetPath().GetPrefixes()
+        groups.setdefault(str(prefixes[0]) if prefixes else str(prim.GetPath()), []).append(prim)
+    for top in stage.GetPseudoRoot().GetFilteredChildren(TRAVERSAL):
+        key = str(top.GetPath())
+        cache[key] = _collect_physics(key, groups.get(key, ()))
+
+
+def _collect_physics(key: str, prims: Iterable[Usd.Prim]) -> PhysicsScope:
+    bodies, disabled, joints, colliders, roots, actuators = [], [], [], [], [], []
+    # Two queries per prim (applied schemas, type name): the physics prims are few.
+    for prim in prims:
+        type_name = prim.GetTypeName()
+        if type_name and "Joint" in type_name and prim.IsA(UsdPhysics.Joint):
+            joints.append(prim.GetPath().pathString)
+        elif type_name == "NewtonActuator":
+            actuators.append(prim.GetPath().pathString)
+        schemas = prim.GetAppliedSchemas()
+        if not schemas:
+            continue
+        if _RIGID_BODY in schemas:
+            enabled = UsdPhysics.RigidBodyAPI(prim).GetRigidBodyEnabledAttr().Get()
+            found = bodies if enabled is None or bool(enabled) else disabled
+            found.append(prim.GetPath().pathString)
+        if _COLLISION in schemas:
+            enabled = UsdPhysics.CollisionAPI(prim).GetCollisionEnabledAttr().Get()
+            if enabled is None or bool(enabled):
+                colliders.append(prim.GetPath().pathString)
+        if _ARTICULATION_ROOT in schemas:
+            roots.append(prim.GetPath().pathString)
+    return PhysicsScope(
+        key, tuple(bodies), tuple(disabled), tuple(joints), tuple(colliders), tuple(roots),
+        tuple(actuators),
+    )  # fmt: skip
 
 
 def _rigid(matrix: Mat4) -> Mat4:

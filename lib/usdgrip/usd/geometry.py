@@ -42,7 +42,12 @@ from usdgrip.usd.primitives import (
     read_primitive_params,
     tessellate_primitive,
 )
-from usdgrip.usd.stage import TRAVERSAL, compute_world_transform, get_world_transform_problem
+from usdgrip.usd.stage import (
+    TRAVERSAL,
+    compute_world_transform,
+    get_world_transform_problem,
+    read_stage_up_vector,
+)
 
 Points = NDArray[np.float64]  # (V, 3)
 Triangles = NDArray[np.int64]  # (F, 3)
@@ -420,7 +425,10 @@ def _read_primitive(prim: Usd.Prim, kind: str, world: Mat4) -> SceneShape:
 
 
 def read_collision_shapes(
-    stage_or_prim: Usd.Stage | Usd.Prim, *, prefer_collision: bool = True
+    stage_or_prim: Usd.Stage | Usd.Prim,
+    *,
+    prefer_collision: bool = True,
+    xform_cache: UsdGeom.XformCache | None = None,
 ) -> list[SceneShape]:
     """Read the collision obstacles of a stage (or of the subtree under a prim).
 
@@ -440,6 +448,7 @@ def read_collision_shapes(
         stage_or_prim: a stage (its pseudo-root is the scope) or a prim.
         prefer_collision: apply the CollisionAPI rule above; False reads every
             shape in scope.
+        xform_cache: shared by reads of one unchanged stage (a validation run's).
 
     Returns:
         Shapes in traversal order, poses rigid in world metres.
@@ -457,15 +466,18 @@ def read_collision_shapes(
     ]
     if prefer_collision and any(prim.HasAPI(UsdPhysics.CollisionAPI) for prim, _ in candidates):
         candidates = [(prim, kind) for prim, kind in candidates if _collision_enabled(prim)]
-    shapes = [read_collision_shape(prim, kind) for prim, kind in candidates]
+    shapes = [read_collision_shape(prim, kind, xform_cache) for prim, kind in candidates]
     return [shape for shape in shapes if shape is not None]
 
 
-def read_collision_shape(prim: Usd.Prim, kind: str | None = None) -> SceneShape | None:
+def read_collision_shape(
+    prim: Usd.Prim, kind: str | None = None, xform_cache: UsdGeom.XformCache | None = None
+) -> SceneShape | None:
     """One Mesh/Cube/Sphere/Cylinder/Capsule prim as a :class:`SceneShape` (world metres).
 
-    ``kind`` is the prim's shape kind when the caller knows it. ``None`` for another prim
-    type or a mesh without faces; see :func:`read_collision_shapes` for the rules.
+    ``kind`` is the prim's shape kind when the caller knows it (``xform_cache``: a shared
+    transform cache). ``None`` for another prim type or a mesh without faces; see
+    :func:`read_collision_shapes` for the rules.
 
     Raises:
         GripperError: a mesh with inconsistent topology (see :func:`read_object_mesh`), a
@@ -475,7 +487,7 @@ def read_collision_shape(prim: Usd.Prim, kind: str | None = None) -> SceneShape 
     kind = _shape_kind(prim) if kind is None else kind
     if kind is None:
         return None
-    world = compute_world_transform(prim)
+    world = compute_world_transform(prim, xform_cache=xform_cache)
     problem = get_world_transform_problem(prim, world)
     if problem is not None:
         raise GripperError(problem)
@@ -506,10 +518,10 @@ def read_up_axis(stage: Usd.Stage) -> NDArray[np.float64] | None:
 
     With nothing authored ``UsdGeom.GetStageUpAxis`` returns the fallback "Y",
     which says nothing about the asset, so it is not used.
+
+    Raises:
+        GripperError: an authored value other than "Y" or "Z"
+            (:func:`usdgrip.usd.stage.read_stage_up_axis`).
     """
-    if not stage.HasAuthoredMetadata("upAxis"):
-        return None
-    axis = UsdGeom.GetStageUpAxis(stage)
-    up = np.zeros(3)
-    up["XYZ".index(str(axis))] = 1.0
-    return up
+    up, authored = read_stage_up_vector(stage)
+    return up if authored else None

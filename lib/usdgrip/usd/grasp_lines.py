@@ -2,11 +2,12 @@
 
 USD edge of :mod:`usdgrip.grasp_line_geometry` (see ``docs/graspable-props.md``):
 
-- :func:`scan_grasp_lines` walks the stage once (only when some used layer's
-  text mentions ``grasp_identifier``, the layer-text hint site discovery uses)
-  with usdgrip's :data:`usdgrip.usd.stage.TRAVERSAL` (instance proxies and prims
-  under undefined ``over`` s included) and returns the lines under the default
-  prim plus what the GSP.001 trigger needs;
+- :func:`scan_grasp_lines` reads the lines under the default prim plus what the
+  GSP.001 trigger needs from one walk of the stage
+  (:func:`usdgrip.usd.discovery.scan_stage`, the walk site discovery makes: only when
+  some used layer's text mentions ``grasp_identifier``, with usdgrip's
+  :data:`usdgrip.usd.stage.TRAVERSAL`, instance proxies and prims under undefined
+  ``over`` s included); the validation engine passes its own walk's;
 - :func:`read_object_surface` reads the triangles a line is checked against.
 """
 
@@ -20,7 +21,7 @@ from pxr import Usd, UsdGeom, UsdPhysics, Vt
 from usdgrip.errors import GripperError
 from usdgrip.extras import describe_missing_extra
 from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX, GraspLine, Points, Triangles
-from usdgrip.usd.discovery import compute_token_hints
+from usdgrip.usd.discovery import StageScan, scan_stage
 from usdgrip.usd.geometry import compute_shape_mesh, read_collision_shapes
 from usdgrip.usd.stage import (
     TRAVERSAL,
@@ -38,8 +39,6 @@ __all__ = [
     "scan_grasp_lines",
 ]
 
-_PREFIX_TOKEN = GRASP_LINE_PREFIX.encode()
-_RIGID_BODY_TOKEN = b"PhysicsRigidBodyAPI"
 _DECIMAL_POINTS = 64  # lines hold 2 points; a huge array is read as is
 
 
@@ -61,27 +60,29 @@ class GraspLineScan(NamedTuple):
         return bool(self.identifiers) and self.has_rigid_body
 
 
-def _mentions(stage: Usd.Stage) -> tuple[bool, bool]:
-    """``(may have identifiers, may have rigid bodies)`` from the used layers' texts."""
-    may_name, may_rigid = compute_token_hints(stage, (_PREFIX_TOKEN, _RIGID_BODY_TOKEN))
-    return may_name, may_rigid
-
-
-def scan_grasp_lines(stage: Usd.Stage) -> GraspLineScan:
+def scan_grasp_lines(stage: Usd.Stage, found: StageScan | None = None) -> GraspLineScan:
     """Find the grasp vector lines of ``stage`` and whether it declares itself a graspable prop.
 
     Lines: ``BasisCurves`` named ``grasp_identifier*`` (layout ``curve``), and Xforms named
     so whose first child with >= 2 ``points`` holds the line (layout ``xform``, the FET005
     benchmark's), under the default prim.
 
+    Args:
+        stage: the stage.
+        found: a :func:`usdgrip.usd.discovery.scan_stage` of ``stage`` made with
+            ``lines=True`` (the validation engine's one walk); without it the stage is
+            walked here (Python, never writing), only when some used layer's text
+            mentions ``grasp_identifier``.
+
     Raises:
         GripperError: the stage's ``metersPerUnit`` is not finite and > 0.
     """
     default = stage.GetDefaultPrim()
     default_path = str(default.GetPath()) if default else None
-    may_name, may_rigid = _mentions(stage)
-    if not may_name:
-        return GraspLineScan([], [], False, default_path)
+    if found is None:
+        found = scan_stage(stage, (), lines=True, scan="traverse")
+    if not found.line_prims:
+        return GraspLineScan([], [], found.has_rigid_body, default_path)
     mpu = get_meters_per_unit(stage)
     problem = get_meters_per_unit_problem(mpu)
     if problem is not None:
@@ -89,22 +90,15 @@ def scan_grasp_lines(stage: Usd.Stage) -> GraspLineScan:
     cache = UsdGeom.XformCache(Usd.TimeCode.Default())
     identifiers: list[str] = []
     lines: list[GraspLine] = []
-    has_rigid = False
-    get_name, has_api = Usd.Prim.GetName, Usd.Prim.HasAPI
     prefix = default.GetPath() if default else None
-    for prim in stage.Traverse(TRAVERSAL):
-        if may_rigid and not has_rigid and has_api(prim, UsdPhysics.RigidBodyAPI):
-            has_rigid = True
-        if not get_name(prim).startswith(GRASP_LINE_PREFIX):
-            continue
+    for prim in found.line_prims:
         identifiers.append(str(prim.GetPath()))
         if prefix is not None and not prim.GetPath().HasPrefix(prefix):
             continue
-        found = _line_curve(prim)
-        if found is not None:
-            curve, layout = found
-            lines.append(_read_line(prim, curve, layout, default, cache, mpu))
-    return GraspLineScan(lines, identifiers, has_rigid, default_path)
+        curve = _line_curve(prim)
+        if curve is not None:
+            lines.append(_read_line(prim, *curve, default, cache, mpu))
+    return GraspLineScan(lines, identifiers, found.has_rigid_body, default_path)
 
 
 def find_grasp_lines(stage: Usd.Stage) -> list[GraspLine]:
@@ -209,7 +203,9 @@ class ObjectSurface(NamedTuple):
     source_paths: tuple[str, ...]
 
 
-def read_object_surface(prim: Usd.Prim) -> ObjectSurface:
+def read_object_surface(
+    prim: Usd.Prim, xform_cache: UsdGeom.XformCache | None = None
+) -> ObjectSurface:
     """Every non-guide Mesh, Cube, Sphere, Cylinder, Capsule at or under ``prim``, world metres.
 
     Collision and render geometry alike (a grasp line must meet the asset, whichever
@@ -219,7 +215,7 @@ def read_object_surface(prim: Usd.Prim) -> ObjectSurface:
         GripperError: no such geometry, a mesh with inconsistent topology (naming it),
             or a primitive and no ``trimesh``.
     """
-    shapes = read_collision_shapes(prim, prefer_collision=False)
+    shapes = read_collision_shapes(prim, prefer_collision=False, xform_cache=xform_cache)
     vertices: list[Points] = []
     faces: list[Triangles] = []
     offset = 0

@@ -20,3 +20,9 @@ LEGACY_SITE_ATTRS = ("gripper_maxOpening", "custom:maxOpening", "gripper_maxPayl
 FORWARD_AXIS_NAMES = ("gripper_forward_axis", "forward_axis")
 GRIP_LINE_NAMES = ("gripper_grip_line", "grip_line")
 USD_SUFFIXES = (".usd", ".usda", ".usdc", ".usdz")
+#: Runtime site schemas SimReady's gripper capability checks (GR.013, GR.014): Isaac Sim's
+#: robot schema and MuJoCo's mjcPhysics schema (neither registered with usd-core).
+ISAAC_SITE_API = "IsaacSiteAPI"
+ISAAC_DESCRIPTION_ATTR = "isaac:Description"
+MJC_SITE_API = "MjcSiteAPI"
+MJC_GROUP_ATTR = "mjc:group"

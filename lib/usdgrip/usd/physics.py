@@ -31,6 +31,7 @@ from usdgrip.usd.stage import (
     get_meters_per_unit_problem,
     get_world_transform_problem,
     read_attribute_value,
+    read_stage_up_vector,
 )
 
 
@@ -93,6 +94,37 @@ def _colliders(prim: Usd.Prim) -> list[Usd.Prim]:
     return found
 
 
+def find_physics_material(prim: Usd.Prim) -> tuple[Usd.Prim | None, str | None]:
+    """The physics material bound to ``prim``, or why there is none: ``(material, problem)``.
+
+    Bindings resolve as USD resolves them (``UsdShade.MaterialBindingAPI.ComputeBoundMaterial``
+    with the ``physics`` purpose): ``material:binding:physics`` first, then the
+    ``allPurpose`` ``material:binding``, on the prim or inherited from an ancestor. The
+    material must carry ``PhysicsMaterialAPI`` (a render material holds no friction).
+    """
+    material, relationship = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial(
+        materialPurpose="physics"
+    )
+    if not material:
+        if relationship:
+            targets = ", ".join(f"<{t}>" for t in relationship.GetTargets()) or "nothing"
+            return None, (
+                f"{relationship.GetName()} of <{relationship.GetPrim().GetPath()}> targets "
+                f"{targets}, which is not a Material"
+            )
+        return None, (
+            "no material is bound (neither material:binding:physics nor material:binding, "
+            "on it or an ancestor)"
+        )
+    found = material.GetPrim()
+    if not found.HasAPI(UsdPhysics.MaterialAPI):
+        return None, (
+            f"the material bound through {relationship.GetName()}, <{found.GetPath()}>, has no "
+            "PhysicsMaterialAPI (a render material holds no friction)"
+        )
+    return found, None
+
+
 def read_physics_properties(prim: Usd.Prim) -> PhysicsProperties:
     """The mass (or density) and friction authored for the object ``prim``.
 
@@ -124,12 +156,9 @@ def read_physics_properties(prim: Usd.Prim) -> PhysicsProperties:
             raise GripperError(f"{mass_source} is authored, but {problem}")
     frictions: dict[str, float] = {}
     for collider in _colliders(prim):
-        material, _ = UsdShade.MaterialBindingAPI(collider).ComputeBoundMaterial(
-            materialPurpose="physics"
-        )
-        if not material or not material.GetPrim().HasAPI(UsdPhysics.MaterialAPI):
+        mat, _ = find_physics_material(collider)
+        if mat is None:
             continue
-        mat = material.GetPrim()
         for name in ("physics:staticFriction", "physics:dynamicFriction"):
             value = _positive_attribute(mat, name)
             if value is not None:
@@ -177,8 +206,9 @@ def read_stage_up(stage: Usd.Stage) -> tuple[NDArray[np.float64], bool]:
     """World up (3,) from the stage's ``upAxis`` and whether it was authored.
 
     Without an authored ``upAxis`` USD's fallback (``Y``) is returned, with ``False``.
+
+    Raises:
+        GripperError: an authored value other than "Y" or "Z"
+            (:func:`usdgrip.usd.stage.read_stage_up_axis`).
     """
-    axis = str(UsdGeom.GetStageUpAxis(stage))
-    up = np.zeros(3)
-    up["XYZ".index(axis)] = 1.0
-    return up, stage.HasAuthoredMetadata("upAxis")
+    return read_stage_up_vector(stage)

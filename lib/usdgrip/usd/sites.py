@@ -12,7 +12,12 @@ from usdgrip.errors import GripperError
 from usdgrip.frames import ZERO_LENGTH_TOLERANCE, GraspFrame, compute_grasp_frame
 from usdgrip.site_limits import get_site_limit_problem
 from usdgrip.site_records import CurveInfo, GripperSite
-from usdgrip.usd.discovery import PrimFacts, _iter_sites, compute_site_markers, read_prim_facts
+from usdgrip.usd.discovery import (
+    PrimFacts,
+    compute_site_markers,
+    iter_sites_with_facts,
+    read_prim_facts,
+)
 from usdgrip.usd.names import (
     FORWARD_AXIS_NAMES,
     GRIP_LINE_NAMES,
@@ -54,7 +59,7 @@ def find_gripper_sites(stage: Usd.Stage, *, strict: bool = True) -> list[Gripper
         read_gripper_site(
             prim, markers, xform_cache=cache, facts=facts, meters_per_unit=mpu, strict=strict
         )
-        for prim, markers, facts in _iter_sites(stage)
+        for prim, markers, facts in iter_sites_with_facts(stage)
     ]
 
 

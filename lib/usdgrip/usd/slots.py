@@ -17,7 +17,7 @@ from usdgrip.lambdasim import (
     parse_lambdasim_records,
 )
 from usdgrip.site_records import LR_TOKENS, GripperSlot
-from usdgrip.usd.discovery import _scan_marked_prims, compute_marker_hints
+from usdgrip.usd.discovery import compute_marker_hints, scan_marked_prims
 from usdgrip.usd.names import SLOT_API, SLOT_NAMESPACE, SLOT_PROPERTIES
 from usdgrip.usd.stage import (
     VALUE_KINDS,
@@ -286,6 +286,6 @@ def read_gripper_slots(prim: Usd.Prim, names: Collection[str] | None = None) -> 
 def iter_slot_prims(stage: Usd.Stage) -> Iterator[Usd.Prim]:
     """Yield every prim carrying GripperSlotAPI instances or LambdaSim slot records."""
     kinds = compute_marker_hints(stage) & {"api", "custom"}
-    for prim, _, maybe_slot in _scan_marked_prims(stage, kinds):
+    for prim, _, maybe_slot in scan_marked_prims(stage, kinds):
         if maybe_slot:
             yield prim

@@ -164,6 +164,51 @@ def get_meters_per_unit_problem(meters_per_unit: float) -> str | None:
     )
 
 
+#: The values OpenUSD defines for a stage's ``upAxis`` (``UsdGeom.Tokens.y``/``z``).
+UP_AXES = ("Y", "Z")
+
+
+def get_up_axis_problem(stage: Usd.Stage) -> str | None:
+    """Why the stage's ``upAxis`` is unusable (``None`` when "Y", "Z" or not authored).
+
+    OpenUSD defines only "Y" and "Z" (upper case); ``UsdGeom.GetStageUpAxis`` returns
+    any other authored token as it is ("X", "z"), which no reader may guess from.
+    """
+    axis = str(UsdGeom.GetStageUpAxis(stage))
+    if axis in UP_AXES:
+        return None
+    return (
+        f'the stage\'s upAxis is "{axis}"; expected "Y" or "Z" (upper case, the only values '
+        "OpenUSD defines): author it in the root layer's metadata"
+    )
+
+
+def read_stage_up_axis(stage: Usd.Stage) -> tuple[str, bool]:
+    """The stage's up axis ("Y" or "Z") and whether it is authored: the one up-axis reader.
+
+    Without an authored value USD's fallback ("Y") is returned, with ``False``.
+
+    Raises:
+        GripperError: the authored value is neither "Y" nor "Z", naming the file and value.
+    """
+    problem = get_up_axis_problem(stage)
+    if problem is not None:
+        raise GripperError(f"{get_stage_name(stage)}: {problem}")
+    return str(UsdGeom.GetStageUpAxis(stage)), stage.HasAuthoredMetadata("upAxis")
+
+
+def read_stage_up_vector(stage: Usd.Stage) -> tuple[np.ndarray, bool]:
+    """World up (3,) unit vector of :func:`read_stage_up_axis` and whether it is authored.
+
+    Raises:
+        GripperError: as :func:`read_stage_up_axis`.
+    """
+    axis, authored = read_stage_up_axis(stage)
+    up = np.zeros(3)
+    up["XYZ".index(axis)] = 1.0
+    return up, authored
+
+
 def compute_world_transform(
     prim: Usd.Prim,
     time: Usd.TimeCode | None = None,
@@ -280,11 +325,24 @@ _NO_DEFAULT_SOURCES = (Usd.ResolveInfoSourceNone, Usd.ResolveInfoSourceFallback)
 #: Value kinds the readers accept: Python types of ``Get()``'s value, and the text naming them.
 VALUE_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "number": ((float, int), "float or double"),
+    # A schema float attribute: the float family only (an int is a type error, as a string).
+    "float": ((float,), "float or double"),
     "vec3": ((Gf.Vec3d, Gf.Vec3f, Gf.Vec3h), "a 3-vector (point3d, vector3d, float3...)"),
     "vec3[]": ((Vt.Vec3fArray, Vt.Vec3dArray, Vt.Vec3hArray), "point3f[]"),
     "int[]": ((Vt.IntArray,), "int[]"),
     "text": ((str,), "token or string"),
+    "int": ((int,), "int"),
 }
+
+
+def get_api_schema_names(prim: Usd.Prim) -> tuple[str, ...]:
+    """The prim's composed ``apiSchemas``, schemas this process has not registered included.
+
+    ``Usd.Prim.GetAppliedSchemas`` leaves out an API schema whose plugin is not loaded
+    (Isaac Sim's ``IsaacSiteAPI``, MuJoCo's ``MjcSiteAPI`` under plain usd-core); the
+    prim's type info keeps every name the composed list op holds.
+    """
+    return tuple(map(str, prim.GetPrimTypeInfo().GetAppliedAPISchemas()))
 
 
 def get_authored_type_name(attr: Usd.Attribute) -> str:
@@ -336,6 +394,11 @@ def read_first_float(
 ) -> tuple[float | None, str | None, str | None]:
     """First authored value among ``names`` (prefixed/schema names first).
 
+    The schema's name (``gripper:...``, first) is a GripperSiteAPI ``float``: an authored
+    spec of another floating type (double, half) is read, an integer or any other type
+    is unusable ("gripper:maxGripForce is int, expected float..."). Legacy names have no
+    schema type: any number is read.
+
     Returns:
         ``(value, attribute name, problem)``; ``value`` is ``None`` when none is
         authored, or when the first authored one is unusable (``problem`` says why).
@@ -346,7 +409,8 @@ def read_first_float(
         attr = prim_get_attribute(prim, name)
         if not attr or not attr.HasAuthoredValue():
             continue  # no fallback: a spec without a value is not a value
-        value, problem = read_attribute_value(attr, "number")
+        kind = "float" if name.startswith(_SCHEMA_PREFIX) else "number"
+        value, problem = read_attribute_value(attr, kind)
         if problem is not None:
             return None, name, problem
         if attr.GetTypeName() == _SDF_FLOAT:
@@ -357,6 +421,7 @@ def read_first_float(
 
 
 _SDF_FLOAT = Sdf.ValueTypeNames.Float
+_SCHEMA_PREFIX = "gripper:"  # GripperSiteAPI's attributes (names.MAX_*_ATTRS[0])
 _FLOAT32_DECIMALS: dict[float, float] = {}
 
 
@@ -400,6 +465,3 @@ prim_get_authored_names = Usd.Prim.GetAuthoredPropertyNames
 prim_get_children_names = Usd.Prim.GetFilteredChildrenNames
 attribute_get = Usd.Attribute.Get
 prim_is_a = Usd.Prim.IsA
-# The names usd/discovery.py imports until its rework (#20) imports the public ones above.
-_get_authored_names = prim_get_authored_names
-_get_children_names = prim_get_children_names

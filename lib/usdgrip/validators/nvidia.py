@@ -11,9 +11,12 @@ is imported. :class:`UsdGripPlugin` registers, for every rule in
 - one ``BaseRuleChecker`` subclass bound to that requirement only;
 
 and a capability ``usdgrip.grippers`` holding all of them, plus ``usdgrip.graspable``
-holding the grasp-vector-line rules (GSP.001 — SimReady's *Physics Graspable* code,
+holding the graspable-prop rules (GSP.001 — SimReady's *Physics Graspable* code,
 registered at a newer version than SimReady's 0.1.0 so the registry resolves the code
-to usdgrip's rule — and GP.001–GP.003). Nothing is added to
+to usdgrip's rule — and GP.001–GP.004). The rules that check a SimReady requirement under
+another code (GR.013, GR.014, GP.004) are also registered under SimReady's code
+(``GR.ISA.001``, ``MUJOCO.GR.001``, ``PMT.001``), bound to the same rule
+(:data:`SIMREADY_CODES`). Nothing is added to
 the default rule categories: the rules run only when asked for, e.g.
 ``nvidia_usd_validate --requirement GR.003 asset.usda`` or
 ``--capability usdgrip.grippers``.
@@ -29,9 +32,10 @@ visits only defined prims, usdgrip also checks sites under an undefined
 ``over`` (a missing payload). One candidate scan per stage (shared by all
 checkers, dropped on ``ResetCaches``) lists the prims any rule applies to;
 ``CheckPrim`` skips every other prim with one set lookup, and ``CheckStage``
-checks the candidates NVIDIA's traversal never visits. NVIDIA also re-checks
-prims under every variant combination; usdgrip checks the composed stage as
-opened, so assets with variant sets may get more (per-variant) findings here.
+checks the candidates NVIDIA's traversal never visits. Variants: NVIDIA's engine
+itself re-checks the prims under every variant combination (switching selections and
+calling ``ResetCaches``, which drops the scan), so each checker sees one selection at a
+time, as ``usdgrip validate`` does with its default ``variants="all"``.
 """
 
 from __future__ import annotations
@@ -77,6 +81,10 @@ class UsdGripPlugin:
         for code in sorted(CHECKERS):
             checker = CHECKERS[code]
             register_requirements(REQUIREMENTS[code])(checker)
+            self._registered.append(checker)
+        for code in sorted(SIMREADY_CHECKERS):
+            checker = SIMREADY_CHECKERS[code]
+            register_requirements(SIMREADY_REQUIREMENTS[code])(checker)
             self._registered.append(checker)
         for capability in (compute_capability(), compute_graspable_capability()):
             if CapabilityRegistry().find(capability.id, capability.version) is None:
@@ -136,6 +144,9 @@ __all__ = [
     "GRASPABLE_CAPABILITY_ID",
     "GRASPABLE_CODES",
     "REQUIREMENTS",
+    "SIMREADY_CHECKERS",
+    "SIMREADY_CODES",
+    "SIMREADY_REQUIREMENTS",
     "UsdGripPlugin",
     "compute_capability",
     "compute_graspable_capability",
@@ -164,15 +175,19 @@ def _param_codes() -> dict[str, tuple[str, ...]]:
     return codes
 
 
-def compute_requirement(rule: Rule) -> Requirement:
-    """The NVIDIA ``Requirement`` describing ``rule`` (code exactly as usdgrip's)."""
+def compute_requirement(rule: Rule, code: str | None = None) -> Requirement:
+    """The NVIDIA ``Requirement`` describing ``rule`` (code exactly as usdgrip's).
+
+    ``code``: register it under another code instead (the SimReady requirement the rule
+    checks, :data:`SIMREADY_CODES`).
+    """
     parameters = tuple(
         Parameter(display_name=name, type=ParameterType.FLOAT, assigned_value=DEFAULT_PARAMS[name])
         for name, codes in _param_codes().items()
         if rule.code in codes
     )
     return Requirement(
-        code=rule.code,
+        code=code or rule.code,
         version=rule.version,
         display_name=rule.name,
         message=rule.summary,
@@ -186,6 +201,21 @@ def compute_requirement(rule: Rule) -> Requirement:
 
 REQUIREMENTS: dict[str, Requirement] = {code: compute_requirement(r) for code, r in RULES.items()}
 """One requirement per rule, keyed by code."""
+
+SIMREADY_CODES: dict[str, str] = {
+    r.simready: code for code, r in RULES.items() if r.simready and r.simready != code
+}
+"""SimReady requirement code -> the usdgrip rule checking it, where the codes differ
+(``GR.ISA.001`` -> GR.013, ``MUJOCO.GR.001`` -> GR.014, ``PMT.001`` -> GP.004). Each is also
+registered under SimReady's code, at the rule's version (1.0.0, newer than SimReady's 0.1.0)
+so the registry resolves the code to usdgrip's rule, as GR.001-GR.004 and GSP.001 are."""
+
+SIMREADY_REQUIREMENTS: dict[str, Requirement] = {
+    simready: compute_requirement(RULES[code], simready)
+    for simready, code in SIMREADY_CODES.items()
+}
+"""The requirements of :data:`SIMREADY_CODES`, keyed by SimReady's code (in no capability:
+``usdgrip.grippers`` already holds the rule under its own code)."""
 
 
 def compute_capability() -> Capability:
@@ -364,16 +394,17 @@ class _StageRuleChecker(_UsdGripChecker):
         self._add(check_stage_level(usdStage, [self.RULE], self.usdgrip_params), usdStage, None)
 
 
-def _make_checker(rule: Rule) -> type[_UsdGripChecker]:
+def _make_checker(rule: Rule, requirement: Requirement | None = None) -> type[_UsdGripChecker]:
+    requirement = requirement or REQUIREMENTS[rule.code]
     base = _StageRuleChecker if rule.scope == "stage" else _PrimRuleChecker
-    name = "UsdGrip" + rule.code.replace(".", "") + "Checker"
+    name = "UsdGrip" + requirement.code.replace(".", "") + "Checker"
     doc = f"{rule.code} {rule.name} ({rule.severity}): {rule.summary}\n\nSee {rule.doc_path.name}."
     checker = type(
         name,
         (base,),
         {
             "RULE": rule,
-            "REQUIREMENT": REQUIREMENTS[rule.code],
+            "REQUIREMENT": requirement,
             "__doc__": doc,
             "__module__": __name__,
         },
@@ -383,6 +414,11 @@ def _make_checker(rule: Rule) -> type[_UsdGripChecker]:
 
 CHECKERS: dict[str, type[_UsdGripChecker]] = {code: _make_checker(r) for code, r in RULES.items()}
 """One checker class per rule, keyed by code (also module attributes, so they pickle)."""
-globals().update({cls.__name__: cls for cls in CHECKERS.values()})
+SIMREADY_CHECKERS: dict[str, type[_UsdGripChecker]] = {
+    simready: _make_checker(RULES[code], SIMREADY_REQUIREMENTS[simready])
+    for simready, code in SIMREADY_CODES.items()
+}
+"""The checker of each :data:`SIMREADY_REQUIREMENTS` entry (its rule, SimReady's code)."""
+globals().update({cls.__name__: cls for cls in [*CHECKERS.values(), *SIMREADY_CHECKERS.values()]})
 
 plugin._finish_import()  # the last line: see UsdGripPlugin

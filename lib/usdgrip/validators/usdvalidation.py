@@ -132,13 +132,17 @@ def get_stage_issues(stage: Usd.Stage, code: str) -> list[Issue]:
     traversal) and caches the issues by code; the others read the cache. Any
     change to the stage (``Usd.Notice.ObjectsChanged``: an edit, a fix, a variant
     switch, a load) makes the next validator validate again. The cache holds the
-    stage weakly.
+    stage weakly. Variant selections are the stage's own (``variants="selected"``): the
+    validators of one ValidationContext run in parallel on the same stage, and switching a
+    selection writes to it.
     """
     with _LOCK:
         entry = _CACHE.get(stage)
         if entry is None or entry.stale:
             by_code: dict[str, list[Issue]] = {}
-            for issue in validate(stage).issues:
+            # variants="selected": UsdValidation runs validators in parallel on its stage, so
+            # selections are never switched here (the issues say which selection showed them).
+            for issue in validate(stage, variants="selected").issues:
                 by_code.setdefault(issue.code, []).append(issue)
             entry = _Entry(by_code)
             entry.listener = Tf.Notice.Register(Usd.Notice.ObjectsChanged, _mark_stale, stage)

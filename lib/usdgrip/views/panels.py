@@ -277,7 +277,9 @@ class ResultsPanel(QtWidgets.QWidget):
         for index, issue in enumerate(self._issues):
             severity = issue.severity
             rule = issue.rule
-            values = (severity, str(issue.code), rule, issue.prim, str(issue.message))
+            variant = getattr(issue, "variant", None)  # the selection that shows it: hand=bad
+            message = f"[{variant}] {issue.message}" if variant else str(issue.message)
+            values = (severity, str(issue.code), rule, issue.prim, message)
             item = QtWidgets.QTreeWidgetItem(list(values))
             item.setData(0, QtCore.Qt.ItemDataRole.UserRole, index)
             color = SEVERITY_COLORS.get(severity)

@@ -114,7 +114,9 @@ class KitGrippers:
 
         if (stage := self._stage()) is None:
             return None
-        self.report = validate(stage)
+        # Kit's stage is read by the renderer and other extensions' threads: no selection is
+        # switched on it (the issues under variant prims say which selection showed them).
+        self.report = validate(stage, variants="selected")
         counts = ", ".join(f"{n} {s}" for s, n in self.report.counts.items())
         self.notify(f"usdgrip: {len(self.report.issues)} issue(s) ({counts})")
         if self.ui is not None:
@@ -146,7 +148,8 @@ class KitGrippers:
                 with ui.HStack(height=0, spacing=6):
                     ui.Label(issue.code, width=60)
                     ui.Label(issue.severity, width=60)
-                    ui.Label(f"<{issue.prim}>", width=200)
+                    variant = f" [{issue.variant}]" if getattr(issue, "variant", None) else ""
+                    ui.Label(f"<{issue.prim}>{variant}", width=200)
                     ui.Label(issue.message, word_wrap=True)
                     if issue.fixable:
                         ui.Button("Fix", width=40, clicked_fn=lambda i=index: self.fix_issue(i))
