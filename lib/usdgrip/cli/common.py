@@ -9,6 +9,7 @@ worded with the flag), the progress bar, pose formatting and the physics summary
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -213,13 +214,18 @@ def print_grasps_summary(result: Any, output: Path, show: int, stream: TextIO) -
         )
     if parts:
         stream.write(f"  by method: {'; '.join(parts)}\n")
+
+    def confidence(c: Any) -> float:
+        return c.confidence if c.confidence is not None else -math.inf
+
     best = sorted(
-        evaluated, key=lambda c: (-c.physics.success_rate, -c.confidence, c.candidate_id)
+        evaluated, key=lambda c: (-c.physics.success_rate, -confidence(c), c.candidate_id)
     )[:show]
     if best:
         stream.write(f"  top {len(best)} (success rate, confidence, method, first trial):\n")
     for c in best:
+        score = f"{c.confidence:.3f}" if c.confidence is not None else "    -"
         stream.write(
-            f"    {c.candidate_id}  {100 * c.physics.success_rate:3.0f}%  {c.confidence:.3f}  "
+            f"    {c.candidate_id}  {100 * c.physics.success_rate:3.0f}%  {score}  "
             f"{c.generation_method or '-':<9} {c.physics.outcome}\n"
         )
