@@ -205,9 +205,10 @@ def compute_document(result: GraspPlanningResult) -> dict[str, Any]:
 
 
 def find_gripper_frame_key(result: GraspPlanningResult) -> tuple[str, str] | None:
-    """``(key, value)`` of the file's gripper frame: ``gripper_frame`` (a prim path, Isaac
-    Sim's Grasp Editor) or ``gripper_frame_link`` (a prim name, GraspDataGen); ``None``
-    when the file names none.
+    """``(key, value)`` of the file's gripper frame, ``None`` when the file names none.
+
+    ``gripper_frame`` is a prim path (Isaac Sim's Grasp Editor), ``gripper_frame_link`` a
+    prim name (GraspDataGen).
 
     Raises:
         GripperError: ``gripper_frame_link`` is not a non-empty string.

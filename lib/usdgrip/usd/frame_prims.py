@@ -59,9 +59,7 @@ def find_frame_prim(stage: Usd.Stage, frame: str, said_by: str) -> FramePrim:
         if prim:
             return FramePrim(text, "path", compute_world_transform(prim))
     matches: dict[int, list[str]] = {k: [] for k in range(1, len(segments) + 1)}
-    visited = 0
-    for prim in stage.TraverseAll():
-        visited += 1
+    for visited, prim in enumerate(stage.TraverseAll(), start=1):
         if visited > MAX_FRAME_SEARCH_PRIMS:
             raise GripperError(
                 f"{name}: {said_by} {frame!r} is not a prim path of it, and the asset has more "
