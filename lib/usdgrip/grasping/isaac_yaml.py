@@ -149,8 +149,10 @@ class FileTextKeys:
 
 @functools.cache
 def make_grasp_loader(base: type) -> type:
-    """``base`` (a safe loader) reading keys as text (:class:`FileTextKeys`), Python's ``1e-05``
-    as a number and dates as the text written (a value usdgrip keeps, it does not read).
+    """``base`` (a safe loader) with :class:`FileTextKeys` and two scalar rules changed.
+
+    Python's ``1e-05`` reads as a number and a date as the text written (a value usdgrip
+    keeps, it does not read).
     """
     loader = type(f"Grasp{base.__name__}", (FileTextKeys, base), {})
     loader.yaml_implicit_resolvers = {
@@ -227,8 +229,10 @@ def find_gripper_frame_key(result: GraspPlanningResult) -> tuple[str, str] | Non
 
 
 def describe_writer(result: GraspPlanningResult) -> str:
-    """Which tool's layout the file has, for messages: ``usdgrip``, ``Isaac Sim Grasp
-    Editor``, ``GraspDataGen``, or ``a plain Isaac-Grasp writer (GraspGen)``.
+    """Which tool's layout the file has, for messages.
+
+    ``usdgrip``, ``Isaac Sim Grasp Editor``, ``GraspDataGen``, or ``a plain Isaac-Grasp
+    writer (GraspGen)``.
     """
     extra = result.model_extra or {}
     if "created_with" in extra or GRIPPER_FRAME_LINK_KEY in extra:
