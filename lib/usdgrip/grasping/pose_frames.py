@@ -19,12 +19,13 @@ the frame fields are "a reference for human readers").
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from usdgrip.contracts import GraspPlanningResult
+from usdgrip.contracts import GraspPlanningResult, GripperRef
 from usdgrip.errors import GripperError
 from usdgrip.frames import Mat4, Poses, compute_rigid_part
 from usdgrip.grasping.isaac_yaml import describe_writer, find_gripper_frame_key
@@ -206,3 +207,81 @@ def check_pose_frame(result: GraspPlanningResult, object_path: str) -> None:
             f"(metadata.pose_frame), not of the object <{object_path}>; use the object they "
             "were planned for"
         )
+
+
+class FileFrames(NamedTuple):
+    """A grasp file's frames for the gripper it is shown or evaluated with."""
+
+    frames: PoseFrames | None
+    """``None`` without a gripper: the poses are used as they are."""
+    opening: float | None
+    """The gripper site's max opening (metres), ``None`` without one or when unusable."""
+    notes: tuple[str, ...]
+    """What was assumed, one warning line each."""
+
+
+def resolve_file_frames(
+    result: GraspPlanningResult,
+    object_path: str,
+    gripper: GripperRef | None,
+    gripper_frame: str | None = None,
+    label: str = "grasps",
+    stages: Any = None,
+) -> FileFrames:
+    """The frames of ``result``'s poses for ``gripper``, read from its asset (render, viewers).
+
+    Without ``gripper`` the poses are used as they are, and a note says so when they are of
+    another frame (the file names one) or of an unknown one (another tool's file).
+
+    Args:
+        result: the grasp file read.
+        object_path: the object prim the poses are read against.
+        gripper: the site whose grasp frame G the poses become, or ``None``.
+        gripper_frame: the prim of the gripper asset the poses are of (``--gripper-frame``).
+        label: what the notes are about (``grasps FILE``).
+        stages: a :class:`~usdgrip.grasping.stage_source.StageSource` or a mapping of open
+            stages by path.
+
+    Raises:
+        ValueError: ``gripper_frame`` without ``gripper``.
+        GripperError: the gripper file, site or frame cannot be read.
+    """
+    from usdgrip.grasping.stage_source import StageSource
+    from usdgrip.usd.sites import read_gripper_site
+    from usdgrip.usd.stage import get_prim
+
+    if gripper is None:
+        if gripper_frame is not None:
+            raise ValueError(
+                f"--gripper-frame {gripper_frame}: give --gripper FILE:/SITE too (the asset "
+                "the frame is a prim of, and the site whose grasp frame the poses become)"
+            )
+        named = find_gripper_frame_key(result)
+        if named is not None:
+            text = (
+                f"poses are of the file's {named[0]} {named[1]!r}; drawn as grasp frames, not "
+                "converted: pass --gripper FILE:/SITE to convert them"
+            )
+        elif describe_writer(result) != "usdgrip":
+            text = (
+                "the file names no gripper frame: its poses are drawn as grasp frames G (pass "
+                "--gripper FILE:/SITE and --gripper-frame PRIM when they are of another prim)"
+            )
+        else:
+            return FileFrames(None, None, ())
+        return FileFrames(None, None, (f"{label}: {text}",))
+    stage = StageSource(stages).open(gripper.asset_path)
+    site = read_gripper_site(get_prim(stage, gripper.prim_path))
+    if site.grasp_frame is None:
+        raise GripperError(
+            f"{gripper}: the site has no grasp frame (no usable forward axis: "
+            "gripper_forward_axis with 2 distinct finite points)"
+        )
+    frames = resolve_pose_frames(
+        result, site.path, site.grasp_frame, object_path, stage, gripper_frame, label
+    )
+    opening = site.max_opening
+    usable = opening is not None and math.isfinite(opening) and opening > 0
+    return FileFrames(
+        frames, float(opening) if usable else None, tuple(n.render() for n in frames.notes)
+    )

@@ -251,7 +251,7 @@ def _parse_json(text: str, name: str) -> Any:
 def _load_targets(data: Any, name: str, prim: Any, color_by: str | None) -> GraspPicture:
     """``usdgrip sample --format json`` or ``evaluate --targets`` output: world poses."""
     from usdgrip.grasping.target_evaluation import parse_target_samples
-    from usdgrip.render.line_sets import compute_grasp_colors
+    from usdgrip.render.grasp_colors import compute_grasp_colors
 
     if isinstance(data, dict) and data.get("candidates") == []:
         raise GripperError(f"{name}: 'candidates' is empty; no grasp to draw")
@@ -290,7 +290,8 @@ def _load_isaac_grasps(
     gripper_frame: str | None,
     color_by: str | None,
 ) -> tuple[GraspPicture, Usd.Prim | None, list[str]]:
-    from usdgrip.render.line_sets import compute_grasp_colors
+    from usdgrip.grasping.pose_frames import resolve_file_frames
+    from usdgrip.render.grasp_colors import compute_grasp_colors
     from usdgrip.usd.stage import compute_world_transform
     from usdgrip.views.grasp_set import compute_grasp_set_from_plan
 
@@ -310,8 +311,8 @@ def _load_isaac_grasps(
             "the grasps name no pose frame and the stage has no default prim; "
             "pass --prim with the object the grasps were planned for"
         )
-    frames, width, notes = _resolve_frames(
-        result, name, str(prim.GetPath()), gripper, gripper_frame
+    frames, width, notes = resolve_file_frames(
+        result, str(prim.GetPath()), gripper, gripper_frame, f"grasps {name}"
     )
     grasps = compute_grasp_set_from_plan(
         result, str(prim.GetPath()), width or DEFAULT_OPEN_WIDTH, frames
@@ -321,61 +322,7 @@ def _load_isaac_grasps(
         len(world), grasps.confidences, grasps.success_rates, color_by, name
     )
     picture = GraspPicture("isaac_grasp", world[:, None], colors, chosen, legend, grasps.open_width)
-    return picture, prim, notes
-
-
-def _resolve_frames(
-    result: Any, name: str, object_path: str, gripper: Any, gripper_frame: str | None
-) -> tuple[Any, float | None, list[str]]:
-    """The file's pose frames for ``gripper`` (``None`` without one), its opening, the notes."""
-    from usdgrip.grasping.isaac_yaml import describe_writer, find_gripper_frame_key
-    from usdgrip.grasping.pose_frames import resolve_pose_frames
-    from usdgrip.grasping.provenance import render_notes
-
-    label = f"grasps {name}"
-    if gripper is None:
-        if gripper_frame is not None:
-            raise ValueError(
-                f"--gripper-frame {gripper_frame}: give --gripper FILE:/SITE too (the asset "
-                "the frame is a prim of, and the site whose grasp frame the poses become)"
-            )
-        named = find_gripper_frame_key(result)
-        if named is not None:
-            return (
-                None,
-                None,
-                [
-                    f"{label}: poses are of the file's {named[0]} {named[1]!r}; drawn as grasp "
-                    "frames, not converted: pass --gripper FILE:/SITE to convert them"
-                ],
-            )
-        if describe_writer(result) != "usdgrip":
-            return (
-                None,
-                None,
-                [
-                    f"{label}: the file names no gripper frame: its poses are drawn as grasp "
-                    "frames G (pass --gripper FILE:/SITE and --gripper-frame PRIM when they are "
-                    "of another prim)"
-                ],
-            )
-        return None, None, []
-    from usdgrip.usd.sites import read_gripper_site
-    from usdgrip.usd.stage import get_prim, open_stage
-
-    gripper_stage = open_stage(gripper.asset_path)
-    site = read_gripper_site(get_prim(gripper_stage, gripper.prim_path))
-    if site.grasp_frame is None:
-        raise GripperError(
-            f"{gripper}: the site has no grasp frame (no usable forward axis: "
-            "gripper_forward_axis with 2 distinct finite points)"
-        )
-    frames = resolve_pose_frames(
-        result, site.path, site.grasp_frame, object_path, gripper_stage, gripper_frame, label
-    )
-    opening = site.max_opening
-    usable = opening is not None and np.isfinite(opening) and opening > 0
-    return frames, float(opening) if usable else None, list(render_notes(frames.notes))
+    return picture, prim, list(notes)
 
 
 def _check_grasp_count(path: str | os.PathLike[str]) -> None:

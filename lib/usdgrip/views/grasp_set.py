@@ -45,6 +45,9 @@ class GraspSet:
     (another tool's file names none), else ``None``: the entries' own."""
     gripper_frame: str | None = None
     """The frame the caller said the poses are of (``--gripper-frame``), else ``None``."""
+    frames: Any = None
+    """The :class:`~usdgrip.grasping.pose_frames.PoseFrames` that turned the file's poses
+    into ``poses`` (``T_M_G``), or ``None``: used as they are."""
     notes: tuple[str, ...] = ()
     """What was assumed reading the file (its pose frames), one line each."""
 
@@ -86,6 +89,7 @@ def compute_grasp_set_from_plan(
     return GraspSet(
         object_path=object_path,
         poses=frames.convert(poses) if frames is not None else poses,
+        frames=frames,
         labels=tuple(c.candidate_id for c in candidates),
         details=tuple(c.generation_method or "" for c in candidates),
         confidences=np.array(
