@@ -19,13 +19,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from isaac_grasp_writers import editor_grasp, write_grasp_editor_file
 from real_usdview import (
     USDVIEW,
     one_usdview_at_a_time,
     requires_usdview,
     usdview_python_path,
 )
-from isaac_grasp_writers import editor_grasp, write_grasp_editor_file
 from test_usdview_discovery import EXPECTED_MENU
 
 from usdgrip.grasping.isaac_yaml import compute_candidate_poses, read_isaac_grasp
