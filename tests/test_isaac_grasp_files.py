@@ -339,3 +339,75 @@ def test_gripper_frame_only_with_grasps(tmp_path, box_file, capsys):
     argv = ["evaluate", box_file, "--gripper", GRIPPER, "--lines", "--gripper-frame", "/Gripper"]
     code, _, stderr = run_cli(capsys, *argv)
     assert code == 2 and "--gripper-frame /Gripper: only with --grasps" in stderr
+
+
+# --- hostile files ------------------------------------------------------------------------
+
+HEAD = "format: isaac_grasp\n"
+POSE = "    position: [0, 0, 0]\n    orientation: {w: 1.0, xyz: [0, 0, 0]}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (HEAD + "format_version: true\ngrasps: {}\n", "format_version is True; expected 1.0"),
+        (HEAD + "format_version: '2'\ngrasps: {}\n", "format_version is '2'; expected 1.0"),
+        (HEAD + "gripper_frame: 5\ngrasps: {}\n", "gripper_frame: Input should be a valid string"),
+        (HEAD + "object_frame: ''\ngrasps: {}\n", "object_frame: String should have at least 1"),
+        (HEAD + "grasps:\n  g:\n" + POSE + "    cspace_position: [1, 2]\n", "a valid dictionary"),
+        (
+            HEAD + "grasps:\n  g:\n    confidence: nan\n" + POSE,
+            "confidence: Input should be a valid",
+        ),
+        (HEAD + "grasps:\n  g:\n" + POSE + "    physics: {mass: 2}\n", r"physics\.success_rate"),
+        (HEAD + "grasps: !!python/object:os.system {}\n", "could not determine a constructor"),
+        (HEAD + "grasps:\n  ? {a: 1}\n  : {position: [0, 0, 0]}\n", "found unhashable key"),
+        (HEAD + "grasps:\n  " + "k" * 1100 + ":\n" + POSE, "not valid YAML"),
+        (
+            HEAD + "grasps:\n  ? " + "k" * 1100 + "\n  : {position: [0, 0, 0], orientation: "
+            "{w: 1.0, xyz: [0, 0, 0]}}\n",
+            "at most 1024 characters",
+        ),
+    ],
+)
+def test_hostile_files_are_one_line_naming_the_file(text, message):
+    with pytest.raises(GripperError, match=message) as raised:
+        parse_isaac_grasp(text, source="in.yaml")
+    assert str(raised.value).startswith("in.yaml: ") and "\n" not in str(raised.value)
+
+
+def test_dates_and_binary_keys_are_kept_as_text():
+    text = HEAD + "created: 2025-01-01\ngrasps:\n  !!binary aGk=:\n" + POSE
+    result = parse_isaac_grasp(text)
+    assert result.model_extra == {"created": "2025-01-01"} and list(result.grasps) == ["aGk="]
+
+
+def test_a_gripper_frame_with_a_nan_transform_is_refused(tmp_path, box_file, g_poses, capsys):
+    gripper = tmp_path / "nan.usda"
+    gripper.write_text(
+        (EXAMPLES / "gripper.usda")
+        .read_text()
+        .replace(
+            'def Xform "tcp" (',
+            'def Xform "base_link"\n    {\n        double3 xformOp:scale = (nan, 1, 1)\n'
+            '        uniform token[] xformOpOrder = ["xformOp:scale"]\n    }\n    def Xform "tcp" (',
+            1,
+        )
+    )
+    path = editor_file(tmp_path / "e.yaml", base_poses(g_poses), gripper_frame="/x/base_link")
+    argv = ["evaluate", box_file, "--object", "/Box", "--gripper", f"{gripper}:/Gripper/tcp"]
+    code, _, stderr = run_cli(capsys, *argv, "--grasps", path, "-o", tmp_path / "o.yaml")
+    assert code == 2 and "the world transform of </Gripper/base_link> is not finite" in stderr
+    assert len(stderr.strip().splitlines()) == 1
+
+
+def test_a_gripper_frame_link_that_is_not_text_is_refused(tmp_path, box_file, g_poses, capsys):
+    path = write_graspdatagen_file(
+        tmp_path / "gdg.yaml",
+        [("g_0", g_poses[0], 1.0, {"finger_joint": 0.4}, {"finger_joint": 0.0})],
+    )
+    path.write_text(
+        path.read_text().replace("gripper_frame_link: base_link", "gripper_frame_link: 7")
+    )
+    code, _, stderr = evaluate(capsys, box_file, path, tmp_path / "o.yaml")
+    assert code == 2 and "gripper_frame_link is 7; expected the name of the gripper prim" in stderr

@@ -23,6 +23,7 @@ planner resolves them on the stage.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -35,6 +36,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
@@ -305,13 +307,15 @@ class GraspPlanningMetadata(_Contract):
     ``ranking`` (``success_rate,confidence`` when entries are ordered by measured success)."""
 
 
-def _check_format_version(value: float | str) -> float | str:
+def _check_format_version(value: Any) -> float | str:
     # Isaac Sim's importer warns unless the version is 1.0 within 1e-10, and casts a string
     # that reads as a number (GraspDataGen writes the string '1.0'): so do we, keeping its type.
-    try:
-        number = float(value) if isinstance(value, str) else value
-    except ValueError:
-        number = math.nan
+    number = math.nan
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number, value = float(value), float(value)
+    elif isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            number = float(value)
     if not math.isfinite(number) or abs(number - FORMAT_VERSION) > 1e-10:
         raise ValueError(f"format_version is {value!r}; expected {FORMAT_VERSION} (or '1.0')")
     return value
@@ -336,7 +340,7 @@ class GraspPlanningResult(_FileRecord):
     """
 
     format: Literal["isaac_grasp"] = "isaac_grasp"
-    format_version: Finite | Annotated[str, Strict()] = FORMAT_VERSION
+    format_version: Annotated[float | str, BeforeValidator(_check_format_version)] = FORMAT_VERSION
     """1.0, or a string that reads as 1.0 (kept as the file wrote it)."""
     object_frame: NonEmptyStr | None = None
     """The prim the poses are relative to, as the writer named it (Isaac Sim's Grasp Editor:
@@ -347,8 +351,6 @@ class GraspPlanningResult(_FileRecord):
     grasps: dict[CandidateId, GraspCandidate] = Field(default_factory=dict)
     metadata: GraspPlanningMetadata | None = None
     """usdgrip's extension (``None`` in another tool's file that usdgrip has not evaluated)."""
-
-    _version = field_validator("format_version")(_check_format_version)
 
     @model_validator(mode="after")
     def _keys(self) -> GraspPlanningResult:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 from pxr import Sdf, Usd
 
 from usdgrip.errors import GripperError
@@ -43,9 +44,20 @@ def find_frame_prim(stage: Usd.Stage, frame: str, said_by: str) -> FramePrim:
         said_by: who named it, for messages (``the file's gripper_frame``, ``--gripper-frame``).
 
     Raises:
-        GripperError: no prim, or several, match (naming up to three); the message says
-            to pass ``--gripper-frame PRIM``.
+        GripperError: no prim, or several, match (naming up to three; the message says to
+            pass ``--gripper-frame PRIM``), or its world transform is not finite.
     """
+    found = _match_frame_prim(stage, frame, said_by)
+    if not np.isfinite(found.world).all():
+        raise GripperError(
+            f"{get_stage_name(stage)}: {said_by} {frame!r}: the world transform of "
+            f"<{found.path}> is not finite (an xformOp of it or of an ancestor holds inf or "
+            "NaN); expected a usable transform to convert the poses with"
+        )
+    return found
+
+
+def _match_frame_prim(stage: Usd.Stage, frame: str, said_by: str) -> FramePrim:
     name = get_stage_name(stage)
     text = frame.strip()
     segments = [s for s in text.split("/") if s]
