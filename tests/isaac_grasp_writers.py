@@ -174,3 +174,54 @@ def write_graspdatagen_file(
     with open(path, "w") as f:
         yaml.dump(data, f, default_flow_style=False, sort_keys=False)
     return path
+
+
+def write_example_files(folder: Path) -> list[Path]:
+    """examples/grasps/: the mug's grasps as the Grasp Editor and GraspGen would write them.
+
+    The grasps are ``usdgrip plan``'s for examples/mug.usda (seed 0, 6 candidates) with
+    examples/gripper.usda, given as poses of the gripper's base link ``/Gripper`` (0.13 m
+    behind its site along +Z): the frame the Grasp Editor is usually given and GraspGen's
+    convention. Run ``python tests/isaac_grasp_writers.py examples/grasps`` to rewrite them.
+    """
+    import usdgrip
+    from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
+    from usdgrip.grasping.isaac_yaml import compute_candidate_poses
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    request = GraspPlanningRequest(
+        object=GraspObject(
+            geometry=GeometryRef(asset_path=str(examples / "mug.usda"), prim_path="/Mug")
+        ),
+        grippers=(GripperRef(asset_path=str(examples / "gripper.usda"), prim_path="/Gripper/tcp"),),
+        max_candidates_per_gripper=6,
+        seed=0,
+    )
+    result = usdgrip.plan_grasps(request, methods=["antipodal"])
+    to_site = np.eye(4)
+    to_site[2, 3] = 0.13
+    base = compute_candidate_poses(result) @ np.linalg.inv(to_site)
+    confidences = np.array([c.confidence for c in result.grasps.values()], dtype=np.float32)
+    folder.mkdir(parents=True, exist_ok=True)
+    editor = write_grasp_editor_file(
+        folder / "mug_grasp_editor.yaml",
+        "/World/mug/Mug",
+        "/World/gripper/Gripper",
+        {
+            f"grasp_{i}": editor_grasp(
+                pose, 1.0, {"finger_joint": np.float32(0.4363323)}, {"finger_joint": np.float32(0)}
+            )
+            for i, pose in enumerate(base)
+        },
+    )
+    graspgen = write_graspgen_file(
+        folder / "mug_graspgen.yaml", base.astype(np.float32), confidences
+    )
+    return [editor, graspgen]
+
+
+if __name__ == "__main__":
+    import sys
+
+    for written in write_example_files(Path(sys.argv[1])):
+        print(f"wrote {written}")

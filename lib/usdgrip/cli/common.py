@@ -205,6 +205,8 @@ def print_grasps_summary(result: Any, output: Path, show: int, stream: TextIO) -
     methods: dict[str, list[Any]] = {}
     for c in evaluated:
         methods.setdefault(c.generation_method or "unknown", []).append(c)
+    if set(methods) == {"unknown"}:  # another tool's file names no method: no line for it
+        methods = {}
     parts = []
     for method, group in methods.items():
         s = summarize_evaluations([_Row(c.physics) for c in group])
