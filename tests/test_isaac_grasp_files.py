@@ -164,8 +164,14 @@ def test_two_keys_of_one_text_are_one_key(tmp_path):
         "format: isaac_grasp\ngrasps:\n  g:\n    position: [0, 0, 0]\n"
         "    orientation: {w: 1.0, xyz: [0, 0, 0]}\n    cspace_position: {off: 1.0, 'off': 2.0}\n"
     )
-    cspace = parse_isaac_grasp(text).grasps["g"].cspace_position
-    assert cspace == {"off": 2.0}  # (helper F's loader refuses the repeat on branch trust)
+    # One key either way: PyYAML keeps the last value; usdgrip's unique-key loader (issue 21,
+    # usdgrip.yamltext) refuses the repeat, naming it. Never two keys, never False and 'off'.
+    try:
+        cspace = parse_isaac_grasp(text).grasps["g"].cspace_position
+    except GripperError as exc:
+        assert "duplicate key 'off'" in str(exc)
+    else:
+        assert cspace == {"off": 2.0}
 
 
 # --- rewriting ----------------------------------------------------------------------------

@@ -40,11 +40,7 @@ def base_pose(x: float) -> np.ndarray:
 @pytest.fixture
 def box_file(tmp_path):
     path = tmp_path / "box.usda"
-    path.write_text(
-        box_usda((0.04, 0.04, 0.1)).replace(
-            "(\n    metersPerUnit", '(\n    defaultPrim = "Box"\n    metersPerUnit', 1
-        )
-    )
+    path.write_text(box_usda((0.04, 0.04, 0.1)))
     return path
 
 
