@@ -217,6 +217,16 @@ class SampleDialog(_TaskDialog):
         return task, lambda grasps: grasps
 
 
+def _make_row(field: QtWidgets.QWidget, button: QtWidgets.QWidget) -> QtWidgets.QWidget:
+    """One form row: ``field`` stretched, ``button`` (Browse…) after it."""
+    row = QtWidgets.QWidget()
+    layout = QtWidgets.QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(field, 1)
+    layout.addWidget(button)
+    return row
+
+
 class _GripperDialog(_TaskDialog):
     """A task dialog with an object, a gripper asset (browse) and its gripper site."""
 
@@ -229,11 +239,7 @@ class _GripperDialog(_TaskDialog):
         self.gripperEdit.setPlaceholderText("gripper .usd file (empty: this stage)")
         browse = QtWidgets.QPushButton("Browse…")
         browse.setObjectName("browse")
-        self.gripperRow = QtWidgets.QWidget()
-        row_layout = QtWidgets.QHBoxLayout(self.gripperRow)
-        row_layout.setContentsMargins(0, 0, 0, 0)
-        row_layout.addWidget(self.gripperEdit, 1)
-        row_layout.addWidget(browse)
+        self.gripperRow = _make_row(self.gripperEdit, browse)
         self.siteCombo = QtWidgets.QComboBox()
         self.siteCombo.setObjectName("site")
         browse.clicked.connect(self._browse)
@@ -383,11 +389,7 @@ class LoadGraspsDialog(_GripperDialog):
         self.fileEdit.setPlaceholderText("Isaac-Grasp .yaml (usdgrip, Grasp Editor, GraspGen…)")
         browse = QtWidgets.QPushButton("Browse…")
         browse.setObjectName("browseFile")
-        row = QtWidgets.QWidget()
-        row_layout = QtWidgets.QHBoxLayout(row)
-        row_layout.setContentsMargins(0, 0, 0, 0)
-        row_layout.addWidget(self.fileEdit, 1)
-        row_layout.addWidget(browse)
+        row = _make_row(self.fileEdit, browse)
         self.frameEdit = QtWidgets.QLineEdit()
         self.frameEdit.setObjectName("gripperFrame")
         self.frameEdit.setPlaceholderText("the file's gripper_frame, else the site's grasp frame")
