@@ -30,7 +30,8 @@ from pathlib import Path
 
 import yaml
 
-from usdgrip.grasping.isaac_yaml import _LOADER, make_grasp_loader, parse_isaac_grasp
+from usdgrip.grasping.isaac_yaml import make_grasp_loader, parse_isaac_grasp
+from usdgrip.yamltext import LOADER
 
 ENTRY = (
     "  g_{i:06d}_antipodal_{i:04d}:\n    confidence: {c}\n    position: [0.01, -0.02, {z}]\n"
@@ -99,7 +100,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--compare", type=Path, metavar="CHECKOUT")
     args = parser.parse_args()
-    loader = make_grasp_loader(_LOADER)
+    loader = make_grasp_loader(LOADER)
     for name, text in (("usdgrip", usdgrip_text(args.count)), ("editor", editor_text(args.count))):
         base = best(lambda t=text: yaml.load(t, Loader=yaml.CSafeLoader), args.repeat)
         ours = best(lambda t=text: yaml.load(t, Loader=loader), args.repeat)

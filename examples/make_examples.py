@@ -13,7 +13,7 @@ import numpy as np
 from pxr import Gf, Usd, UsdGeom, UsdPhysics, UsdShade, Vt
 
 import usdgrip  # noqa: F401  (registers the schema before any stage is opened)
-from usdgrip.usd.authoring import apply_gripper_slot, define_gripper_site
+from usdgrip.authoring import apply_gripper_slot, define_gripper_site
 
 HERE = Path(__file__).resolve().parent
 
@@ -187,8 +187,19 @@ def make_graspable_prop() -> None:
     stage.GetRootLayer().Save()
 
 
+def make_bar() -> None:
+    """A bare object: a 1 m bar, 4 x 4 cm, lying on z = 0, with no slots and no grasp lines.
+
+    ``make demo`` authors a dual-arm carry on it with ``usdgrip author`` (an edits layer).
+    """
+    stage = _stage(HERE / "bar.usda", "Bar")
+    _mesh(stage, "/Bar/body", *box_mesh((-0.5, -0.02, 0.0), (0.5, 0.02, 0.04)))
+    stage.GetRootLayer().Save()
+
+
 if __name__ == "__main__":
     make_gripper()
     make_tote()
     make_mug()
     make_graspable_prop()
+    make_bar()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
+import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -64,3 +66,29 @@ def open_usda(write_usda) -> Callable[..., Usd.Stage]:
         return Usd.Stage.Open(str(write_usda(body, name)))
 
     return open_
+
+
+@pytest.fixture
+def shared_folder():
+    """A folder every user may write (tmp_path's parents are private to root)."""
+    if os.geteuid() != 0:
+        pytest.skip("switching to an unprivileged user needs root")
+    folder = Path(tempfile.mkdtemp(prefix="usdgrip-shared-", dir="/tmp"))
+    folder.chmod(0o777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs at ``tmp_path/disk``, mode 0700 (root; skipped when it cannot be mounted)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mount = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k,mode=700", "tmpfs", str(disk)],
+        capture_output=True,
+    )
+    if mount.returncode:
+        pytest.skip(f"cannot mount a tmpfs: {mount.stderr.decode().strip()}")
+    yield disk
+    subprocess.run(["umount", "-l", str(disk)], check=False)

@@ -88,10 +88,10 @@ def test_write_isaac_grasp_checks_result_and_path(tmp_path):
 def test_define_gripper_site_checks_stage_path_and_values():
     stage = Usd.Stage.CreateInMemory()
     with pytest.raises(
-        ValueError, match=r"^path is 'G3'; expected an absolute prim path, e\.g\. '/G3'"
+        ValueError, match=r"^site path is 'G3'; expected an absolute prim path, e\.g\. '/G3'"
     ):
         usdgrip.define_gripper_site(stage, "G3", 0.085)
-    with pytest.raises(TypeError, match=r"^path is None"):
+    with pytest.raises(TypeError, match=r"^site path is None"):
         usdgrip.define_gripper_site(stage, None, 0.085)
     with pytest.raises(TypeError, match=r"^max_opening is None; expected a number"):
         usdgrip.define_gripper_site(stage, "/G", None)
@@ -104,18 +104,23 @@ def test_define_gripper_site_checks_stage_path_and_values():
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({"center": (math.nan, 0, 0)}, "center is [nan, 0.0, 0.0]; expected 3 finite numbers"),
-        ({"up_range": 0}, "up_range is 0 m; expected a finite value > 0 m"),
-        ({"up_range": -1}, "up_range is -1 m; expected a finite value > 0 m"),
-        ({"up_range": math.inf}, "up_range is inf m"),
-        ({"forward": (0, 0, 0)}, "forward is (0, 0, 0); expected 3 finite numbers, not all zero"),
-        ({"slot_input_angle": 400}, "slot_input_angle is 400"),
+        ({"center": (math.nan, 0, 0)}, "GS.001 slot-axes (failure): slot 's' (GripperSlotAPI): "
+         "center is [nan, 0.0, 0.0]; expected 3 finite numbers"),
+        ({"up_range": 0}, "GS.002 slot-up-range (failure): slot 's' (GripperSlotAPI): upRange is 0 m"
+         "; expected a finite value > 0 m"),
+        ({"up_range": -1}, "upRange is -1 m; expected a finite value > 0 m"),
+        ({"up_range": math.inf}, "upRange is inf m"),
+        ({"forward": (0, 0, 0)}, "forward is [0.0, 0.0, 0.0] (zero); expected a non-zero vector"),
+        ({"slot_input_angle": 400}, "GS.003 slot-input-angle (failure): slot 's' (GripperSlotAPI): "
+         "slotInputAngle is 400°"),
+        ({"lr": "middle"}, "GS.004 slot-lr (failure): slot 's' (GripperSlotAPI): lr is 'middle'"),
     ],
-)
+)  # fmt: skip
 def test_apply_gripper_slot_refuses_values_the_rules_fail(xform, values, message):
     with pytest.raises(ValueError) as raised:
         usdgrip.apply_gripper_slot(xform, "s", **values)
-    assert str(raised.value).startswith(f"</A> slot 's': {message}"), raised.value
+    assert str(raised.value).startswith("</A> slot 's': "), raised.value
+    assert message in str(raised.value) and "nothing was authored" in str(raised.value)
     assert xform.GetAppliedSchemas() == [] and not xform.GetAuthoredProperties()
 
 

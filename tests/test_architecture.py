@@ -45,12 +45,16 @@ PURE = (
     "usdgrip.fileio",
     "usdgrip.contracts",
     "usdgrip.jsontext",
+    "usdgrip.yamltext",
     "usdgrip.lambdasim",
     "usdgrip.sampling",
     "usdgrip.slot_checks",
     "usdgrip.site_limits",
     "usdgrip.grasp_line_geometry",
     "usdgrip.extras",
+    "usdgrip.gripper_articulation",
+    "usdgrip.gripper_kinematics",
+    "usdgrip.gripper_opening",
 )
 
 #: The rooms of lib/usdgrip and the arrows between them (docs/architecture.md draws this).
@@ -63,7 +67,11 @@ ROOMS: dict[str, Room] = {
     "rules": Room(("usdgrip.rules.*",), frozenset({"pure", "usd"})),
     "grasping": Room(("usdgrip.grasping.*",), frozenset({"pure", "usd"}), pxr=False),
     "migration": Room(("usdgrip.migration",), frozenset({"pure", "usd"})),
-    "views": Room(("usdgrip.views.*",), frozenset({"pure", "usd", "rules", "grasping"})),
+    # Checked authoring: the rules judge an edit on a private stage, then usd/ writes it.
+    "authoring": Room(("usdgrip.authoring.*",), frozenset({"pure", "usd", "rules"})),
+    "views": Room(
+        ("usdgrip.views.*",), frozenset({"pure", "usd", "rules", "grasping", "authoring"})
+    ),
     # render draws with the overlays' glyphs and grasp sets (pure numpy), no other views/.
     "render": Room(
         ("usdgrip.render.*",),
@@ -73,14 +81,27 @@ ROOMS: dict[str, Room] = {
     "batch": Room(("usdgrip.batch.*",), frozenset({"pure", "usd", "rules", "grasping"}), pxr=False),
     "hosts": Room(("usdgrip.hosts",)),
     "hosts/usdview": Room(
-        ("usdgrip.hosts.usdview.*",), frozenset({"pure", "usd", "rules", "views"})
+        ("usdgrip.hosts.usdview.*",), frozenset({"pure", "usd", "rules", "views", "authoring"})
     ),
     "hosts/kit": Room(
-        ("usdgrip.hosts.kit.*",), frozenset({"pure", "usd", "rules", "views", "validators"})
+        ("usdgrip.hosts.kit.*",),
+        frozenset({"pure", "usd", "rules", "views", "validators", "authoring"}),
     ),
     "cli": Room(
         ("usdgrip.cli.*",),
-        frozenset({"plugin", "pure", "usd", "rules", "grasping", "migration", "render", "batch"}),
+        frozenset(
+            {
+                "plugin",
+                "pure",
+                "usd",
+                "rules",
+                "grasping",
+                "migration",
+                "authoring",
+                "render",
+                "batch",
+            }
+        ),
     ),
     "entry": Room(("usdgrip.__main__", "usdgrip.schema_gen"), frozenset({"cli", "plugin"})),
     # Deprecated names of validators/ (one release): a finder, no import statement.

@@ -88,6 +88,27 @@ def test_random_segments_hit_a_box_exactly_when_they_cross_it():
     assert checked > 190 and 20 < crossed < checked  # both outcomes exercised
 
 
+def test_batch_casts_agree_with_one_segment_casts_on_both_paths(monkeypatch):
+    """check_segments_hit_mesh's plain-Python path (few pairs) and numpy path give
+    compute_segment_hits' answer, segment by segment (GS.009 casts through them)."""
+    import usdgrip.grasp_line_geometry as geometry
+
+    rng = np.random.default_rng(5)
+    vertices, faces = _box()
+    starts, ends = rng.uniform(-0.06, 0.06, size=(2, 300, 3))
+    ends[:5] = starts[:5]  # zero length: meets nothing
+    starts[5, 0] = np.nan
+    expected = [
+        len(compute_segment_hits(a, b, vertices, faces)) > 0
+        for a, b in zip(starts, ends, strict=True)
+    ]
+    assert 50 < sum(expected) < 250
+    for pairs in (0, 10**9):  # numpy for everything, then plain Python for everything
+        monkeypatch.setattr(geometry, "SMALL_CAST_PAIRS", pairs)
+        met = geometry.check_segments_hit_mesh(starts, ends, vertices, faces)
+        assert met.tolist() == expected
+
+
 # --- reading ----------------------------------------------------------------------
 
 PROP = """

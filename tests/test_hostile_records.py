@@ -14,10 +14,10 @@ import yaml
 from conftest import EXAMPLES
 
 import usdgrip as usd_io  # the public names
+from usdgrip import yamltext
 from usdgrip.batch.results import read_results
 from usdgrip.cli import main
 from usdgrip.errors import GripperError
-from usdgrip.grasping import isaac_yaml
 from usdgrip.grasping.isaac_yaml import parse_isaac_grasp, read_isaac_grasp
 from usdgrip.jsontext import get_json_depth_problem, load_json
 from usdgrip.lambdasim import CUSTOM_DATA_PATH, parse_lambdasim_records
@@ -191,7 +191,7 @@ def test_isaac_yaml_refuses_deep_nesting_and_huge_integers(
     tmp_path, capsys, monkeypatch, body, message, loader
 ):
     if loader == "python":  # the fallback without libyaml: its own depth limit
-        monkeypatch.setattr(isaac_yaml, "_LOADER", isaac_yaml._Loader)
+        monkeypatch.setattr(yamltext, "LOADER", yamltext._Loader)
     elif not yaml.__with_libyaml__:
         pytest.skip("PyYAML without libyaml")
     path = tmp_path / "g.yaml"

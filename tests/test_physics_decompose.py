@@ -111,7 +111,7 @@ def test_corrupt_cache_entry_is_recomputed_and_rewritten(coacd_calls, tmp_path, 
     again = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
     assert len(coacd_calls) == 2
     assert again.parts[0].method == "coacd"
-    assert "unreadable cache entry" in again.parts[0].cache_error
+    assert ": unusable (" in again.parts[0].cache_error
     third = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=tmp_path)
     assert third.parts[0].method == "cached" and third.parts[0].cache_error is None
     assert len(coacd_calls) == 2
@@ -142,7 +142,7 @@ def test_unwritable_cache_folder_still_decomposes(coacd_calls, tmp_path):
     mesh = torus()
     result = decompose_mesh(mesh.vertices, mesh.faces, FAST, cache_dir=blocker / "coacd")
     assert result.parts[0].method == "coacd"
-    assert "cannot write the cache entry" in result.parts[0].cache_error
+    assert "cannot be used (a file is in the way)" in result.parts[0].cache_error
     assert len(result.pieces) > 1
 
 
@@ -179,7 +179,8 @@ def test_object_mass_from_mass_or_density_and_inside_out_meshes():
 @pytest.mark.parametrize(
     ("vertices", "triangles", "error", "words"),
     [
-        ([[0, 0, 0]] * 3, [[0, 1, 2]], ValueError, "vertices have shape"),
+        ([[0, 0, 0]] * 3, [[0, 1, 2]], ValueError, "3 point(s) enclose no volume"),
+        ([[0, 0]] * 4, [[0, 1, 2]], ValueError, "vertices have shape"),
         ([[0, 0, np.nan], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0, 1, 2]], ValueError, "NaN"),
         ([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0, 1, 7]], ValueError, "indices span"),
         ([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0.5, 1, 2]], TypeError, "integer indices"),

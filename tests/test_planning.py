@@ -243,7 +243,7 @@ def test_support_exclusion_lets_side_grasps_retreat(write_usda):
 
 def test_unknown_support_is_an_error(write_usda):
     scene = write_usda(TABLE, "table.usda")
-    with pytest.raises(ValueError, match="no object named '/Floor'"):
+    with pytest.raises(ValueError, match=r"table\.usda: support </Floor>: no such prim"):
         plan_grasps(make_request(EXAMPLES / "mug.usda", "/Mug"), scene=scene, support="/Floor")
 
 

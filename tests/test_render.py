@@ -203,10 +203,10 @@ def _grasp_file(path, count: int) -> None:
 def test_render_draws_thousands_of_grasps_read_by_libyaml(tmp_path, capsys):
     import yaml
 
-    from usdgrip.grasping import isaac_yaml
+    from usdgrip import yamltext
 
     if yaml.__with_libyaml__:  # the pure-Python parser took 190 s for 20,000 grasps
-        assert isaac_yaml._LOADER is yaml.CSafeLoader
+        assert issubclass(yamltext.LOADER, yaml.CSafeLoader)
     grasps = tmp_path / "g.yaml"
     _grasp_file(grasps, 3000)
     out = tmp_path / "x.png"
@@ -223,9 +223,7 @@ def test_render_refuses_a_grasp_file_over_the_limit_before_parsing(tmp_path, cap
     grasps = tmp_path / "g.yaml"
     _grasp_file(grasps, 1001)
     parsed = []
-    monkeypatch.setattr(
-        "usdgrip.grasping.isaac_yaml.read_isaac_grasp", lambda path: parsed.append(path)
-    )
+    monkeypatch.setattr("usdgrip.grasping.isaac_yaml.load_yaml", lambda text: parsed.append(text))
     argv = ["render", str(EXAMPLES / "mug.usda"), "--grasps", str(grasps), "-o", "x.png"]
     assert main(argv) == 2
     assert capsys.readouterr().err == (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +48,30 @@ def curve(
     return f'def {type_} "{name}"\n{{\npoint3f[] points = {points}\n{extra}\n}}\n'
 
 
+GRIPPERS = Path(__file__).resolve().parent.parent / "examples" / "grippers"
+PRISMATIC = (GRIPPERS / "prismatic_two_finger.usda").read_text()
+REVOLUTE = (GRIPPERS / "revolute_jaw.usda").read_text()
+RIGHT_PAD = """    def Xform "finger_right" (
+        prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsMassAPI"]
+    )
+    {
+        float physics:mass = 0.05
+        double3 xformOp:translate = (0.045, 0, 0.065)
+        uniform token[] xformOpOrder = ["xformOp:translate"]
+
+        def Cube "pad" (
+            prepend apiSchemas = ["PhysicsCollisionAPI"]
+        )"""
+
+
+def edited(text: str, *pairs: tuple[str, str]) -> str:
+    """``text`` with each ``(old, new)`` replaced once (each ``old`` must occur)."""
+    for old, new in pairs:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text
+
+
 def slot(**overrides: str) -> str:
     values = {
         "forward": "(0, 0, -1)",
@@ -57,6 +82,7 @@ def slot(**overrides: str) -> str:
     }
     values.update(overrides)
     types = {
+        "center": "point3d",
         "forward": "vector3d",
         "spanAxis": "vector3d",
         "upRange": "double",
@@ -119,6 +145,30 @@ def Xform "Block" (
     }}
 }}
 """  # fmt: skip
+
+
+BOX = """
+def Cube "body"
+{
+    double size = 0.1
+    double3 xformOp:translate = (0, 0, 0.05)
+    uniform token[] xformOpOrder = ["xformOp:translate"]
+}
+"""
+BOX_MESH = """
+def Mesh "body"
+{
+    int[] faceVertexCounts = [4, 4, 4, 4, 4, 4]
+    int[] faceVertexIndices = [0, 3, 2, 1, 4, 5, 6, 7, 0, 1, 5, 4, 1, 2, 6, 5, 2, 3, 7, 6, 3, 0, 4, 7]
+    point3f[] points = [(-0.05, -0.05, 0), (0.05, -0.05, 0), (0.05, 0.05, 0), (-0.05, 0.05, 0), (-0.05, -0.05, 0.1), (0.05, -0.05, 0.1), (0.05, 0.05, 0.1), (-0.05, 0.05, 0.1)]
+}
+"""  # fmt: skip
+
+
+def on_box(snippet: str, body: str = BOX, transform: str = "") -> str:
+    """``snippet`` (an ``Obj`` prim) with ``body`` geometry (a 10 cm box on z = 0) inside."""
+    head, _, tail = snippet.rpartition("}")
+    return f"{head}{transform}\n{body}\n}}{tail}"
 
 
 CASES = [
@@ -361,6 +411,33 @@ CASES = [
         records([record(GroupName="pair", LR=0), record(GroupName="pair", LR=1, name="b")]),
         None,
     ),
+    ("GS.009", True, on_box(slot(center="(1, 0, 0.05)")), "lies outside the bounds of </Obj>"),
+    ("GS.009", True, on_box(slot(center="(0, 0, 0.25)")), "does not meet the surface of </Obj>"),
+    ("GS.009", True, on_box(slot(center="(0, 0.3, 0.05)"), BOX_MESH), "does not meet the surf"),
+    (
+        "GS.009",
+        True,
+        on_box(records([record(center=[0, 0, 0.3], forward=[0, 0, -1], span_axis=[1, 0, 0])])),
+        "slot 'slot_0' (lambdasim gripper_slots[0]): its closing line",
+    ),
+    ("GS.009", True, on_box(slot(center="(0.5, 0, 0.05)"), BOX_MESH), "grown by its up range"),
+    # Grown by the up range (0.2 m): 0.2 m beside the box is still on it.
+    ("GS.009", False, on_box(slot(center="(0.24, 0, 0.05)")), None),
+    ("GS.009", False, on_box(slot(center="(0, 0, 0.05)")), None),
+    ("GS.009", False, on_box(slot(center="(0, 0, 0.05)"), BOX_MESH), None),
+    # The object moved and scaled: the slot is in its frame, and so is the check.
+    (
+        "GS.009",
+        False,
+        on_box(
+            slot(center="(0, 0, 0.05)"),
+            BOX_MESH,
+            "double3 xformOp:translate = (5, 0, 0)\nfloat3 xformOp:scale = (10, 10, 10)\n"
+            'uniform token[] xformOpOrder = ["xformOp:translate", "xformOp:scale"]',
+        ),
+        None,
+    ),
+    ("GS.009", False, slot(center="(9, 9, 9)"), None),  # no geometry: nothing to meet
     (
         "GA.002",
         True,
@@ -395,6 +472,91 @@ CASES = [
         "for 0 gripper site(s), 0 slotted object(s) and 1 grasp vector line(s); read so: grasp "
         "line </Prop/grasp_identifier_0> 0.0004 m (0.04 m if the author meant metres)",
     ),
+    # GR.015: the pad gap at the open limit vs gripper:maxOpening (issue 24).
+    (
+        "GR.015",
+        True,
+        edited(PRISMATIC, ("gripper:maxOpening = 0.08", "gripper:maxOpening = 0.1")),
+        "the pads are 0.08 m apart with the fingers open (finger_left_joint at its lower limit)"
+        " but gripper:maxOpening is 0.1 m",
+    ),
+    (
+        "GR.015",
+        True,
+        edited(REVOLUTE, ("gripper:maxOpening = 0.0585", "gripper:maxOpening = 0.03")),
+        "jaw_right_joint at its upper limit",
+    ),
+    ("GR.015", False, PRISMATIC, None),
+    (  # within the 5 mm tolerance
+        "GR.015",
+        False,
+        edited(PRISMATIC, ("gripper:maxOpening = 0.08", "gripper:maxOpening = 0.084")),
+        None,
+    ),
+    ("GR.015", False, site(), None),  # no joints: the proxy gripper
+    (  # no limits: the gap is unknown, GR.015 says nothing (info's note says why)
+        "GR.015",
+        False,
+        edited(
+            PRISMATIC,
+            ("float physics:lowerLimit = 0\n", ""),
+            ("gripper:maxOpening = 0.08", "gripper:maxOpening = 0.5"),
+        ),
+        None,
+    ),
+    # GR.016: fingers without colliders in a declared articulation.
+    (
+        "GR.016",
+        True,
+        edited(PRISMATIC, (RIGHT_PAD, RIGHT_PAD.replace("PhysicsCollisionAPI", "PhysicsMassAPI"))),
+        "finger </PrismaticGripper/finger_right> (moved by "
+        "</PrismaticGripper/joints/finger_right_joint>) has no collider",
+    ),
+    (  # collisionEnabled = false is no collider either
+        "GR.016",
+        True,
+        edited(
+            PRISMATIC,
+            (RIGHT_PAD, RIGHT_PAD),
+            (
+                "double3 xformOp:scale = (0.01, 0.02, 0.05)\n            uniform token[] xformOpOrder"
+                ' = ["xformOp:scale"]\n        }\n    }\n\n    def Scope',
+                "bool physics:collisionEnabled = 0\n            double3 xformOp:scale = (0.01, 0.02, "
+                '0.05)\n            uniform token[] xformOpOrder = ["xformOp:scale"]\n        }\n    }\n'
+                "\n    def Scope",
+            ),
+        ),
+        "finger </PrismaticGripper/finger_right>",
+    ),
+    ("GR.016", False, PRISMATIC, None),
+    (  # no PhysicsArticulationRootAPI: not declared, not checked
+        "GR.016",
+        False,
+        edited(
+            PRISMATIC,
+            ('prepend apiSchemas = ["PhysicsArticulationRootAPI"]', ""),
+            (RIGHT_PAD, RIGHT_PAD.replace("PhysicsCollisionAPI", "PhysicsMassAPI")),
+        ),
+        None,
+    ),
+    # GR.017: a site without a rigid-body ancestor where the asset has rigid bodies.
+    (
+        "GR.017",
+        True,
+        edited(
+            PRISMATIC,
+            (
+                'prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsMassAPI"]\n    )\n    {\n        '
+                "float physics:mass = 0.5",
+                'prepend apiSchemas = ["PhysicsMassAPI"]\n    )\n    {\n'
+                "        float physics:mass = 0.5",
+            ),
+        ),
+        "no ancestor of the site has PhysicsRigidBodyAPI, while the asset </PrismaticGripper> has "
+        "2 rigid bodies (</PrismaticGripper/finger_left>, </PrismaticGripper/finger_right>)",
+    ),
+    ("GR.017", False, PRISMATIC, None),
+    ("GR.017", False, site(), None),  # no rigid body anywhere
     ("GA.002", False, site(), None),  # the fixture's header authors both
     ("GA.002", False, '#usda 1.0\ndef Xform "Plain"\n{\n}\n', None),  # no gripper data
 ]

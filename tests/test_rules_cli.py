@@ -169,7 +169,8 @@ def test_rule_filter_and_params(write_usda, capsys):
         (["--rule", "GR.999"], "unknown rule 'GR.999'; expected one of: GA.001, GA.002, GP.001"),
         (
             ["--param", "nope=1"],
-            "unknown parameter 'nope'; expected one of: grasp_line_max_width_m",
+            "unknown parameter 'nope'; expected one of: articulation_opening_tolerance_m, "
+            "grasp_line_max_width_m",
         ),
         (["--param", "orthogonality_tolerance_deg"], "is not NAME=VALUE; valid names: "),
         (["--param", "orthogonality_tolerance_deg=abc"], "expected a finite number"),

@@ -9,6 +9,7 @@ import pytest
 from pxr import Sdf, Usd, UsdGeom
 
 import usdgrip
+from usdgrip.authoring import define_gripper_site
 from usdgrip.rules import (
     DEFAULT_PARAMS,
     RULES,
@@ -19,7 +20,6 @@ from usdgrip.rules import (
     iter_candidates,
     validate,
 )
-from usdgrip.usd.authoring import define_gripper_site
 from usdgrip.usd.discovery import compute_site_markers, iter_site_prims
 from usdgrip.usd.sites import find_gripper_sites
 from usdgrip.usd.slots import iter_slot_prims, list_slot_instances
@@ -39,6 +39,9 @@ ISSUE_TABLE = {
     "GR.010": ("gripper-max-payload", "warning"),
     "GR.011": ("gripper-site-undeclared", "info"),
     "GR.012": ("gripper-grip-force", "warning"),  # issue 15
+    "GR.015": ("gripper-opening-mismatch", "warning"),  # issue 24
+    "GR.016": ("gripper-finger-colliders", "failure"),  # issue 24
+    "GR.017": ("gripper-site-rigid-body-ancestor", "failure"),  # issue 24
     "GS.001": ("slot-axes", "failure"),
     "GS.002": ("slot-up-range", "failure"),
     "GS.003": ("slot-input-angle", "failure"),
@@ -47,6 +50,7 @@ ISSUE_TABLE = {
     "GS.006": ("slot-record-malformed", "failure"),
     "GS.007": ("slot-record-legacy", "info"),
     "GS.008": ("slot-group", "warning"),
+    "GS.009": ("slot-misses-object", "failure"),
     "GA.001": ("asset-unresolved", "error"),
     "GA.002": ("stage-units-unauthored", "warning"),
     "GSP.001": ("graspable-vector-line", "failure"),

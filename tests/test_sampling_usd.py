@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from pxr import Gf, Usd, UsdGeom
 
 import usdgrip
+from usdgrip.authoring import apply_gripper_slot
 from usdgrip.cli import main
 from usdgrip.lambdasim import CUSTOM_DATA_PATH
-from usdgrip.usd.authoring import apply_gripper_slot
 from usdgrip.usd.slots import read_gripper_slots
 from usdgrip.usd.stage import gf_to_numpy, open_stage
 

@@ -16,8 +16,8 @@ from packaging.specifiers import SpecifierSet
 from pxr import Plug, Sdf, Tf, Usd
 
 from usdgrip._plugin import schema_dir, share_dir
+from usdgrip.authoring import apply_gripper_slot
 from usdgrip.schema_gen import GENERATED_FILES, GENERATOR_USD, check_generator, generate_schema
-from usdgrip.usd.authoring import apply_gripper_slot
 from usdgrip.usd.slots import check_slot_instance_name
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from pxr import Gf, Usd, UsdGeom
 
+from usdgrip.authoring import define_gripper_site, set_gripper_site
 from usdgrip.frames import compute_grasp_frame
-from usdgrip.usd.authoring import define_gripper_site, set_gripper_site
 from usdgrip.usd.sites import find_gripper_sites, read_gripper_site
 
 CURVES = """
@@ -247,9 +247,11 @@ def test_define_gripper_site_authors_a_complete_site(tmp_path):
     np.testing.assert_allclose(
         site.grasp_frame[:3, 1], np.cross([0, 0, 1], np.cross([0, 0, 1], [1, 0, 0]))
     )
-    with pytest.raises(ValueError, match="max_opening is -1"):
+    with pytest.raises(ValueError, match=r"GR.004 .*gripper:maxOpening is -1 m"):
         define_gripper_site(stage, "/G/bad", -1)
-    with pytest.raises(ValueError, match="forward axis"):
+    with pytest.raises(
+        ValueError, match=r"GR.005 .*gripper_forward_axis: forward \[0, 0, 0\] is zero"
+    ):
         set_gripper_site(prim, forward=(0, 0, 0))
     assert Gf.IsClose(
         stage.GetPrimAtPath("/G/tcp").GetAttribute("xformOp:translate").Get(),

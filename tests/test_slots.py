@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 
+from usdgrip.authoring import apply_gripper_slot
 from usdgrip.errors import GripperError
 from usdgrip.lambdasim import format_lambdasim_records, parse_lambdasim_records
-from usdgrip.usd.authoring import apply_gripper_slot, write_slot_records
+from usdgrip.usd.authoring import write_slot_records
 from usdgrip.usd.slots import read_gripper_slots
 
 V2 = {

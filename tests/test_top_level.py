@@ -28,7 +28,14 @@ def test_every_exported_name_resolves_without_a_warning(name):
 
 
 @pytest.mark.parametrize(
-    ("name", "module"), [("render_view", "usdgrip.render"), ("Issue", "usdgrip.rules")]
+    ("name", "module"),
+    [
+        ("render_view", "usdgrip.render"),
+        ("Issue", "usdgrip.rules"),
+        ("read_gripper_articulation", "usdgrip.usd.articulation"),
+        ("GripperArticulation", "usdgrip.gripper_articulation"),
+        ("suggest_gripper_site", "usdgrip.gripper_opening"),
+    ],
 )
 def test_render_view_and_issue_are_exported(name, module):
     assert name in usdgrip.__all__ and name in dir(usdgrip)

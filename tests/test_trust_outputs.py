@@ -425,17 +425,6 @@ def run_as_nobody(argv: list[str], folder: Path) -> tuple[int, str]:
     return os.waitstatus_to_exitcode(status), err_file.read_text()
 
 
-@pytest.fixture
-def shared_folder():
-    """A folder every user may write (tmp_path's parents are private to root)."""
-    if os.geteuid() != 0:
-        pytest.skip("switching to an unprivileged user needs root")
-    folder = Path(tempfile.mkdtemp(prefix="usdgrip-shared-", dir="/tmp"))
-    folder.chmod(0o777)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 @pytest.mark.parametrize("argv", [["validate", "--fix"], ["migrate", "--in-place"]])
 def test_an_unprivileged_user_may_not_rewrite_a_file_they_cannot_write(shared_folder, capsys, argv):
     warm = write_legacy(shared_folder, "warm-up.usda")
@@ -550,20 +539,6 @@ def test_a_usdc_output_warns_that_no_comment_is_kept(tmp_path, capsys):
 
 
 # --- 8. a full disk ----------------------------------------------------------------------
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 64 KiB tmpfs at ``tmp_path/disk`` (root; skipped when it cannot be mounted)."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mount = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True
-    )
-    if mount.returncode:
-        pytest.skip(f"cannot mount a tmpfs: {mount.stderr.decode().strip()}")
-    yield disk
-    subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def fill(disk: Path) -> None:

@@ -153,7 +153,7 @@ class GraspOrientation(_Contract):
 
     @model_validator(mode="after")
     def _unit(self) -> GraspOrientation:
-        norm = math.sqrt(self.w**2 + sum(c * c for c in self.xyz))
+        norm = math.hypot(self.w, *self.xyz)  # no OverflowError: w = 1e300 has norm 1e300
         if abs(norm - 1.0) > UNIT_NORM_TOLERANCE:
             raise ValueError(
                 f"orientation (w={self.w}, xyz={list(self.xyz)}) has norm {norm:.9g}; expected "

@@ -581,21 +581,143 @@ def check_utf8_name(path: str | Path) -> None:
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def read_text_input(path: str | os.PathLike[str]) -> str:
-    """The UTF-8 text of an input file, every failure one :class:`GripperError` naming it.
+#: Most bytes :func:`read_text_input` reads by default (callers pass their own limit).
+MAX_TEXT_INPUT_BYTES = 64 << 20
+#: Seconds an input that is a named pipe or a device may go without giving data (a pipe
+#: whose writer has not started, a terminal nobody types into) before the command gives up.
+INPUT_WAIT_S = 30.0
+_READ_CHUNK = 1 << 20
+
+
+def format_size(size: int) -> str:
+    """``size`` bytes for a message: ``64 MiB``, ``276.0 MB``, ``512 bytes``."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift:
+            value = size / (1 << shift)
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{size} bytes"
+
+
+def read_input_bytes(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = MAX_TEXT_INPUT_BYTES,
+    kind: str = "an input file",
+    advice: str = "",
+) -> bytes:
+    """The bytes of an input file, bounded in size and in waiting; failures name the file.
+
+    A regular file larger than ``max_bytes`` is refused before any byte is read. A
+    named pipe (``<(command)``, ``/dev/stdin``) or a device is read as a stream: it may
+    go at most :data:`INPUT_WAIT_S` seconds without giving data (a pipe with no writer
+    never blocks forever) and is read up to ``max_bytes`` (``/dev/zero`` is not read
+    forever). A folder or a socket is refused.
+
+    Args:
+        path: the input.
+        max_bytes: the most bytes accepted.
+        kind: what the file is, for messages (``"a grasp file"``).
+        advice: appended to the too-large message (``"; split it"``).
 
     Raises:
-        GripperError: ``PATH: no such file`` or ``PATH: cannot be read: REASON``.
+        GripperError: ``PATH: no such file``, ``PATH: permission denied: ...``,
+            ``PATH: is a folder ...``, too large, or no data within the wait.
     """
     from usdgrip.errors import GripperError
 
-    file = Path(path)
+    shown = display_path(path)
     try:
-        return file.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise GripperError(f"{file}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GripperError(f"{file}: cannot be read: {exc}") from None
+        raise GripperError(f"{shown}: no such file") from None
+    except PermissionError:
+        raise GripperError(
+            describe_unreadable(path) or f"{shown}: cannot be read: permission denied"
+        ) from None
+    except OSError as exc:  # a socket (ENXIO), a name too long, a loop of links
+        with contextlib.suppress(OSError):
+            if stat.S_ISSOCK(os.stat(path).st_mode):
+                raise GripperError(f"{shown}: is a socket; expected a file") from None
+        raise GripperError(f"{shown}: cannot be read: {exc.strerror or exc}") from None
+    too_large = f"over the {format_size(max_bytes)} limit for {kind}{advice}"
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise GripperError(f"{shown}: is a folder; expected a file")
+        if stat.S_ISREG(info.st_mode):
+            if info.st_size > max_bytes:
+                raise GripperError(
+                    f"{shown}: is {format_size(info.st_size)} ({info.st_size:,} bytes), {too_large}"
+                )
+            os.set_blocking(fd, True)
+            data = _read_up_to(fd, max_bytes + 1, None)
+        else:
+            data = _read_up_to(fd, max_bytes + 1, shown)
+        if len(data) > max_bytes:
+            kind_of = describe_file_kind(info.st_mode)
+            what = f" ({kind_of})" if kind_of else " (it grew while being read)"
+            raise GripperError(
+                f"{shown}: gives more than {format_size(max_bytes)}{what}, {too_large}"
+            )
+        return data
+    except OSError as exc:
+        raise GripperError(f"{shown}: cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _read_up_to(fd: int, limit: int, stream: str | None) -> bytes:
+    """Up to ``limit`` bytes of ``fd``; a stream (named ``stream``) waits at most INPUT_WAIT_S."""
+    import select
+
+    from usdgrip.errors import GripperError
+
+    chunks: list[bytes] = []
+    total = 0
+    poller = None
+    if stream is not None:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLPRI)
+    while total < limit:
+        if poller is not None and not poller.poll(INPUT_WAIT_S * 1000):
+            raise GripperError(
+                f"{stream}: gave no data for {INPUT_WAIT_S:g} s (a named pipe whose writer "
+                "has not started, or a device with nothing to read); start its writer first"
+            )
+        try:
+            chunk = os.read(fd, min(_READ_CHUNK, limit - total))
+        except BlockingIOError:
+            continue  # woken without data (another reader took it): wait again
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def read_text_input(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = MAX_TEXT_INPUT_BYTES,
+    kind: str = "an input file",
+    advice: str = "",
+) -> str:
+    """The UTF-8 text of an input file, read by :func:`read_input_bytes` (bounded).
+
+    Raises:
+        GripperError: as :func:`read_input_bytes`, or the text is not UTF-8 (naming the line).
+    """
+    from usdgrip.errors import GripperError
+
+    data = read_input_bytes(path, max_bytes=max_bytes, kind=kind, advice=advice)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise GripperError(
+            f"{display_path(path)}: line {line}: byte 0x{data[exc.start]:02x} is not UTF-8; "
+            "expected UTF-8 text"
+        ) from None
 
 
 def describe_unreadable(path: str | os.PathLike[str]) -> str | None:

@@ -21,6 +21,10 @@ Poses = NDArray[np.float64]  # (N, 4, 4)
 PARALLEL_SINE_TOLERANCE = 1e-6
 #: Lengths below this (in the curve's units) count as zero.
 ZERO_LENGTH_TOLERANCE = 1e-12
+#: Farthest an object, support, obstacle or slotted prim may sit from the world origin,
+#: metres: beyond Earth's diameter; float64 keeps about 2 nm there, while at 1e30 m
+#: neighbouring doubles are 1e14 m apart and a mesh (or a slot's two edges) collapses.
+MAX_WORLD_OFFSET_M = 1e7
 
 
 class GraspFrame(NamedTuple):
@@ -173,6 +177,8 @@ def compute_quaternion_wxyz(rotations: ArrayLike) -> NDArray[np.float64]:
 def compute_rotation_from_quaternion(quaternions: ArrayLike) -> NDArray[np.float64]:
     """Convert ``(..., 4)`` quaternions ``(w, x, y, z)`` (any norm > 0) to ``(..., 3, 3)``."""
     q = np.asarray(quaternions, dtype=np.float64)
+    # Scaled by the largest component first: the norm of (1e300, 0, 0, 0) is not inf.
+    q = q / np.max(np.abs(q), axis=-1, keepdims=True)
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     r = np.empty(q.shape[:-1] + (3, 3))
@@ -241,14 +247,28 @@ def find_rigid_poses(
 def compute_rigid_part(matrix: ArrayLike) -> Mat4:
     """Return the closest rigid transform (rotation + translation) of a (4, 4) affine matrix.
 
-    Scale and shear are removed with a polar decomposition (SVD), keeping det = +1.
+    Scale and shear are removed with a polar decomposition (SVD). A mirroring matrix
+    (determinant < 0, e.g. ``xformOp:scale = (-1, 1, 1)``) has no closest rotation that is
+    unique (mirroring X or Y is the same matrix with a 180° turn about Z), so the mirror is
+    put on its local X axis first: the result is the polar rotation of ``matrix`` with its
+    first column negated, whose Y and Z axes are the matrix's own (normalised, when there
+    is no shear); what remains, ``inv(result) @ matrix``, mirrors along the result's X.
+
+    Raises:
+        ValueError: the matrix is not finite, or not (4, 4).
     """
-    m = np.asarray(matrix, dtype=np.float64).reshape(4, 4)
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.shape != (4, 4):
+        raise ValueError(f"matrix has shape {m.shape}; expected (4, 4)")
+    if not np.isfinite(m).all():
+        raise ValueError("matrix has NaN or infinite values; expected a finite transform")
     u, _, vt = np.linalg.svd(m[:3, :3])
     rotation = u @ vt
-    if np.linalg.det(rotation) < 0:
-        u[:, -1] *= -1
-        rotation = u @ vt
+    (a, b, c), (d, e, f), (g, h, i) = rotation.tolist()
+    if a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) < 0:
+        # A mirror (or a zero scale): U S (Vt F) is an SVD of matrix @ F, F = diag(-1, 1, 1),
+        # so its polar rotation is U Vt F, the improper one with its first column negated.
+        rotation[:, 0] *= -1
     rigid = np.eye(4)
     rigid[:3, :3] = rotation
     rigid[:3, 3] = m[:3, 3]

@@ -52,7 +52,7 @@ from usdgrip.grasp_line_geometry import compute_surface_points
 from usdgrip.lambdasim import CUSTOM_DATA_KEY, CUSTOM_DATA_PATH, RECORDS_KEY, SlotRecord
 from usdgrip.site_records import LR_TOKENS, GripperSite
 from usdgrip.slot_checks import get_up_range_problem
-from usdgrip.usd.authoring import SLOT_TYPE_NAMES
+from usdgrip.usd.authoring import SLOT_TYPE_NAMES, add_api_schemas, set_attribute_default
 from usdgrip.usd.discovery import iter_site_prims
 from usdgrip.usd.grasp_lines import find_grasp_lines, read_object_surface
 from usdgrip.usd.names import (
@@ -309,10 +309,16 @@ class _SlotEdits:
         with Sdf.ChangeBlock():
             for path, slots in self.values.items():
                 spec = layer.GetPrimAtPath(path) or Sdf.CreatePrimInLayer(layer, path)
-                _add_api_schemas(spec, [f"{SLOT_API}:{name}" for name in slots])
+                add_api_schemas(spec, [f"{SLOT_API}:{name}" for name in slots])
                 for name, values in slots.items():
                     for prop, value in values.items():
-                        _set_default(spec, get_slot_attribute_name(name, prop), prop, value)
+                        set_attribute_default(
+                            spec,
+                            get_slot_attribute_name(name, prop),
+                            SLOT_TYPE_NAMES[prop],
+                            Gf.Vec3d(*value) if isinstance(value, tuple) else value,
+                            Sdf.VariabilityUniform if prop == "lr" else Sdf.VariabilityVarying,
+                        )
             for path in self.cleared:
                 spec = layer.GetPrimAtPath(path)
                 custom = dict(spec.customData)
@@ -323,30 +329,6 @@ class _SlotEdits:
                 spec.ClearInfo("customData")
                 for key, value in custom.items():
                     spec.SetInfoDictionaryValue("customData", key, value)
-
-
-def _add_api_schemas(spec: Sdf.PrimSpec, names: list[str]) -> None:
-    """Add ``names`` to the spec's apiSchemas as ``UsdPrim.ApplyAPI`` would (prepend)."""
-    current = spec.GetInfo("apiSchemas") if spec.HasInfo("apiSchemas") else Sdf.TokenListOp()
-    if current.isExplicit:
-        items = list(current.explicitItems)
-        current.explicitItems = items + [n for n in names if n not in items]
-    else:
-        items = list(current.prependedItems)
-        current.prependedItems = items + [n for n in names if n not in items]
-        current.deletedItems = [n for n in current.deletedItems if n not in names]
-    spec.SetInfo("apiSchemas", current)
-
-
-def _set_default(spec: Sdf.PrimSpec, attribute: str, prop: str, value: object) -> None:
-    # By path: spec.attributes.get() scans the prim's properties (quadratic over N slots).
-    attr = spec.layer.GetAttributeAtPath(spec.path.AppendProperty(attribute))
-    if attr is None:
-        uniform = Sdf.VariabilityUniform if prop == "lr" else Sdf.VariabilityVarying
-        attr = Sdf.AttributeSpec(spec, attribute, SLOT_TYPE_NAMES[prop], uniform)
-    if isinstance(value, tuple):
-        value = Gf.Vec3d(*value)
-    attr.default = value
 
 
 def _convert_records(

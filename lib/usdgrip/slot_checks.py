@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from usdgrip.frames import ZERO_LENGTH_TOLERANCE
+from usdgrip.frames import MAX_WORLD_OFFSET_M, ZERO_LENGTH_TOLERANCE
+from usdgrip.grasp_line_geometry import check_segments_hit_mesh
 
 #: Largest plausible slot up range, metres (GS.002 fails it; the sampler refuses it).
 #: ``DEFAULT_PARAMS["slot_up_range_max_m"]`` in the rules.
@@ -101,6 +102,13 @@ def get_world_axes_problem(
     flat = world.ravel().tolist()
     if world.shape != (4, 4) or not all(map(math.isfinite, flat)):
         return "object world transform is not a finite 4x4 matrix; expected finite xformOps"
+    offset = max(abs(flat[3]), abs(flat[7]), abs(flat[11]))
+    if offset > MAX_WORLD_OFFSET_M:  # the slot's edges would collapse onto one point
+        return (
+            f"object world transform places it {offset:g} m from the origin; expected within "
+            f"{MAX_WORLD_OFFSET_M:g} m (float64 keeps {math.ulp(offset):.2g} m there): move it "
+            "nearer the origin, or check the stage's metersPerUnit"
+        )
     f, s = get_vector3(forward), get_vector3(span_axis)
     if f is None or s is None or not (_is_usable(f) and _is_usable(s)):
         return None
@@ -175,3 +183,57 @@ def get_input_angle_problem(
         shown = f"{number:g}" if isinstance(value, int | float) else repr(value)
         return f"{name} is {shown}°; expected a finite value in [{low:g}, {high:g}] degrees"
     return None
+
+
+def compute_slot_surface_problems(
+    centers: Any,
+    span_axes: Any,
+    up_ranges: Any,
+    object_to_world: Any,
+    meters_per_unit: float,
+    vertices: Any,
+    faces: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which of N slots miss their object's surface (GS.009): ``(line_misses, centre_outside)``.
+
+    ``line_misses[i]``: slot ``i``'s closing line, through its centre along its span
+    axis (both ways, as far as the object reaches), meets no triangle (GP.001's segment
+    cast, :func:`usdgrip.grasp_line_geometry.check_segments_hit_mesh`, all slots at
+    once). ``centre_outside[i]``: the centre lies outside the object's bounds in its own
+    frame, grown by the slot's up range on every side (by nothing when the up range is
+    not a finite value > 0: GS.002 reports it).
+
+    Args:
+        centers: (N, 3) slot centres, object frame (stage units).
+        span_axes: (N, 3) closing directions, object frame (non-zero).
+        up_ranges: (N,) metres along Up, as authored.
+        object_to_world: (4, 4) object local-to-world in metres (stage units x mpu).
+        meters_per_unit: the stage's (the centres and the bounds are stage units).
+        vertices: (V, 3) the object's surface in world metres.
+        faces: (F, 3) its triangles.
+    """
+    world = np.asarray(object_to_world, dtype=np.float64)
+    points = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    local_centers = np.asarray(centers, dtype=np.float64).reshape(-1, 3)
+    with np.errstate(invalid="ignore", over="ignore"):
+        c = local_centers @ world[:3, :3].T + world[:3, 3]
+        s = np.asarray(span_axes, dtype=np.float64).reshape(-1, 3) @ world[:3, :3].T
+        norms = np.linalg.norm(s, axis=1)
+        low, high = points.min(axis=0), points.max(axis=0)
+        reach = np.linalg.norm(c - 0.5 * (low + high), axis=1) + np.linalg.norm(high - low) + 1e-9
+        s = s / np.where(norms > ZERO_LENGTH_TOLERANCE, norms, 1.0)[:, None]
+    line_misses = ~check_segments_hit_mesh(
+        c - reach[:, None] * s, c + reach[:, None] * s, points, faces
+    )
+    try:
+        to_local = np.linalg.inv(world)
+    except np.linalg.LinAlgError:
+        return line_misses, np.zeros(len(c), dtype=bool)  # GS.001: a singular transform
+    # The object's frame, stage units: the centres are authored there; up ranges are metres.
+    local = points @ to_local[:3, :3].T + to_local[:3, 3]
+    up = np.asarray(up_ranges, dtype=np.float64).reshape(-1)
+    margin = np.where(np.isfinite(up) & (up > 0), up, 0.0) / meters_per_unit
+    outside = np.any(local_centers < local.min(axis=0) - margin[:, None], axis=1) | np.any(
+        local_centers > local.max(axis=0) + margin[:, None], axis=1
+    )
+    return line_misses, outside & np.isfinite(up) & (up > 0)

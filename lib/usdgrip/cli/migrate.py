@@ -48,35 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _target_path(args: argparse.Namespace) -> Path:
-    """Where the migrated layer goes; refuses a .usdz package and ``-o FILE``."""
-    from usdgrip.fileio import check_output, check_output_path, is_streamed
-    from usdgrip.usd.names import USD_SUFFIXES
+    """Where the migrated layer goes (FILE.migrated.usda by default)."""
+    from usdgrip.cli._layer_output import resolve_layer_output
 
     source = Path(args.file)
-    if args.in_place:
-        target = source
-    elif args.output:
-        target = Path(args.output)
-    else:
-        target = source.with_name(f"{source.stem}.migrated{source.suffix}")
-    if target.suffix.lower() == ".usdz":
-        raise ValueError(
-            f"{target}: usdz packages cannot be written; migrate the package's source layer, "
-            f"or write the result with -o {source.stem}.migrated.usda"
-        )
-    streamed = not args.in_place and is_streamed(target)
-    if target.suffix.lower() not in USD_SUFFIXES and not streamed:
-        raise ValueError(
-            f"{target}: not a USD file name (suffix {target.suffix or 'none'!r}); the migrated "
-            f"layer is written as USD: name it .usda or .usdc (or -o - for standard output)"
-        )
-    if not args.in_place:
-        try:
-            check_output_path(target, [source])
-        except ValueError as exc:
-            raise ValueError(f"{exc}; --in-place rewrites FILE itself") from None
-        check_output(args.output or target)
-    return target
+    output = args.output
+    if not args.in_place and not output:
+        output = source.with_name(f"{source.stem}.migrated{source.suffix}")
+    return resolve_layer_output(source, output, args.in_place, verb="migrate", suffix="migrated")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -105,7 +105,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-q", "--quiet", action="store_true", help="print nothing but errors (for scripts)"
     )
     physics = parser.add_argument_group(
-        "physics (--evaluate)", "grasp-and-lift every candidate in MuJoCo, as `usdgrip evaluate`"
+        "physics (--evaluate)",
+        "grasp-and-lift every candidate in MuJoCo, as `usdgrip evaluate`; the options below "
+        "need --evaluate (refused without it)",
     )
     physics.add_argument(
         "--evaluate",
@@ -113,6 +115,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="simulate every candidate and order them by measured success rate, then confidence",
     )
     add_physics_arguments(physics, seed=False)
+    # Unset physics options read as None, so a given one is told apart from its default.
+    parser.set_defaults(**dict.fromkeys(PHYSICS_OPTIONS))
+
+
+#: The physics options: they apply only with --evaluate (refused without it).
+PHYSICS_OPTIONS = ("trials", "force", "friction", "density", "jobs")
+
+
+def build_plan_evaluation_options(args: argparse.Namespace) -> Any:
+    """The evaluation options of ``plan --evaluate``, else ``None``.
+
+    Raises:
+        ValueError: a physics option without ``--evaluate`` (nothing would use it), or a
+            refused option (:func:`build_evaluation_options`).
+    """
+    import dataclasses
+
+    from usdgrip.grasping.options import EvaluationOptions
+
+    given = [name for name in PHYSICS_OPTIONS if getattr(args, name) is not None]
+    if not args.evaluate:
+        if given:
+            flags = ", ".join(f"--{name}" for name in given)
+            raise ValueError(
+                f"{flags} given without --evaluate: the physics options apply only to the "
+                "simulation; add --evaluate, or leave them out"
+            )
+        return None
+    defaults = {f.name: f.default for f in dataclasses.fields(EvaluationOptions)}
+    return build_evaluation_options(
+        args, **{name: defaults[name] for name in PHYSICS_OPTIONS if name not in given}
+    )
 
 
 #: The command-line option of each request field (for messages).
@@ -184,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
     if args.show < 0:
         raise ValueError(f"--show {args.show}: expected a number of candidates >= 0")
     # Both option records are made (and checked) once, before any file is read.
-    evaluation = build_evaluation_options(args) if args.evaluate else None
+    evaluation = build_plan_evaluation_options(args)
     grippers = [parse_gripper(text) for text in args.gripper]
     planning = build_planning_options(args, methods=args.method, retreat_distance=args.retreat)
     output = Path(args.output)

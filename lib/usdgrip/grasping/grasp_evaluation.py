@@ -146,10 +146,17 @@ def build_physics_world(inputs: GraspInputs, options: EvaluationOptions) -> Phys
     cache = _cache(options)
     try:
         obj = make_physics_object(
-            data.vertices, data.faces, mass=mass, density=density, friction=friction, **cache
+            data.vertices,
+            data.faces,
+            mass=mass,
+            density=density,
+            friction=friction,
+            mass_from=mass_from,
+            **cache,
         )
     except ValueError as exc:
         raise GripperError(f"{geometry}: {exc}") from None
+    notes.extend(_cache_notes())
     if not data.up_authored:
         notes.append(
             Note(
@@ -189,6 +196,13 @@ def build_physics_world(inputs: GraspInputs, options: EvaluationOptions) -> Phys
     return PhysicsWorld(obj, scene, tuple(notes), record)
 
 
+def _cache_notes() -> list[Note]:
+    """The CoACD cache problems met by the last decompositions, each once (never fatal)."""
+    from usdgrip.grasping.physics.decompose import take_cache_warnings
+
+    return [Note("cache_problem", "", text) for text in take_cache_warnings()]
+
+
 def build_physics_hand(gripper: Gripper, options: EvaluationOptions) -> PhysicsHand:
     """The physics gripper: the pads, the grip force and the collision model's palm.
 
@@ -218,6 +232,7 @@ def build_physics_hand(gripper: Gripper, options: EvaluationOptions) -> PhysicsH
     hand = PhysicsGripper.from_collision_model(
         model, gripper.max_opening, gripper.pad_width, force, **_cache(options)
     )
+    notes.extend(_cache_notes())
     record = {
         "site": str(gripper.ref),
         "max_opening_m": float(gripper.max_opening),

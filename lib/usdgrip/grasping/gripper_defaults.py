@@ -22,3 +22,8 @@ DEFAULT_PAD_WIDTH = 0.02
 #: Grip force per finger (N) when neither the caller nor the site (``gripper:maxGripForce``)
 #: gives one.
 DEFAULT_GRIP_FORCE = 50.0
+#: Strongest grip force per finger (N) planned and simulated with: 100 kN, beyond any robot
+#: gripper (the strongest industrial parallel grippers close with tens of kN); a larger
+#: ``gripper:maxGripForce`` or ``--force`` is a unit mistake, and MuJoCo stops on a control
+#: above 1e10 ("huge value in CTRL").
+MAX_GRIP_FORCE = 1e5

@@ -11,7 +11,11 @@ from typing import Any
 
 from usdgrip.contracts import GripperRef
 from usdgrip.errors import GripperError
-from usdgrip.grasping.gripper_defaults import DEFAULT_GRIP_FORCE, DEFAULT_PAD_WIDTH
+from usdgrip.grasping.gripper_defaults import (
+    DEFAULT_GRIP_FORCE,
+    DEFAULT_PAD_WIDTH,
+    MAX_GRIP_FORCE,
+)
 from usdgrip.grasping.provenance import Note
 from usdgrip.grasping.stage_source import StageSource
 from usdgrip.site_limits import MAX_OPENING_M, get_max_opening_problem
@@ -38,7 +42,8 @@ class Gripper:
     pad_width_defaulted: bool
     """True when the grip line gave no usable pad width and ``DEFAULT_PAD_WIDTH`` is used."""
     grip_force: float
-    """Grip force per finger, N: ``gripper:maxGripForce``, else the default."""
+    """Grip force per finger, N: ``gripper:maxGripForce`` (when finite, > 0 and at most
+    :data:`~usdgrip.grasping.gripper_defaults.MAX_GRIP_FORCE`), else the default."""
     grip_force_source: str
     """``gripper:maxGripForce`` or ``default grip force``."""
     grip_force_problem: str | None
@@ -86,6 +91,14 @@ def find_gripper_problem(site: Any) -> str | None:
     if opening > MAX_OPENING_M:  # an absurd opening gives an absurd model: checks never end
         return get_max_opening_problem(opening, site.max_opening_source or "gripper:maxOpening")
     return None
+
+
+def get_grip_force_limit_problem(force: float) -> str:
+    """The words for an authored ``gripper:maxGripForce`` above :data:`MAX_GRIP_FORCE`."""
+    return (
+        f"gripper:maxGripForce is {force:g} N; expected at most {MAX_GRIP_FORCE:g} N, the "
+        "strongest plausible grip: a unit mistake?"
+    )
 
 
 def compute_pad_width(site: Any) -> tuple[float, bool]:
@@ -169,7 +182,10 @@ def read_gripper_model(
         )
         if not marked:
             return GripperCollisionModel.from_site(site, pad_width=pad_width)
-    shapes = read_collision_shapes(root)
+    try:
+        shapes = read_collision_shapes(root)
+    except GripperError as exc:  # the shape readers name the prim; say which file too
+        raise GripperError(f"{gripper.asset_path}: {exc}") from None
     return GripperCollisionModel.from_site(site, shapes or None, pad_width=pad_width)
 
 
@@ -188,6 +204,9 @@ def read_gripper_inputs(
     problem = find_gripper_problem(site)
     pad, defaulted = compute_pad_width(site)
     force, force_from = site.max_grip_force, "gripper:maxGripForce"
+    force_problem = site.problems.get("gripper:maxGripForce")
+    if force is not None and force > MAX_GRIP_FORCE:  # finite and > 0 (the site reader's rule)
+        force_problem, force = get_grip_force_limit_problem(force), None
     if force is None:
         force, force_from = DEFAULT_GRIP_FORCE, "default grip force"
     common = {
@@ -197,7 +216,7 @@ def read_gripper_inputs(
         "pad_width_defaulted": defaulted,
         "grip_force": float(force),
         "grip_force_source": force_from,
-        "grip_force_problem": site.problems.get("gripper:maxGripForce"),
+        "grip_force_problem": force_problem,
         "notes": notes,
     }
     if problem is not None:

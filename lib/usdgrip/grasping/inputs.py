@@ -12,8 +12,10 @@ read or judge the same input twice, or differently.
 The reader records what it finds and leaves the verdicts to its users: an object
 without a mesh is refused by the antipodal backend and by physics, not here; a mesh
 that does not bound a solid is refused by the antipodal backend only. Bad input for
-everyone (an unreadable file, a missing prim, a mesh of zero area or 1e30 m wide,
-malformed slots) raises :class:`~usdgrip.errors.GripperError` here.
+everyone (an unreadable file, a missing prim, an object frame that cannot be built (a
+non-finite or flattening transform, an object farther than 1e7 m from the origin, an
+unusable metersPerUnit), a mesh of zero area, 1e30 m or 1e-10 m wide, malformed slots, a
+support that is the object or holds it) raises :class:`~usdgrip.errors.GripperError` here.
 
 **One rule for a bad gripper** (:func:`find_gripper_problem`): a site without a usable
 forward axis, or whose max opening is not a finite value in ``(0, 2]`` m, is skipped with
@@ -45,6 +47,7 @@ from usdgrip.grasping.gripper_inputs import (
 from usdgrip.grasping.object_inputs import (
     LINE_UNUSABLE,
     MAX_OBJECT_SPAN_M,
+    MIN_OBJECT_SPAN_M,
     NO_LINES,
     ObjectInputs,
     ObjectLine,
@@ -61,6 +64,7 @@ __all__ = [
     "GRIPPER_MODELS",
     "LINE_UNUSABLE",
     "MAX_OBJECT_SPAN_M",
+    "MIN_OBJECT_SPAN_M",
     "NO_LINES",
     "GraspInputs",
     "Gripper",
@@ -226,6 +230,8 @@ def read_grasp_inputs(
         )
     source = stages if isinstance(stages, StageSource) else StageSource(stages)
     obj = read_object(object.asset_path, object.prim_path, stages=source)
+    if support is not None:
+        check_support_is_not_object(support, obj, None if scene is None else os.fspath(scene))
     read = tuple(
         read_gripper_inputs(r, gripper_model=gripper_model, stages=source) for r in grippers
     )
@@ -249,11 +255,40 @@ def read_grasp_inputs(
     )
 
 
+def check_support_is_not_object(support: str, obj: ObjectInputs, scene: str | None) -> None:
+    """Refuse a support prim that is the object, or holds it, or lies under it.
+
+    The scene shares the object stage's world, and the shapes at or under the object prim
+    are the object itself in any scene file (the obstacles leave them out), so such a
+    support would hold the object up from inside: every grasp would be ``unstable``.
+
+    Raises:
+        GripperError: naming the support, the scene file and the object.
+    """
+    object_path = obj.prim_path
+    if not (is_at_or_under(support, object_path) or is_at_or_under(object_path, support)):
+        return
+    if support.rstrip("/") == object_path:
+        relation = f"is the object {obj.geometry} itself"
+    elif is_at_or_under(support, object_path):
+        relation = f"is part of the object {obj.geometry}"
+    else:
+        relation = f"holds the object {obj.geometry} (a prim above it)"
+    where = f" in {scene}" if scene is not None else ""
+    raise GripperError(
+        f"support <{support}>{where} {relation}; expected the prim the object rests on (a "
+        "table or shelf of the scene, neither the object nor a prim above it)"
+    )
+
+
 def _read_obstacles(source: StageSource, scene: str, prim_path: str) -> tuple[tuple, Note | None]:
     """The scene's collision shapes without the object's own, and a note when some were left out."""
     from usdgrip.usd.geometry import read_collision_shapes
 
-    shapes = read_collision_shapes(source.open(scene))
+    try:
+        shapes = read_collision_shapes(source.open(scene))
+    except GripperError as exc:  # the shape readers name the prim; say which file too
+        raise GripperError(f"{scene}: {exc}") from None
     kept = tuple(s for s in shapes if not is_at_or_under(s.path, prim_path))
     left_out = len(shapes) - len(kept)
     if not left_out:
@@ -287,5 +322,5 @@ def _read_support(
     try:
         vertices, faces = read_support_mesh(source.open(scene), prim, obj.world_frame)
     except GripperError as exc:
-        return Support("prim", scene, prim, error=str(exc))
+        return Support("prim", scene, prim, error=f"{scene}: {exc}")
     return Support("prim", scene, prim, vertices=vertices, faces=faces)

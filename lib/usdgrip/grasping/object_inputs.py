@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from usdgrip.contracts import GeometryRef
 from usdgrip.errors import GripperError
-from usdgrip.frames import Mat4, compute_rigid_part
+from usdgrip.frames import Mat4
 from usdgrip.grasp_line_geometry import GraspLine
 from usdgrip.grasping.provenance import Note
 from usdgrip.grasping.stage_source import StageSource
@@ -23,6 +23,10 @@ from usdgrip.grasping.stage_source import StageSource
 #: Largest object extent planned for, metres: a gripper opens at most 2 m, and a mesh that
 #: spans more (1e30 from a unit mistake) overflows the integer vertex grids of the mesh checks.
 MAX_OBJECT_SPAN_M = 1000.0
+#: Smallest object extent planned for, metres (0.1 mm, a grain of sand): smaller is a unit or
+#: scale mistake (a box scaled by 1e-9), and the mesh checks and the physics merge points
+#: closer than 1e-9 m, so such a mesh loses its shape.
+MIN_OBJECT_SPAN_M = 1e-4
 #: Note codes of a grasp line the reader could not use.
 LINE_UNUSABLE = "line_unusable"
 
@@ -54,7 +58,8 @@ class ObjectInputs:
     geometry: GeometryRef
     prim_path: str
     world_frame: Mat4
-    """Frame M: the object prim's world transform with scale removed (4, 4)."""
+    """Frame M: the object prim's world transform with scale removed (4, 4), a mirror
+    moved onto its local X axis (:func:`usdgrip.usd.stage.compute_object_frame`)."""
     vertices: NDArray[np.float64] | None
     """(V, 3) surface vertices in M, or ``None`` without a mesh (see ``mesh_error``)."""
     faces: NDArray[np.int64] | None
@@ -122,21 +127,23 @@ def read_object(
         stages: where the file's stage comes from (default: opened here).
 
     Raises:
-        GripperError: unreadable file, missing prim, a mesh of zero area or wider than
-            :data:`MAX_OBJECT_SPAN_M`, malformed slots, grasp lines on a stage whose
-            metersPerUnit is unusable; no mesh (``need_mesh``), a mesh that does not bound
-            a solid (``check_closed``).
+        GripperError: unreadable file, missing prim, an unusable object frame
+            (:func:`usdgrip.usd.stage.compute_object_frame`: metersPerUnit, a non-finite,
+            flattening or too distant transform), a mesh of zero area or spanning less
+            than :data:`MIN_OBJECT_SPAN_M` or more than :data:`MAX_OBJECT_SPAN_M`, malformed
+            slots, grasp lines on a stage whose metersPerUnit is unusable; no mesh
+            (``need_mesh``), a mesh that does not bound a solid (``check_closed``).
     """
     from usdgrip.usd.geometry import check_manifold, read_object_mesh
     from usdgrip.usd.physics import read_physics_properties, read_stage_up
     from usdgrip.usd.slots import read_gripper_slots
-    from usdgrip.usd.stage import compute_world_transform, get_prim
+    from usdgrip.usd.stage import compute_object_frame, get_prim
 
     stages = stages or StageSource()
     stage = stages.open(asset_path)
     prim = get_prim(stage, prim_path)
     path = str(prim.GetPath())
-    frame = compute_rigid_part(compute_world_transform(prim))
+    frame = compute_object_frame(prim)
     inverse = np.linalg.inv(frame)
     notes: list[Note] = []
     vertices = faces = None
@@ -181,7 +188,7 @@ def read_object(
     try:
         physical = read_physics_properties(prim)
     except GripperError as exc:
-        physical_error = str(exc)
+        physical_error = f"{asset_path}: {exc}"
     else:
         notes.extend(Note("friction_differs", path, text) for text in physical.notes)
     return ObjectInputs(
@@ -218,11 +225,16 @@ def _check_mesh_extent(asset_path: str | Path, mesh: Any) -> None:
     names = ", ".join(f"<{p}>" for p in mesh.source_paths)
     with np.errstate(over="ignore", invalid="ignore"):
         span = float(np.max(np.ptp(mesh.vertices, axis=0))) if len(mesh.vertices) else 0.0
-    if not span <= MAX_OBJECT_SPAN_M:  # NaN too
+    if not MIN_OBJECT_SPAN_M <= span <= MAX_OBJECT_SPAN_M:  # NaN too
+        expected = (
+            f"at least {MIN_OBJECT_SPAN_M:g} m wide"
+            if span < MIN_OBJECT_SPAN_M
+            else f"under {MAX_OBJECT_SPAN_M:g} m"
+        )
         raise GripperError(
             f"{asset_path}: the object mesh ({names}) spans {span:g} m; expected an object "
-            f"under {MAX_OBJECT_SPAN_M:g} m (planning works in metres: check the stage's "
-            "metersPerUnit and the mesh's scale)"
+            f"{expected} (planning works in metres: check the stage's metersPerUnit and the "
+            "object's scale)"
         )
     corners = mesh.vertices[np.asarray(mesh.faces, dtype=np.int64)]
     with np.errstate(over="ignore", invalid="ignore"):

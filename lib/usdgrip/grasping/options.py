@@ -23,6 +23,7 @@ from usdgrip.grasping.backends.antipodal import DEFAULT_CLEARANCE
 from usdgrip.grasping.backends.antipodal_approach import DEFAULT_PAIR_DECAY
 from usdgrip.grasping.backends.antipodal_contacts import get_ray_backend
 from usdgrip.grasping.backends.registry import parse_methods
+from usdgrip.grasping.gripper_defaults import MAX_GRIP_FORCE
 from usdgrip.grasping.inputs import GRIPPER_MODELS, check_support_choice
 from usdgrip.site_limits import MAX_OPENING_M
 
@@ -74,6 +75,14 @@ def _check_positive(name: str, value: Any, unit: str, cli_unit: str | None = Non
         raise OptionError(
             f"{name} is {value!r}; expected {expected}",
             f"{_flag(name)} {_number(value)}: expected {cli}",
+        )
+
+
+def _check_grip_force_limit(force: float | None) -> None:
+    if force is not None and force > MAX_GRIP_FORCE:
+        expected = f"at most {MAX_GRIP_FORCE:g} N, the strongest plausible grip: a unit mistake?"
+        raise OptionError(
+            f"force is {force!r}; expected {expected}", f"--force {force:g}: expected {expected}"
         )
 
 
@@ -205,6 +214,7 @@ class EvaluationOptions:
         for name, minimum in (("trials", 1), ("jobs", 1), ("seed", 0)):
             _check_count(name, getattr(self, name), minimum)
         _check_positive("force", self.force, "N")
+        _check_grip_force_limit(self.force)
         _check_positive("friction", self.friction, "")
         _check_positive("density", self.density, "kg/m³", "kg/m3")
         _check_support(self.table, self.scene, self.support)

@@ -51,7 +51,8 @@ def build_scene(inputs: GraspInputs, scene: Any, support: str | None) -> Plannin
 
     Raises:
         TypeError: ``scene`` is not ``None``, a CollisionScene or a USD path.
-        ValueError: the support names no obstacle of the scene.
+        ValueError: the support names no obstacle of the scene (a prim of the scene file
+            that is missing or has no geometry: the reader's words, naming the file).
     """
     from usdgrip.grasping.collision import CollisionScene, Shape
 
@@ -70,6 +71,9 @@ def build_scene(inputs: GraspInputs, scene: Any, support: str | None) -> Plannin
     added = []
     obj = inputs.object
     if support is not None:
+        from_file = inputs.support.kind == "prim" and inputs.support.scene is not None
+        if from_file and inputs.support.error is not None and collision_scene is not scene:
+            raise ValueError(inputs.support.error)  # no such prim, no mesh: the file named
         support_id = collision_scene.find(support)  # before adding anything
     object_id = None
     if obj.vertices is not None:  # the object's id comes right after the scene's, as it always did

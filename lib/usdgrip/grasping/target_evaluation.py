@@ -7,7 +7,6 @@ lift and shake together (docs/physics.md). :func:`parse_target_samples` and
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -17,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from usdgrip.contracts import GeometryRef, GripperRef
-from usdgrip.errors import GripperError
 from usdgrip.grasping.grasp_evaluation import (
     Progress,
     build_physics_hand,
@@ -30,14 +28,24 @@ from usdgrip.grasping.inputs import GraspInputs, StageSource
 from usdgrip.grasping.options import EvaluationOptions, make_evaluation_options
 from usdgrip.grasping.provenance import render_notes
 
+#: Most targets (candidates x hands) read from one ``--targets`` file: what one
+#: ``usdgrip sample`` run writes at most (:data:`usdgrip.sampling.MAX_TARGETS`).
+MAX_TARGET_SAMPLES = 200_000
+#: Largest ``--targets`` file read, checked before reading: ``usdgrip sample`` writes
+#: about 460 bytes per target (200,000 targets: 92 MB; parsed, about 700 MB).
+MAX_TARGETS_FILE_BYTES = 128 << 20
+
 
 def parse_target_samples(data: Any, source: str = "<samples>") -> np.ndarray:
     """World poses ``(N, H, 4, 4)`` of the candidates in ``usdgrip sample --format json`` data.
 
     Raises:
-        ValueError: not that layout, or a matrix that is not 4×4 numbers, naming the
+        ValueError: not that layout, more than :data:`MAX_TARGET_SAMPLES` targets, or a
+            matrix that is not 4×4 finite numbers (``true`` or ``"1"`` are not), naming the
             record (``candidates[i].targets[h].matrix``).
     """
+    from usdgrip.jsontext import NumberGridError, compute_number_grids
+
     if not isinstance(data, dict) or not isinstance(data.get("candidates"), list):
         raise ValueError(
             f"{source}: expected the JSON of `usdgrip sample --format json` (an object with "
@@ -46,7 +54,7 @@ def parse_target_samples(data: Any, source: str = "<samples>") -> np.ndarray:
     candidates = data["candidates"]
     if not candidates:
         raise ValueError(f"{source}: 'candidates' is empty; nothing to evaluate")
-    poses = []
+    matrices = []
     hands = None
     for i, candidate in enumerate(candidates):
         targets = candidate.get("targets") if isinstance(candidate, dict) else None
@@ -54,28 +62,29 @@ def parse_target_samples(data: Any, source: str = "<samples>") -> np.ndarray:
             raise ValueError(f"{source}: candidates[{i}].targets: expected a non-empty list")
         if hands is None:
             hands = len(targets)
+            if len(candidates) * hands > MAX_TARGET_SAMPLES:
+                raise ValueError(
+                    f"{source}: holds {len(candidates):,} candidates x {hands} targets, more "
+                    f"than the {MAX_TARGET_SAMPLES:,} targets evaluated from one file (what one "
+                    "`usdgrip sample` run writes at most); split the candidates into files"
+                )
         elif len(targets) != hands:
             raise ValueError(
                 f"{source}: candidates[{i}] has {len(targets)} targets; candidates[0] has {hands}"
             )
-        row = []
-        for h, target in enumerate(targets):
-            matrix = target.get("matrix") if isinstance(target, dict) else None
-            try:
-                array = np.array(matrix, dtype=np.float64)
-            except (TypeError, ValueError):
-                array = None
-            if array is None or array.shape != (4, 4) or not np.isfinite(array).all():
-                raise ValueError(
-                    f"{source}: candidates[{i}].targets[{h}].matrix is not a 4x4 matrix of "
-                    "finite numbers (rows, translation in the last column)"
-                )
-            row.append(array)
-        poses.append(row)
+        matrices.extend(t.get("matrix") if isinstance(t, dict) else None for t in targets)
     from usdgrip.grasping.physics import check_hand_poses
 
     try:
-        return check_hand_poses(np.array(poses, dtype=np.float64))
+        poses = compute_number_grids(matrices, 4, 4).reshape(len(candidates), hands, 4, 4)
+    except NumberGridError as exc:
+        i, h = divmod(exc.index, hands)
+        raise ValueError(
+            f"{source}: candidates[{i}].targets[{h}].matrix{exc.problem}; expected a 4x4 "
+            "matrix of finite numbers (rows, translation in the last column)"
+        ) from None
+    try:
+        return check_hand_poses(poses)
     except ValueError as exc:
         where = re.sub(r"poses\[(\d+)\]\[(\d+)\]", r"candidates[\1].targets[\2].matrix", str(exc))
         raise ValueError(f"{source}: {where}") from None
@@ -84,22 +93,23 @@ def parse_target_samples(data: Any, source: str = "<samples>") -> np.ndarray:
 def read_target_samples(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Load a ``usdgrip sample --format json`` file (checked by :func:`parse_target_samples`).
 
+    Read by :func:`usdgrip.jsontext.read_json_file`: at most
+    :data:`MAX_TARGETS_FILE_BYTES` (refused before reading), a named pipe or device waits
+    at most 30 s for data, and a key repeated in one object is refused.
+
     Raises:
-        GripperError: missing, unreadable or not JSON.
+        GripperError: missing, unreadable, too large, not JSON or a repeated key.
         ValueError: not the samples layout.
     """
-    from usdgrip.fileio import read_text_input
-    from usdgrip.jsontext import load_json
+    from usdgrip.jsontext import read_json_file
 
-    file = Path(path)
-    text = read_text_input(file)
-    try:
-        data = load_json(text)  # nesting depth limited
-    except json.JSONDecodeError as exc:
-        raise GripperError(f"{file}: not valid JSON: {exc}") from None
-    except ValueError as exc:  # too deep, or an integer of too many digits
-        raise GripperError(f"{file}: cannot be read: {exc}") from None
-    parse_target_samples(data, str(file))
+    data = read_json_file(
+        path,
+        max_bytes=MAX_TARGETS_FILE_BYTES,
+        kind=f"a --targets file (at most {MAX_TARGET_SAMPLES:,} targets)",
+        advice="; sample fewer candidates per file (usdgrip sample --count)",
+    )
+    parse_target_samples(data, str(Path(path)))
     return data
 
 

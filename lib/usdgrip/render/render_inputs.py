@@ -209,20 +209,29 @@ def load_grasp_picture(
         ValueError: ``color_by`` that the grasps cannot be coloured by.
     """
     from usdgrip.contracts import GraspPlanningResult
-    from usdgrip.grasping.isaac_yaml import parse_isaac_grasp
+    from usdgrip.grasping.isaac_yaml import (
+        TooManyGraspsError,
+        parse_isaac_grasp,
+        read_grasp_text,
+    )
 
     if color_by is not None and color_by not in COLOR_BY:
         raise ValueError(f"--color-by {color_by!r}: expected one of {', '.join(COLOR_BY)}")
     name = "grasps"
     if isinstance(source, str | os.PathLike):
-        from usdgrip.fileio import read_text_input
-
         name = str(source)
-        _check_grasp_count(source)
-        text = read_text_input(source)
+        text = read_grasp_text(source)  # at most MAX_GRASP_FILE_BYTES
         if text.lstrip().startswith("{"):  # JSON: sample or targets output
             return _load_targets(_parse_json(text, name), name, prim, color_by), prim, []
-        source = parse_isaac_grasp(text, source=name)
+        try:
+            source = parse_isaac_grasp(text, source=name, max_grasps=MAX_RENDER_GRASPS)
+        except TooManyGraspsError as exc:  # refused before the YAML is parsed
+            raise GripperError(
+                f"{exc.source}: holds about {exc.count:,} grasps ({exc.count:,} `position` "
+                f"keys); render draws at most {exc.limit:,} per picture (reading more takes "
+                "minutes and gigabytes): plan with a smaller --max-candidates, or draw a "
+                "subset of the file"
+            ) from None
     if isinstance(source, dict):
         return _load_targets(source, name, prim, color_by), prim, []
     if not isinstance(source, GraspPlanningResult):
@@ -292,7 +301,7 @@ def _load_isaac_grasps(
 ) -> tuple[GraspPicture, Usd.Prim | None, list[str]]:
     from usdgrip.grasping.pose_frames import resolve_file_frames
     from usdgrip.render.grasp_colors import compute_grasp_colors
-    from usdgrip.usd.stage import compute_world_transform
+    from usdgrip.usd.stage import compute_object_frame
     from usdgrip.views.grasp_set import compute_grasp_set_from_plan
 
     frame_path = result.metadata.pose_frame if result.metadata is not None else ""
@@ -317,28 +326,9 @@ def _load_isaac_grasps(
     grasps = compute_grasp_set_from_plan(
         result, str(prim.GetPath()), width or DEFAULT_OPEN_WIDTH, frames
     )
-    world = grasps.compute_world_poses(compute_world_transform(prim))
+    world = grasps.compute_world_poses(compute_object_frame(prim))  # frame M, as planned
     colors, chosen, legend = compute_grasp_colors(
         len(world), grasps.confidences, grasps.success_rates, color_by, name
     )
     picture = GraspPicture("isaac_grasp", world[:, None], colors, chosen, legend, grasps.open_width)
     return picture, prim, list(notes)
-
-
-def _check_grasp_count(path: str | os.PathLike[str]) -> None:
-    """Refuse a grasp file with more than :data:`MAX_RENDER_GRASPS` entries, before parsing.
-
-    Every entry has a ``position`` key, so counting that word (bytes.count, C speed)
-    bounds the number of grasps from above without reading the YAML.
-    """
-    try:
-        with open(path, "rb") as handle:
-            count = handle.read().count(b"position")
-    except OSError:
-        return  # read_isaac_grasp names the problem
-    if count > MAX_RENDER_GRASPS:
-        raise GripperError(
-            f"{path}: holds about {count:,} grasps ({count:,} `position` keys); render draws "
-            f"at most {MAX_RENDER_GRASPS:,} per picture (reading more takes minutes and "
-            "gigabytes): plan with a smaller --max-candidates, or draw a subset of the file"
-        )

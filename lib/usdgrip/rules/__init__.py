@@ -13,6 +13,7 @@ Importing this package registers every rule in :data:`RULES` (keyed by code).
 from __future__ import annotations
 
 from usdgrip.rules import (  # noqa: F401  (register rules)
+    articulation_rules,
     asset_rules,
     grasp_line_rules,
     site_rules,

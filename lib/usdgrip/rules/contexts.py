@@ -18,8 +18,10 @@ from pxr import Usd, UsdGeom
 
 from usdgrip.errors import GripperError
 from usdgrip.grasp_line_geometry import GraspLine, SurfacePoints, compute_surface_points
+from usdgrip.gripper_articulation import GripperArticulation
 from usdgrip.lambdasim import RecordProblem, SlotRecord
 from usdgrip.site_records import DECLARING_MARKERS, GripperSite
+from usdgrip.usd.articulation import read_gripper_articulation
 from usdgrip.usd.discovery import (
     PrimFacts,
 )
@@ -30,7 +32,7 @@ from usdgrip.usd.grasp_lines import (
     scan_grasp_lines,
 )
 from usdgrip.usd.names import SLOT_NAMESPACE, SLOT_PROPERTIES
-from usdgrip.usd.sites import read_gripper_site
+from usdgrip.usd.sites import compute_site_frame, read_gripper_site
 from usdgrip.usd.slots import (
     get_instance_name_problem,
     get_slot_layout,
@@ -80,11 +82,32 @@ class SiteContext:
     """The prim's :func:`usdgrip.usd.discovery.read_prim_facts`, when already read."""
     meters_per_unit: float | None = None
     """The stage's, when already read."""
+    scope_cache: dict | None = None
+    """Shared by the sites of one validation run: each asset's physics prims are found in
+    one walk (:func:`usdgrip.usd.articulation.scan_physics_scope`)."""
 
     @cached_property
     def path(self) -> str:
         """Prim path as text."""
         return self.facts.path if self.facts is not None else self.prim.GetPath().pathString
+
+    @cached_property
+    def articulation(self) -> GripperArticulation:
+        """The site's articulation (:func:`~usdgrip.usd.articulation.read_gripper_articulation`).
+
+        Measured along the site's grasp frame; a stage without physics costs no walk.
+        """
+        site = self.site
+        frame = None
+        if site.forward_axis is not None and site.forward_axis.direction is not None:
+            frame = compute_site_frame(site.world_transform, site.forward_axis, site.grip_line)
+        return read_gripper_articulation(
+            self.prim,
+            grasp_frame=None if frame is None else frame.matrix,
+            xform_cache=self.xform_cache,
+            scope_cache=self.scope_cache,
+            is_site=True,
+        )
 
     @cached_property
     def site(self) -> GripperSite:

@@ -191,10 +191,11 @@ def _check_candidate(
     xform_cache: UsdGeom.XformCache | None = None,
     facts: PrimFacts | None = None,
     meters_per_unit: float | None = None,
+    scope_cache: dict | None = None,
 ) -> list[Issue]:
     issues: list[Issue] = []
     if markers and site_rules:
-        site = SiteContext(prim, markers, params, xform_cache, facts, meters_per_unit)
+        site = SiteContext(prim, markers, params, xform_cache, facts, meters_per_unit, scope_cache)
         _run_all(site_rules, site, site.path, issues)
     if has_slots and slot_rules:
         slots = SlotContext(prim, params, meters_per_unit, xform_cache)
@@ -396,6 +397,7 @@ def validate(
         )
         # One transform cache for the run: the sites share their ancestors' transforms.
         cache = UsdGeom.XformCache(Usd.TimeCode.Default())
+        scope_cache: dict = {}  # the sites' physics (one walk per asset root, see contexts)
         mpu = get_meters_per_unit(stage)
         for prim, maybe_site, maybe_slot in find_marked_prims(stage, kinds, scan=scan):
             facts, markers = None, ()
@@ -405,7 +407,16 @@ def validate(
             has_slots = maybe_slot and bool(slot_rules)
             if markers or has_slots:
                 found = _check_candidate(
-                    prim, markers, has_slots, site_rules, slot_rules, resolved, cache, facts, mpu
+                    prim,
+                    markers,
+                    has_slots,
+                    site_rules,
+                    slot_rules,
+                    resolved,
+                    cache,
+                    facts,
+                    mpu,
+                    scope_cache,
                 )
                 issues.extend(found)
     return Report(stage, sort_issues(issues), tuple(r.code for r in selected), resolved)

@@ -38,6 +38,8 @@ DEFAULT_PARAMS: dict[str, float] = {
     # GP.003: width between the surfaces a grasp line's two ray casts land on, metres.
     "grasp_line_max_width_m": 0.085,
     "grasp_line_min_width_m": 0.002,
+    # GR.015: pad gap at the open limit vs gripper:maxOpening, metres.
+    "articulation_opening_tolerance_m": 0.005,
 }
 """Documented tolerances (``docs/validation.md``); override with ``params=`` or ``--param``."""
 
@@ -51,6 +53,10 @@ PARAM_DOCS: dict[str, str] = {
     "slot_up_range_max_m": "GS.002: largest plausible slot up_range (metres)",
     "grasp_line_max_width_m": "GP.003: widest grasp a grasp line may describe (metres)",
     "grasp_line_min_width_m": "GP.003: narrowest grasp a grasp line may describe (metres)",
+    "articulation_opening_tolerance_m": (
+        "GR.015: allowed difference of the pad gap at the open limit from gripper:maxOpening "
+        "(metres)"
+    ),
 }
 
 PARAM_RANGES: dict[str, tuple[float, float, bool]] = {
@@ -63,6 +69,7 @@ PARAM_RANGES: dict[str, tuple[float, float, bool]] = {
     "slot_up_range_max_m": (0.0, math.inf, False),
     "grasp_line_max_width_m": (0.0, math.inf, False),
     "grasp_line_min_width_m": (0.0, math.inf, True),
+    "articulation_opening_tolerance_m": (0.0, math.inf, True),
 }
 """Allowed ``(low, high, low_included)`` of each parameter (``docs/validation.md``); the
 upper bound is included. ``slot_input_angle_min_deg`` may not exceed ``..._max_deg``, nor

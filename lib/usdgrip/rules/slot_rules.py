@@ -9,21 +9,33 @@ schema's documented fallback.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterator
 
+from pxr import UsdGeom
+
+from usdgrip.errors import GripperError
 from usdgrip.rules.contexts import SlotContext, SlotEntry
 from usdgrip.rules.records import Finding, rule
 from usdgrip.site_records import LR_TOKENS
 from usdgrip.slot_checks import (
     compute_axes_problems,
+    compute_slot_surface_problems,
     get_center_problem,
     get_input_angle_problem,
     get_up_range_problem,
     get_world_axes_problem,
 )
+from usdgrip.usd.geometry import read_collision_shapes
+from usdgrip.usd.grasp_lines import read_object_surface
 from usdgrip.usd.slots import get_instance_name_problem
-from usdgrip.usd.stage import get_meters_per_unit, get_meters_per_unit_problem
+from usdgrip.usd.stage import (
+    TRAVERSAL,
+    compute_world_transform,
+    get_meters_per_unit,
+    get_meters_per_unit_problem,
+)
 
 
 def _field(slot: SlotEntry, schema: str, record: str) -> str:
@@ -261,3 +273,71 @@ def check_slot_group(context: SlotContext) -> Iterator[Finding]:
                     f"group {group!r}: slots {', '.join(map(repr, same))} all have LR {lr}; "
                     "expected members of one group to differ (one left, one right)"
                 )
+
+
+@rule(
+    "GS.009",
+    "slot-misses-object",
+    "failure",
+    scope="slot",
+    title="A slot lies on its object",
+    summary=(
+        "On an object with geometry, a slot's closing line (through its centre along "
+        "span_axis) must meet the object's surface, and its centre must lie within the "
+        "object's bounds grown by the slot's up range."
+    ),
+    message="Object {prim}: a slot's closing line misses the object, or its centre is far off it.",
+    tags=("slots",),
+)
+def check_slot_misses_object(context: SlotContext) -> Iterator[Finding]:
+    """GS.009: GP.001's surface and segment cast, applied to each slot's closing line."""
+    prim = context.prim
+    if (
+        not prim.IsA(UsdGeom.Gprim)
+        and next(iter(prim.GetFilteredChildren(TRAVERSAL)), None) is None
+    ):
+        return  # no geometry at or under the prim: nothing to meet
+    try:
+        surface = read_object_surface(prim)
+    except GripperError as error:
+        if read_collision_shapes(prim, prefer_collision=False):
+            yield Finding(f"the slots cannot be checked against the object's surface: {error}")
+        return  # no Mesh, Cube, Sphere, Cylinder or Capsule: nothing to meet
+    mpu = context.meters_per_unit or get_meters_per_unit(prim.GetStage())
+    if get_meters_per_unit_problem(mpu) is not None:
+        return  # GS.001 reports it
+    world = compute_world_transform(prim, xform_cache=context.xform_cache, meters_per_unit=mpu)
+    shown = (
+        f"<{context.path}> ({len(surface.faces)} triangles of {len(surface.source_paths)} prim(s))"
+    )
+    slots = [
+        slot
+        for slot in context.slots
+        if not any(p in slot.problems for p in ("center", "spanAxis"))
+        and not get_center_problem(slot.center)
+        and not get_center_problem(slot.span_axis)
+        and any(slot.span_axis)
+    ]  # GS.001 reports an unusable centre or axis
+    if not slots:
+        return
+    up_ranges = [s.up_range if isinstance(s.up_range, int | float) else math.nan for s in slots]
+    misses, outside = compute_slot_surface_problems(
+        [s.center for s in slots], [s.span_axis for s in slots], up_ranges, world, mpu,
+        surface.vertices, surface.faces,
+    )  # fmt: skip
+    for slot, up_range, missing, off in zip(slots, up_ranges, misses, outside, strict=True):
+        center = ", ".join(f"{float(c):.4g}" for c in slot.center)
+        span = ", ".join(f"{float(c):.4g}" for c in slot.span_axis)
+        if missing:
+            yield Finding(
+                f"{slot.label}: its closing line, through center ({center}) along "
+                f"{_field(slot, 'spanAxis', 'span_axis')} ({span}) (object frame), does not "
+                f"meet the surface of {shown}; expected the centre on the part to grasp, with "
+                "the span axis across it (the jaws close along it)"
+            )
+        if off:
+            yield Finding(
+                f"{slot.label}: center ({center}) (object frame, stage units) lies outside "
+                f"the bounds of {shown} grown by its up range ({up_range:.4g} m); expected "
+                "the centre on the object (a unit or frame mistake?)"
+            )

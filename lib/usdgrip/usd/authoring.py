@@ -1,36 +1,28 @@
-"""Authoring sites and slots: :func:`define_gripper_site`, :func:`apply_gripper_slot`, records."""
+"""Writing sites, slots and grasp lines as specs of one layer (``Sdf`` API, no checks).
+
+These writers author exactly what they are given into one ``Sdf.Layer`` at spec paths;
+they check nothing and read no composed state, so a caller can run several of them in
+one ``Sdf.ChangeBlock``. The checked API (values validated by the rules' own checks
+before anything is authored) is :mod:`usdgrip.authoring`; ``usdgrip migrate`` uses
+:func:`add_api_schemas` and :func:`set_attribute_default` directly, since it moves
+authored values as they are. :func:`write_slot_records` writes LambdaSim records.
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-import numpy as np
-from numpy.typing import ArrayLike
 from pxr import Gf, Sdf, Usd, UsdGeom, Vt
 
-from usdgrip.frames import compute_unit
 from usdgrip.lambdasim import (
     CUSTOM_DATA_PATH,
     SlotRecord,
     format_lambdasim_records,
 )
-from usdgrip.site_records import LR_TOKENS, GripperSlot
-from usdgrip.slot_checks import (
-    get_center_problem,
-    get_input_angle_problem,
-    get_up_range_problem,
-    get_vector3,
-)
-from usdgrip.usd.names import (
-    FORWARD_AXIS_NAMES,
-    GRIP_LINE_NAMES,
-    MAX_GRIP_FORCE_ATTRS,
-    SITE_API,
-    SLOT_API,
-)
-from usdgrip.usd.slots import check_slot_instance_name, get_slot_attribute_name
-from usdgrip.usd.stage import require_number, require_prim, require_stage
+from usdgrip.site_records import GripperSlot
+from usdgrip.usd.names import MAX_GRIP_FORCE_ATTRS, SITE_API, SLOT_API, SLOT_NAMESPACE
+from usdgrip.usd.slots import get_slot_attribute_name
+from usdgrip.usd.stage import require_prim
 
 #: The schema's value type of each GripperSlotAPI property (``lr`` is also uniform).
 SLOT_TYPE_NAMES = {
@@ -42,241 +34,205 @@ SLOT_TYPE_NAMES = {
     "lr": Sdf.ValueTypeNames.Token,
     "groupName": Sdf.ValueTypeNames.String,
 }
+#: GripperSiteAPI's attributes (all ``float``), by the name :mod:`usdgrip.authoring` uses.
+SITE_ATTRIBUTES = {
+    "max_opening": "gripper:maxOpening",
+    "max_payload": "gripper:maxPayload",
+    "max_grip_force": MAX_GRIP_FORCE_ATTRS[0],
+}
+#: SimReady's grasp-line authoring helper draws lines in this guide green, 0.01 wide.
+GRASP_LINE_COLOR = (0.10, 0.85, 0.20)
+GRASP_LINE_WIDTH_M = 0.01
 
 
-def _define_axis_curve(stage: Usd.Stage, path: Sdf.Path, p0: ArrayLike, p1: ArrayLike) -> None:
-    curve = UsdGeom.BasisCurves.Define(stage, path)
-    points = [Gf.Vec3f(*map(float, p0)), Gf.Vec3f(*map(float, p1))]
-    curve.CreatePointsAttr(Vt.Vec3fArray(points))
-    curve.CreateCurveVertexCountsAttr(Vt.IntArray([2]))
-    curve.CreateTypeAttr(UsdGeom.Tokens.linear)
-    curve.CreatePurposeAttr(UsdGeom.Tokens.guide)
-    curve.CreateExtentAttr(UsdGeom.PointBased.ComputeExtent(Vt.Vec3fArray(points)))
+# --- specs -------------------------------------------------------------------------
 
 
-def _check_site_limit(name: str, value: float | None, unit: str) -> float | None:
-    """An optional site limit (``max_payload``, ``max_grip_force``) as a float, or raise."""
-    if value is None:
-        return None
-    number = require_number(value, name)
-    if not (math.isfinite(number) and number > 0):
-        raise ValueError(f"{name} is {value} {unit}; expected a finite value > 0 {unit}")
-    return number
+def add_api_schemas(spec: Sdf.PrimSpec, names: Iterable[str]) -> None:
+    """Add ``names`` to the spec's apiSchemas as ``UsdPrim.ApplyAPI`` would (prepend)."""
+    names = list(names)
+    current = spec.GetInfo("apiSchemas") if spec.HasInfo("apiSchemas") else Sdf.TokenListOp()
+    if current.isExplicit:
+        items = list(current.explicitItems)
+        current.explicitItems = items + [n for n in names if n not in items]
+    else:
+        items = list(current.prependedItems)
+        current.prependedItems = items + [n for n in names if n not in items]
+        current.deletedItems = [n for n in current.deletedItems if n not in names]
+    spec.SetInfo("apiSchemas", current)
 
 
-def define_gripper_site(
-    stage: Usd.Stage,
-    path: str,
-    max_opening: float,
-    *,
-    forward: ArrayLike = (0.0, 0.0, 1.0),
-    grip_line: ArrayLike = (0.0, 1.0, 0.0),
-    forward_length: float = 0.05,
-    pad_width: float = 0.02,
-    max_payload: float | None = None,
-    max_grip_force: float | None = None,
-    translate: ArrayLike | None = None,
-) -> Usd.Prim:
-    """Define a complete, valid gripper site in one call.
+def remove_api_schema(spec: Sdf.PrimSpec, name: str, *, delete: bool) -> None:
+    """Take ``name`` out of the spec's apiSchemas; ``delete`` also authors ``delete`` for it.
 
-    Creates (or reuses) an Xform at ``path``, applies ``GripperSiteAPI``,
-    authors ``gripper:maxOpening`` (and ``gripper:maxPayload``,
-    ``gripper:maxGripForce`` when given), and defines
-    both axis curves as linear 2-point ``guide`` BasisCurves with extents: the
-    forward axis from the origin along ``forward`` (``forward_length`` long)
-    and the grip line centred on the origin along ``grip_line``
-    (``pad_width`` long, the pad width).
-
-    Args:
-        stage: stage to author on (its edit target).
-        path: absolute prim path of the site.
-        max_opening: metres, finite > 0.
-        forward: approach direction in the site frame (any length).
-        grip_line: graspable tube axis in the site frame (any length).
-        forward_length: drawn length of the forward curve (stage units).
-        pad_width: grip pad width, length of the grip line (stage units).
-        max_payload: kilograms, optional.
-        max_grip_force: newtons (force of each pad on a held object), optional.
-        translate: optional site position in its parent frame.
-
-    Raises:
-        TypeError: ``stage`` is not a ``Usd.Stage``, ``path`` not a string, a value not a number.
-        ValueError: ``path`` is not an absolute prim path, a value is out of range or the
-            axes are degenerate.
+    ``delete`` is for a schema a weaker layer applies: this layer's opinion removes it.
     """
-    require_stage(stage)
-    text = str(path) if isinstance(path, str | Sdf.Path) else None
-    if text is None:
-        raise TypeError(f"path is {path!r}; expected an absolute prim path string, e.g. '/G3'")
-    if not (
-        Sdf.Path.IsValidPathString(text)
-        and Sdf.Path(text).IsAbsolutePath()
-        and Sdf.Path(text).IsPrimPath()
+    if not spec.HasInfo("apiSchemas"):
+        if not delete:
+            return
+        current = Sdf.TokenListOp()
+    else:
+        current = spec.GetInfo("apiSchemas")
+    if current.isExplicit:
+        current.explicitItems = [n for n in current.explicitItems if n != name]
+    else:
+        current.prependedItems = [n for n in current.prependedItems if n != name]
+        current.appendedItems = [n for n in current.appendedItems if n != name]
+        current.addedItems = [n for n in current.addedItems if n != name]
+        deleted = [n for n in current.deletedItems if n != name]
+        current.deletedItems = [*deleted, name] if delete else deleted
+    if current.isExplicit or any(
+        (current.prependedItems, current.appendedItems, current.addedItems, current.deletedItems)
     ):
-        raise ValueError(
-            f"path is {text!r}; expected an absolute prim path, e.g. {'/' + text.lstrip('/')!r}"
-        )
-    max_opening = require_number(max_opening, "max_opening")
-    if not (math.isfinite(max_opening) and max_opening > 0):
-        raise ValueError(f"max_opening is {max_opening} m; expected a finite value > 0 m")
-    max_payload = _check_site_limit("max_payload", max_payload, "kg")  # before anything is defined
-    max_grip_force = _check_site_limit("max_grip_force", max_grip_force, "N")
-    xform = UsdGeom.Xform.Define(stage, path)
-    prim = xform.GetPrim()
-    if translate is not None:
-        xform.AddTranslateOp().Set(Gf.Vec3d(*map(float, np.asarray(translate).reshape(3))))
-    set_gripper_site(
-        prim,
-        max_opening=max_opening,
-        max_payload=max_payload,
-        max_grip_force=max_grip_force,
-        forward=forward,
-        grip_line=grip_line,
-        forward_length=forward_length,
-        pad_width=pad_width,
-    )
-    return prim
+        spec.SetInfo("apiSchemas", current)
+    else:
+        spec.ClearInfo("apiSchemas")
 
 
-def set_gripper_site(
-    prim: Usd.Prim,
+def get_prim_spec(layer: Sdf.Layer, path: Sdf.Path | str) -> Sdf.PrimSpec:
+    """The layer's spec at ``path``, created (as ``over`` s) when it has none."""
+    path = Sdf.Path(path)
+    return layer.GetPrimAtPath(path) or Sdf.CreatePrimInLayer(layer, path)
+
+
+def define_prim_spec(layer: Sdf.Layer, path: Sdf.Path | str, type_name: str) -> Sdf.PrimSpec:
+    """The layer's spec at ``path`` as ``def <type_name>`` (its ancestors ``over`` s)."""
+    spec = get_prim_spec(layer, path)
+    spec.specifier = Sdf.SpecifierDef
+    spec.typeName = type_name
+    return spec
+
+
+def define_typeless_prim_spec(layer: Sdf.Layer, path: Sdf.Path | str) -> None:
+    """Make the layer's spec at ``path`` a typeless ``def`` (``DefinePrim``'s ancestors)."""
+    get_prim_spec(layer, path).specifier = Sdf.SpecifierDef
+
+
+def set_attribute_default(
+    spec: Sdf.PrimSpec,
+    name: str,
+    type_name: Sdf.ValueTypeName,
+    value: object,
+    variability: Sdf.Variability = Sdf.VariabilityVarying,
+) -> Sdf.AttributeSpec:
+    """Author ``value`` as the default of attribute ``name`` of ``spec`` (of ``type_name``).
+
+    A spec of another type in this layer (a value the readers refuse) is replaced; its
+    time samples go with it.
+    """
+    # By path: spec.attributes.get() scans the prim's properties (quadratic over N slots).
+    attr = spec.layer.GetAttributeAtPath(spec.path.AppendProperty(name))
+    if attr is not None and attr.typeName != type_name:
+        spec.RemoveProperty(attr)
+        attr = None
+    if attr is None:
+        attr = Sdf.AttributeSpec(spec, name, type_name, variability)
+    attr.default = value
+    return attr
+
+
+def remove_properties_in_namespace(spec: Sdf.PrimSpec, namespace: str) -> list[str]:
+    """Remove the spec's properties named ``namespace:*``; their names, sorted."""
+    prefix = f"{namespace}:"
+    found = [p for p in spec.properties if p.name.startswith(prefix)]
+    names = sorted(p.name for p in found)
+    for prop in found:
+        spec.RemoveProperty(prop)
+    return names
+
+
+def prune_empty_overs(layer: Sdf.Layer, path: Sdf.Path | str) -> None:
+    """Remove the spec at ``path`` and its ancestors while each is an empty ``over``."""
+    path = Sdf.Path(path)
+    while path != Sdf.Path.absoluteRootPath:
+        spec = layer.GetPrimAtPath(path)
+        if spec is None:
+            path = path.GetParentPath()
+            continue
+        if (
+            spec.specifier != Sdf.SpecifierOver
+            or spec.typeName
+            or spec.properties
+            or spec.nameChildren
+            or spec.variantSets
+            or [key for key in spec.ListInfoKeys() if key != "specifier"]
+        ):
+            return
+        parent = layer.GetPrimAtPath(path.GetParentPath()) or layer.pseudoRoot
+        del parent.nameChildren[path.name]
+        path = path.GetParentPath()
+
+
+def remove_prim_spec(layer: Sdf.Layer, path: Sdf.Path | str) -> bool:
+    """Remove the layer's spec at ``path`` (and what is under it); False when it has none."""
+    path = Sdf.Path(path)
+    spec = layer.GetPrimAtPath(path)
+    if spec is None:
+        return False
+    parent = layer.GetPrimAtPath(path.GetParentPath()) or layer.pseudoRoot
+    del parent.nameChildren[path.name]
+    return True
+
+
+# --- slots ------------------------------------------------------------------------
+
+
+def _slot_value(prop: str, value: object) -> object:
+    if prop in ("center", "forward", "spanAxis"):
+        return Gf.Vec3d(*map(float, value))  # type: ignore[call-overload]
+    if prop in ("upRange", "slotInputAngle"):
+        return float(value)  # type: ignore[arg-type]
+    return str(value)
+
+
+def write_slot(
+    layer: Sdf.Layer,
+    path: Sdf.Path | str,
+    name: str,
+    values: Mapping[str, object],
     *,
-    max_opening: float | None = None,
-    max_payload: float | None = None,
-    max_grip_force: float | None = None,
-    forward: ArrayLike | None = None,
-    grip_line: ArrayLike | None = None,
-    forward_length: float = 0.05,
-    pad_width: float = 0.02,
+    apply: bool,
 ) -> None:
-    """Edit an existing site through the schema; only the given values are authored.
+    """Author GripperSlotAPI ``name`` values (schema property -> value) on ``path`` in ``layer``.
 
-    Applies ``GripperSiteAPI`` when missing. A given axis (re)defines its
-    prefixed curve child (``gripper_forward_axis`` / ``gripper_grip_line``);
-    legacy attributes and unprefixed curves are left alone (``usdgrip migrate``
-    handles those).
+    ``apply`` adds ``GripperSlotAPI:<name>`` to the spec's apiSchemas (prepend). Vectors are
+    3 numbers, ``lr`` a ``left``/``right`` token, ``groupName`` text; nothing is checked.
+    """
+    spec = get_prim_spec(layer, path)
+    if apply:
+        add_api_schemas(spec, [f"{SLOT_API}:{name}"])
+    for prop, value in values.items():
+        variability = Sdf.VariabilityUniform if prop == "lr" else Sdf.VariabilityVarying
+        set_attribute_default(
+            spec,
+            get_slot_attribute_name(name, prop),
+            SLOT_TYPE_NAMES[prop],
+            _slot_value(prop, value),
+            variability,
+        )
+
+
+def erase_slot(layer: Sdf.Layer, path: Sdf.Path | str, name: str, *, delete: bool) -> list[str]:
+    """Remove slot ``name`` from ``layer``: its apiSchemas entry and its properties there.
 
     Args:
-        prim: the site prim (an Xformable).
-        max_opening: metres, finite > 0.
-        max_payload: kilograms, finite > 0.
-        max_grip_force: newtons, finite > 0.
-        forward: approach direction in the site frame (any length).
-        grip_line: graspable tube axis in the site frame (any length).
-        forward_length: drawn length of the forward curve (stage units).
-        pad_width: grip pad width, length of the grip line (stage units).
+        layer: the layer to edit.
+        path: the object prim's spec path.
+        name: the instance name.
+        delete: also author ``delete apiSchemas = ["GripperSlotAPI:<name>"]``, for an
+            instance a weaker layer applies (its properties there stay, unread).
 
-    Raises:
-        TypeError: ``prim`` is not a ``Usd.Prim``, ``max_payload`` or ``max_grip_force`` is
-            not a number.
-        ValueError: the prim is not valid or not Xformable, a value is out of range (nothing
-            is authored then), or an axis is zero or not finite.
+    Returns:
+        The property names removed from ``layer``.
     """
-    max_payload = _check_site_limit("max_payload", max_payload, "kg")
-    max_grip_force = _check_site_limit("max_grip_force", max_grip_force, "N")
-    require_prim(prim)
-    can_apply = prim.CanApplyAPI(SITE_API)
-    if not can_apply:
-        raise ValueError(f"<{prim.GetPath()}>: cannot apply {SITE_API}: {can_apply.whyNot}")
-    prim.ApplyAPI(SITE_API)
-    if max_opening is not None:
-        prim.CreateAttribute("gripper:maxOpening", Sdf.ValueTypeNames.Float).Set(float(max_opening))
-    if max_payload is not None:
-        prim.CreateAttribute("gripper:maxPayload", Sdf.ValueTypeNames.Float).Set(float(max_payload))
-    if max_grip_force is not None:
-        prim.CreateAttribute(MAX_GRIP_FORCE_ATTRS[0], Sdf.ValueTypeNames.Float).Set(
-            float(max_grip_force)
-        )
-    stage, base = prim.GetStage(), prim.GetPath()
-    if forward is not None:
-        unit = compute_unit(forward)
-        if unit is None:
-            raise ValueError(f"<{base}>: forward axis {list(forward)} is zero or not finite")
-        _define_axis_curve(
-            stage, base.AppendChild(FORWARD_AXIS_NAMES[0]), np.zeros(3), unit * forward_length
-        )
-    if grip_line is not None:
-        unit = compute_unit(grip_line)
-        if unit is None:
-            raise ValueError(f"<{base}>: grip line {list(grip_line)} is zero or not finite")
-        half = unit * pad_width / 2.0
-        _define_axis_curve(stage, base.AppendChild(GRIP_LINE_NAMES[0]), -half, half)
-
-
-def apply_gripper_slot(
-    prim: Usd.Prim,
-    name: str,
-    *,
-    center: ArrayLike | None = None,
-    forward: ArrayLike | None = None,
-    span_axis: ArrayLike | None = None,
-    up_range: float | None = None,
-    slot_input_angle: float | None = None,
-    lr: int | str | None = None,
-    group: str | None = None,
-) -> None:
-    """Apply ``GripperSlotAPI:<name>`` and author the given fields (local frame).
-
-    Values that would fail the GS rules are refused before anything is authored:
-    a ``center`` that is not 3 finite numbers, a ``forward``/``span_axis`` that
-    is not finite and non-zero, an ``up_range`` that is not finite, > 0 m and at
-    most 10 m, a ``slot_input_angle`` outside [0, 360] degrees.
-
-    Raises:
-        TypeError: ``prim`` is not a ``Usd.Prim``.
-        ValueError: ``prim`` is not valid, a bad instance name (see
-            :func:`check_slot_instance_name`), ``lr``, or a value named above.
-    """
-    require_prim(prim)
-    check_slot_instance_name(name)
-    problem = _get_slot_value_problem(center, forward, span_axis, up_range, slot_input_angle)
-    if problem is not None:
-        raise ValueError(f"<{prim.GetPath()}> slot {name!r}: {problem}")
-    prim.ApplyAPI(SLOT_API, name)
-    vector = lambda v: Gf.Vec3d(*map(float, np.asarray(v, dtype=np.float64).reshape(3)))  # noqa: E731
-    values = {
-        "center": (center, vector),
-        "forward": (forward, vector),
-        "spanAxis": (span_axis, vector),
-        "upRange": (up_range, float),
-        "slotInputAngle": (slot_input_angle, float),
-        "groupName": (group, str),
-    }
-    for prop, (value, convert) in values.items():
-        if value is not None:
-            attr = prim.CreateAttribute(get_slot_attribute_name(name, prop), SLOT_TYPE_NAMES[prop])
-            attr.Set(convert(value))
-    if lr is not None:
-        token = lr if isinstance(lr, str) else (LR_TOKENS[lr] if lr in (0, 1) else None)
-        if token not in LR_TOKENS:
-            raise ValueError(
-                f"<{prim.GetPath()}> slot {name!r}: lr is {lr!r}; expected 0/1 or left/right"
-            )
-        attr = prim.CreateAttribute(
-            get_slot_attribute_name(name, "lr"),
-            SLOT_TYPE_NAMES["lr"],
-            variability=Sdf.VariabilityUniform,
-        )
-        attr.Set(token)
-
-
-def _get_slot_value_problem(
-    center: object, forward: object, span_axis: object, up_range: object, angle: object
-) -> str | None:
-    """The first given slot value that the GS rules would fail (``None`` values are skipped)."""
-    if center is not None and (problem := get_center_problem(center)):
-        return problem
-    for name, value in (("forward", forward), ("span_axis", span_axis)):
-        if value is None:
-            continue
-        vector = get_vector3(value)
-        if vector is None or not all(map(math.isfinite, vector)) or not any(vector):
-            return f"{name} is {value!r}; expected 3 finite numbers, not all zero"
-    if up_range is not None and (problem := get_up_range_problem(up_range)):
-        return problem
-    if angle is not None:
-        return get_input_angle_problem(angle)
-    return None
+    path = Sdf.Path(path)
+    spec = get_prim_spec(layer, path) if delete else layer.GetPrimAtPath(path)
+    if spec is None:
+        return []
+    remove_api_schema(spec, f"{SLOT_API}:{name}", delete=delete)
+    removed = remove_properties_in_namespace(spec, f"{SLOT_NAMESPACE}:{name}")
+    prune_empty_overs(layer, path)
+    return removed
 
 
 def write_slot_records(prim: Usd.Prim, slots: Sequence[GripperSlot | SlotRecord]) -> None:
@@ -302,3 +258,94 @@ def _slot_to_record(slot: GripperSlot, index: int) -> SlotRecord:
         version=2,
         extra=dict(slot.extra),
     )
+
+
+# --- sites and curves ---------------------------------------------------------------
+
+
+def write_site(
+    layer: Sdf.Layer,
+    path: Sdf.Path | str,
+    values: Mapping[str, float],
+    *,
+    define: bool,
+    translate: Sequence[float] | None = None,
+    op_order: Sequence[str] | None = None,
+) -> None:
+    """Apply GripperSiteAPI on ``path`` in ``layer`` and author its attributes.
+
+    Args:
+        layer: the layer to edit.
+        path: the site's spec path.
+        values: ``max_opening``, ``max_payload``, ``max_grip_force`` (keys of
+            :data:`SITE_ATTRIBUTES`) -> value.
+        define: make the spec ``def Xform``.
+        translate: author ``xformOp:translate``, with ``op_order`` as the new
+            ``xformOpOrder`` (the caller composes it).
+        op_order: see ``translate``.
+    """
+    spec = define_prim_spec(layer, path, "Xform") if define else get_prim_spec(layer, path)
+    add_api_schemas(spec, [SITE_API])
+    for key, value in values.items():
+        set_attribute_default(spec, SITE_ATTRIBUTES[key], Sdf.ValueTypeNames.Float, float(value))
+    if translate is not None:
+        set_attribute_default(
+            spec,
+            "xformOp:translate",
+            Sdf.ValueTypeNames.Double3,
+            Gf.Vec3d(*map(float, translate)),
+        )
+        set_attribute_default(
+            spec,
+            "xformOpOrder",
+            Sdf.ValueTypeNames.TokenArray,
+            Vt.TokenArray(list(op_order or ["xformOp:translate"])),
+            Sdf.VariabilityUniform,
+        )
+
+
+def _points_and_extent(points: Sequence[Sequence[float]], pad: float = 0.0):
+    values = [Gf.Vec3f(*map(float, p)) for p in points]
+    low = Gf.Vec3f(*(min(p[i] for p in values) - pad for i in range(3)))
+    high = Gf.Vec3f(*(max(p[i] for p in values) + pad for i in range(3)))
+    return Vt.Vec3fArray(values), Vt.Vec3fArray([low, high])
+
+
+def write_guide_curve(
+    layer: Sdf.Layer,
+    path: Sdf.Path | str,
+    points: Sequence[Sequence[float]],
+    *,
+    define: bool,
+    width: float | None = None,
+    color: Sequence[float] | None = None,
+) -> None:
+    """Author a linear, ``guide``-purpose BasisCurves of one curve through ``points``.
+
+    Points, ``curveVertexCounts = [len(points)]``, ``type = "linear"``, ``purpose =
+    "guide"`` and the extent; ``width`` (constant ``widths``, the extent padded by half
+    of it) and ``color`` (``primvars:displayColor``, opacity 1) when given.
+    ``define`` makes the spec ``def BasisCurves``.
+    """
+    spec = define_prim_spec(layer, path, "BasisCurves") if define else get_prim_spec(layer, path)
+    values, extent = _points_and_extent(points, 0.5 * width if width else 0.0)
+    names = Sdf.ValueTypeNames
+    set_attribute_default(spec, "points", names.Point3fArray, values)
+    set_attribute_default(spec, "curveVertexCounts", names.IntArray, Vt.IntArray([len(points)]))
+    uniform = Sdf.VariabilityUniform
+    set_attribute_default(spec, "type", names.Token, UsdGeom.Tokens.linear, uniform)
+    set_attribute_default(spec, "purpose", names.Token, UsdGeom.Tokens.guide, uniform)
+    set_attribute_default(spec, "extent", names.Float3Array, extent)
+    if width is not None:
+        widths = set_attribute_default(spec, "widths", names.FloatArray, Vt.FloatArray([width]))
+        widths.SetInfo("interpolation", UsdGeom.Tokens.constant)
+    if color is not None:
+        set_attribute_default(
+            spec, "primvars:displayColor", names.Color3fArray, Vt.Vec3fArray([Gf.Vec3f(*color)])
+        )
+        set_attribute_default(spec, "primvars:displayOpacity", names.FloatArray, Vt.FloatArray([1]))
+
+
+def deactivate_prim_spec(layer: Sdf.Layer, path: Sdf.Path | str) -> None:
+    """Author ``active = false`` on ``path`` (removes a prim a weaker layer defines)."""
+    get_prim_spec(layer, path).active = False

@@ -6,10 +6,10 @@ import os
 import re
 from pathlib import Path
 
-import numpy as np
 from pxr import Sdf, Usd
 
 from usdgrip.fileio import describe_file_kind
+from usdgrip.jsontext import compute_bracket_depth_bound
 
 # --- files a stage reads -------------------------------------------------------
 
@@ -43,10 +43,15 @@ def list_stage_files(stage: Usd.Stage) -> list[str]:
 
 
 def list_layer_dependencies(layer: Sdf.Layer) -> list[str]:
-    """The paths ``layer``'s sublayers, references and payloads name, anchored to the layer."""
+    """The paths ``layer``'s sublayers, references and payloads name, anchored to the layer.
+
+    An internal reference or payload (``references = </Proto>``) names no file: its asset
+    path is empty, which USD refuses to anchor (``Layer path is empty``), so it is skipped.
+    """
     named = (
         Sdf.ComputeAssetPathRelativeToLayer(layer, asset)
         for asset in layer.GetCompositionAssetDependencies()
+        if asset
     )
     return [path for path in named if path]
 
@@ -58,7 +63,6 @@ def list_layer_dependencies(layer: Sdf.Layer) -> list[str]:
 #: 100,000 levels of nested ``def`` prims; real assets nest a few dozen levels.
 MAX_LAYER_NESTING = 10_000
 _OPENERS, _CLOSERS = b"{[(", b"}])"
-_CHUNK = 1 << 24
 # usda tokens that can hide brackets: strings (triple-quoted too), asset paths, comments
 # (``#``, ``//`` and ``/* */``).
 _USDA_TOKENS = re.compile(
@@ -90,15 +94,7 @@ def compute_nesting_depth(data: bytes, limit: int = MAX_LAYER_NESTING) -> int:
     A bound from the raw bytes (numpy, chunked) comes first; only text that may
     exceed ``limit`` is tokenised exactly. Returns the depth (exact up to ``limit + 1``).
     """
-    depth = deepest = 0
-    for start in range(0, len(data), _CHUNK):
-        chunk = np.frombuffer(data, np.uint8, min(_CHUNK, len(data) - start), start)
-        steps = np.isin(chunk, np.frombuffer(_OPENERS, np.uint8)).astype(np.int32)
-        steps -= np.isin(chunk, np.frombuffer(_CLOSERS, np.uint8))
-        if not steps.any():
-            continue
-        levels = np.cumsum(steps) + depth
-        deepest, depth = max(deepest, int(levels.max())), int(levels[-1])
+    deepest = compute_bracket_depth_bound(data, _OPENERS, _CLOSERS)
     if deepest <= limit:
         return deepest  # brackets in strings or comments can only raise this bound
     depth = deepest = 0

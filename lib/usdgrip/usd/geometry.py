@@ -42,7 +42,7 @@ from usdgrip.usd.primitives import (
     read_primitive_params,
     tessellate_primitive,
 )
-from usdgrip.usd.stage import TRAVERSAL, compute_world_transform
+from usdgrip.usd.stage import TRAVERSAL, compute_world_transform, get_world_transform_problem
 
 Points = NDArray[np.float64]  # (V, 3)
 Triangles = NDArray[np.int64]  # (F, 3)
@@ -240,7 +240,9 @@ def read_object_mesh(prim: Usd.Prim, frame: Literal["object", "world"] = "object
         GripperError: no mesh with faces (nor primitive) at or under ``prim``; a mesh
             whose counts and indices disagree, whose indices are out of range, with a
             face of fewer than 3 corners or non-finite points, a primitive dimension
-            that is not > 0 (the message names the prim).
+            that is not > 0, a world transform that cannot place it (not finite, or
+            farther than :data:`~usdgrip.frames.MAX_WORLD_OFFSET_M`) (the message
+            names the prim).
     """
     if frame not in ("object", "world"):
         raise ValueError(f"frame is {frame!r}; expected 'object' or 'world'")
@@ -266,7 +268,11 @@ def read_object_mesh(prim: Usd.Prim, frame: Literal["object", "world"] = "object
             continue  # curves, points, planes: no surface to grasp
         if len(triangles) == 0:
             continue
-        matrix = to_frame @ compute_world_transform(mesh_prim)
+        world = compute_world_transform(mesh_prim)
+        problem = get_world_transform_problem(mesh_prim, world)
+        if problem is not None:
+            raise GripperError(problem)
+        matrix = to_frame @ world
         if np.linalg.det(matrix[:3, :3]) < 0:
             triangles = triangles[:, ::-1]
         vertices.append(_transform_points(matrix, points))
@@ -440,7 +446,8 @@ def read_collision_shapes(
 
     Raises:
         GripperError: a mesh with inconsistent topology (see :func:`read_object_mesh`), a
-            primitive dimension that is not > 0.
+            primitive dimension that is not > 0, a world transform that cannot place a
+            shape (:func:`~usdgrip.usd.stage.get_world_transform_problem`).
     """
     root = stage_or_prim.GetPseudoRoot() if isinstance(stage_or_prim, Usd.Stage) else stage_or_prim
     candidates = [
@@ -450,23 +457,40 @@ def read_collision_shapes(
     ]
     if prefer_collision and any(prim.HasAPI(UsdPhysics.CollisionAPI) for prim, _ in candidates):
         candidates = [(prim, kind) for prim, kind in candidates if _collision_enabled(prim)]
-    shapes: list[SceneShape] = []
-    for prim, kind in candidates:
-        world = compute_world_transform(prim)
-        if kind != "mesh":
-            shapes.append(_read_primitive(prim, kind, world))
-            continue
-        points, triangles = _read_one_mesh(prim)
-        if len(triangles) == 0:
-            continue
-        rigid = compute_rigid_part(world)
-        local = np.linalg.inv(rigid) @ world
-        if np.linalg.det(local[:3, :3]) < 0:
-            triangles = triangles[:, ::-1]
-        path = str(prim.GetPath())
-        mesh = TriangleMesh(_transform_points(local, points), triangles, (path,))
-        shapes.append(SceneShape(path, "mesh", {}, rigid, mesh))
-    return shapes
+    shapes = [read_collision_shape(prim, kind) for prim, kind in candidates]
+    return [shape for shape in shapes if shape is not None]
+
+
+def read_collision_shape(prim: Usd.Prim, kind: str | None = None) -> SceneShape | None:
+    """One Mesh/Cube/Sphere/Cylinder/Capsule prim as a :class:`SceneShape` (world metres).
+
+    ``kind`` is the prim's shape kind when the caller knows it. ``None`` for another prim
+    type or a mesh without faces; see :func:`read_collision_shapes` for the rules.
+
+    Raises:
+        GripperError: a mesh with inconsistent topology (see :func:`read_object_mesh`), a
+            world transform that cannot place it
+            (:func:`~usdgrip.usd.stage.get_world_transform_problem`).
+    """
+    kind = _shape_kind(prim) if kind is None else kind
+    if kind is None:
+        return None
+    world = compute_world_transform(prim)
+    problem = get_world_transform_problem(prim, world)
+    if problem is not None:
+        raise GripperError(problem)
+    if kind != "mesh":
+        return _read_primitive(prim, kind, world)
+    points, triangles = _read_one_mesh(prim)
+    if len(triangles) == 0:
+        return None
+    rigid = compute_rigid_part(world)
+    local = np.linalg.inv(rigid) @ world
+    if np.linalg.det(local[:3, :3]) < 0:
+        triangles = triangles[:, ::-1]
+    path = str(prim.GetPath())
+    mesh = TriangleMesh(_transform_points(local, points), triangles, (path,))
+    return SceneShape(path, "mesh", {}, rigid, mesh)
 
 
 def compute_shape_mesh(shape: SceneShape) -> TriangleMesh:

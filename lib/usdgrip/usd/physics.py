@@ -26,6 +26,12 @@ from pxr import Usd, UsdGeom, UsdPhysics, UsdShade
 
 from usdgrip.errors import GripperError
 from usdgrip.usd.geometry import read_object_mesh
+from usdgrip.usd.stage import (
+    compute_world_transform,
+    get_meters_per_unit_problem,
+    get_world_transform_problem,
+    read_attribute_value,
+)
 
 
 @dataclass(frozen=True)
@@ -47,19 +53,33 @@ class PhysicsProperties:
 
 
 def _positive_attribute(prim: Usd.Prim, name: str) -> float | None:
+    """An authored physics value (at the default time code), else ``None``.
+
+    Read through :func:`usdgrip.usd.stage.read_attribute_value`, the rules' reader: a
+    value only authored as time samples is refused as such (the schema's fallback, 0,
+    is not the value the user authored).
+    """
     attr = prim.GetAttribute(name)
     if not attr or not attr.HasAuthoredValue():
         return None
-    value = attr.Get()
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise GripperError(
-            f"<{prim.GetPath()}>.{name} is {value!r}; expected a number > 0"
-        ) from None
+    value, problem = read_attribute_value(attr, "number", fallback=0.0)  # UsdPhysics' fallback
+    if problem is not None:
+        raise GripperError(f"<{prim.GetPath()}>.{problem}")
+    number = float(value)
     if not (math.isfinite(number) and number > 0):
         raise GripperError(f"<{prim.GetPath()}>.{name} is {number!r}; expected a finite value > 0")
     return number
+
+
+def get_kilograms_per_unit_problem(kilograms_per_unit: float) -> str | None:
+    """Why a stage's ``kilogramsPerUnit`` is unusable (``None`` when finite and > 0)."""
+    if math.isfinite(kilograms_per_unit) and kilograms_per_unit > 0:
+        return None
+    return (
+        f"the stage's kilogramsPerUnit is {kilograms_per_unit:g}; expected a finite value > 0 "
+        "(kilograms per stage mass unit, e.g. 1 or 0.001): author it in the root layer's "
+        "metadata"
+    )
 
 
 def _colliders(prim: Usd.Prim) -> list[Usd.Prim]:
@@ -78,8 +98,9 @@ def read_physics_properties(prim: Usd.Prim) -> PhysicsProperties:
 
     Raises:
         GripperError: an authored mass, density or friction that is not a finite
-            number > 0 (friction ≥ 0 is refused at 0 too: nothing could be held),
-            naming the prim and attribute.
+            number > 0 (friction ≥ 0 is refused at 0 too: nothing could be held), or is
+            only time-sampled, naming the prim and attribute; a mass or density on a stage
+            whose ``kilogramsPerUnit`` or ``metersPerUnit`` is not a finite value > 0.
     """
     stage = prim.GetStage()
     kg_per_unit = float(UsdPhysics.GetStageKilogramsPerUnit(stage))
@@ -95,6 +116,12 @@ def read_physics_properties(prim: Usd.Prim) -> PhysicsProperties:
                 density = value * kg_per_unit / m_per_unit**3
                 mass_source = f"<{collider.GetPath()}>.physics:density"
                 break
+    if mass_source is not None:
+        problem = get_kilograms_per_unit_problem(kg_per_unit) or get_meters_per_unit_problem(
+            m_per_unit
+        )
+        if problem is not None:
+            raise GripperError(f"{mass_source} is authored, but {problem}")
     frictions: dict[str, float] = {}
     for collider in _colliders(prim):
         material, _ = UsdShade.MaterialBindingAPI(collider).ComputeBoundMaterial(
@@ -127,12 +154,20 @@ def read_support_mesh(
     stage shares the object stage's world (as ``usdgrip plan --scene``).
 
     Raises:
-        GripperError: no such prim, or no mesh at or under it (naming the prim).
+        GripperError: no such prim, a transform that cannot place it
+            (:func:`~usdgrip.usd.stage.get_world_transform_problem`), or no mesh at or
+            under it (naming the prim).
     """
     prim = stage.GetPrimAtPath(prim_path)
     if not prim or not prim.IsValid():
         raise GripperError(f"support <{prim_path}>: no such prim in the scene file")
-    mesh = read_object_mesh(prim, frame="world")
+    problem = get_world_transform_problem(prim, compute_world_transform(prim))
+    if problem is not None:
+        raise GripperError(f"support: {problem}")
+    try:
+        mesh = read_object_mesh(prim, frame="world")
+    except GripperError as exc:
+        raise GripperError(f"support {exc}") from None
     inverse = np.linalg.inv(np.asarray(object_frame, dtype=np.float64))
     vertices = mesh.vertices @ inverse[:3, :3].T + inverse[:3, 3]
     return vertices, np.asarray(mesh.faces, dtype=np.int64)

@@ -24,6 +24,7 @@ only as time samples is refused, as for mesh points).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -104,17 +105,42 @@ def read_primitive_params(prim: Usd.Prim, kind: str) -> dict[str, Any]:
     return {"radius": radius, "height": height, "axis": str(axis)}
 
 
+_BOX_CORNERS = np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)])
+# Two triangles per face, counter-clockwise seen from outside (corner index = 4x + 2y + z).
+_BOX_FACES = np.array(
+    [
+        [0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5],  # -X, +X
+        [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6],  # -Y, +Y
+        [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3],  # -Z, +Z
+    ],
+    dtype=np.int64,
+)  # fmt: skip
+
+
 def tessellate_primitive(kind: str, params: dict[str, Any]) -> tuple[Points, Triangles]:
     """Triangles of a primitive in its own frame (outward-wound, closed).
 
     At the module's resolution; ``params`` as :func:`read_primitive_params` gives them
-    (or scaled to world metres).
+    (or scaled to world metres). Remembered per kind and parameters (the arrays are
+    read-only): a scene of a thousand equal cubes builds one trimesh, not a thousand
+    (GS.009 reads every slotted object's surface).
     """
+    key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
+    return _tessellate_once(kind, key)
+
+
+@functools.lru_cache(maxsize=512)
+def _tessellate_once(kind: str, key: tuple) -> tuple[Points, Triangles]:
+    params = dict(key)
+    if kind == "box":  # 8 corners, 12 triangles: no trimesh import (2 s) for the commonest
+        points = _BOX_CORNERS * np.asarray(params["size"], dtype=np.float64)
+        faces = _BOX_FACES.copy()
+        points.setflags(write=False)
+        faces.setflags(write=False)
+        return points, faces
     import trimesh
 
-    if kind == "box":
-        shape = trimesh.creation.box(extents=params["size"])
-    elif kind == "sphere":
+    if kind == "sphere":
         shape = trimesh.creation.icosphere(
             subdivisions=SPHERE_SUBDIVISIONS, radius=params["radius"]
         )
@@ -141,7 +167,11 @@ def tessellate_primitive(kind: str, params: dict[str, Any]) -> tuple[Points, Tri
             # Rotate trimesh's Z-aligned shape so Z maps onto the authored axis.
             perm = np.eye(3)[[(axis + 1) % 3, (axis + 2) % 3, axis]].T
             shape.vertices = shape.vertices @ perm.T
-    return np.asarray(shape.vertices, dtype=np.float64), np.asarray(shape.faces, dtype=np.int64)
+    points = np.array(shape.vertices, dtype=np.float64)
+    faces = np.array(shape.faces, dtype=np.int64)
+    points.setflags(write=False)
+    faces.setflags(write=False)
+    return points, faces
 
 
 def read_primitive_mesh(prim: Usd.Prim, kind: str) -> tuple[Points, Triangles]:

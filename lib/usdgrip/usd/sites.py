@@ -9,7 +9,7 @@ import numpy as np
 from pxr import Usd, UsdGeom
 
 from usdgrip.errors import GripperError
-from usdgrip.frames import ZERO_LENGTH_TOLERANCE, compute_grasp_frame
+from usdgrip.frames import ZERO_LENGTH_TOLERANCE, GraspFrame, compute_grasp_frame
 from usdgrip.site_limits import get_site_limit_problem
 from usdgrip.site_records import CurveInfo, GripperSite
 from usdgrip.usd.discovery import PrimFacts, _iter_sites, compute_site_markers, read_prim_facts
@@ -244,10 +244,7 @@ def read_gripper_site(
             "no grasp frame"
         )
     else:
-        grip_direction = (
-            grip.direction if grip is not None and grip.direction is not None else np.zeros(3)
-        )
-        frame = compute_grasp_frame(world[:3, 3], forward.direction, grip_direction)
+        frame = compute_site_frame(world, forward, grip)
         grasp_frame = frame.matrix
         warnings.extend(frame.warnings)
     if (
@@ -283,6 +280,18 @@ def read_gripper_site(
         problems,
         max_grip_force,
     )
+
+
+def compute_site_frame(world: np.ndarray, forward: CurveInfo, grip: CurveInfo | None) -> GraspFrame:
+    """The grasp frame G of a site from its world transform and curves (SPEC 2).
+
+    ``forward`` must have a direction; a missing or degenerate grip line falls back as
+    :func:`usdgrip.frames.compute_grasp_frame` documents.
+    """
+    grip_direction = (
+        grip.direction if grip is not None and grip.direction is not None else np.zeros(3)
+    )
+    return compute_grasp_frame(world[:3, 3], forward.direction, grip_direction)
 
 
 def _read_limit(

@@ -16,8 +16,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from pxr import Gf, Sdf, Tf, Usd, UsdGeom, Vt
 
-from usdgrip.errors import PrimNotFoundError, StageOpenError
-from usdgrip.frames import Mat4
+from usdgrip.errors import GripperError, PrimNotFoundError, StageOpenError
+from usdgrip.frames import MAX_WORLD_OFFSET_M, Mat4, compute_rigid_part
 from usdgrip.usd.names import USD_SUFFIXES
 
 #: Traverse everything a user authored that is composed: overs (undefined
@@ -188,6 +188,79 @@ def compute_world_transform(
     return world
 
 
+#: An object transform whose smallest scale is below this fraction of the next one flattens
+#: the object (``xformOp:scale = (1, 1, 0)``).
+FLAT_SCALE_RATIO = 1e-12
+
+
+def get_world_transform_problem(prim: Usd.Prim, world: Mat4) -> str | None:
+    """Why a prim's world transform (metres) cannot place geometry, else ``None``.
+
+    Unusable: a non-finite entry (the message names the prim whose own xformOps
+    bring it in, this one or an ancestor), or a translation farther than
+    :data:`usdgrip.frames.MAX_WORLD_OFFSET_M` (1e7 m) from the origin (what the planner
+    and the physics read: object, support, obstacles, gripper shapes).
+    """
+    if not np.isfinite(world).all():
+        culprit = prim
+        while culprit.GetParent() and not culprit.GetParent().IsPseudoRoot():
+            if not np.isfinite(gf_to_numpy(_local_transform(culprit))).all():
+                break
+            culprit = culprit.GetParent()
+        return (
+            f"the world transform of <{prim.GetPath()}> has NaN or infinite values (from the "
+            f"xformOps of <{culprit.GetPath()}>); expected finite translate, rotate and scale "
+            "values"
+        )
+    offset = float(np.abs(world[:3, 3]).max())
+    if offset > MAX_WORLD_OFFSET_M:
+        return (
+            f"<{prim.GetPath()}> sits {offset:g} m from the world origin; expected within "
+            f"{MAX_WORLD_OFFSET_M:g} m (float64 keeps {np.spacing(offset):.2g} m there, so its "
+            "shape is lost): move it, or its scene, nearer the origin, or check the stage's "
+            "metersPerUnit"
+        )
+    return None
+
+
+def _local_transform(prim: Usd.Prim) -> Gf.Matrix4d:
+    """The prim's own xformOps (identity for a prim that is not Xformable)."""
+    if not prim.IsA(UsdGeom.Xformable):
+        return Gf.Matrix4d(1.0)
+    return UsdGeom.Xformable(prim).GetLocalTransformation()
+
+
+def compute_object_frame(prim: Usd.Prim) -> Mat4:
+    """Frame M of an object prim: its world transform in metres with scale removed.
+
+    The one reader of the object frame (planning, physics, render): the rigid part of
+    :func:`compute_world_transform` (:func:`usdgrip.frames.compute_rigid_part`; a mirror
+    is moved onto the prim's local X axis, into the mesh), after checking the stage's
+    ``metersPerUnit`` and the transform (:func:`get_world_transform_problem`).
+
+    Raises:
+        GripperError: unusable ``metersPerUnit``, a non-finite transform, a prim farther
+            than :data:`~usdgrip.frames.MAX_WORLD_OFFSET_M` from the origin, or a transform
+            that flattens the prim (a zero scale); the message names the file and the prim.
+    """
+    name = get_stage_name(prim.GetStage())
+    meters_per_unit = get_meters_per_unit(prim.GetStage())
+    problem = get_meters_per_unit_problem(meters_per_unit)
+    if problem is None:
+        world = compute_world_transform(prim, meters_per_unit=meters_per_unit)
+        problem = get_world_transform_problem(prim, world)
+    if problem is not None:
+        raise GripperError(f"{name}: {problem}")
+    scales = np.linalg.svd(world[:3, :3], compute_uv=False)  # largest first
+    if not scales[2] > FLAT_SCALE_RATIO * scales[1]:  # (a scale of 1e30 on one axis is not flat)
+        raise GripperError(
+            f"{name}: the world transform of <{prim.GetPath()}> scales one axis to zero (its "
+            f"scales are {', '.join(f'{s:g}' for s in scales)}): the object is flat; expected a "
+            "scale other than 0 on every axis"
+        )
+    return compute_rigid_part(world)
+
+
 def set_work_thread_limit(threads: int) -> None:
     """Limit the threads USD's work pool uses in this process (0: one per core).
 
@@ -287,8 +360,17 @@ _SDF_FLOAT = Sdf.ValueTypeNames.Float
 _FLOAT32_DECIMALS: dict[float, float] = {}
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def _float32_decimal(value: float) -> float:
-    """``float(str(np.float32(value)))``, remembered per value (sites share a few openings)."""
+    """``float(str(np.float32(value)))``, remembered per value (sites share a few openings).
+
+    A value beyond float32's range (a ``double`` authored where the schema says ``float``)
+    is returned as it is, not as ``inf``.
+    """
+    if type(value) is float and not -_FLOAT32_MAX <= value <= _FLOAT32_MAX:
+        return value  # (inf and NaN too: float32 keeps them as they are)
     if type(value) is not float or value == 0.0 or value != value:  # -0.0 == 0.0; nan != nan
         return float(str(np.float32(value)))
     found = _FLOAT32_DECIMALS.get(value)

@@ -39,8 +39,13 @@ def check_mesh(vertices: ArrayLike, triangles: ArrayLike, what: str) -> tuple[Po
         f_raw = np.asarray(triangles)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{what}: vertices and triangles must be numeric arrays ({exc})") from None
-    if v.ndim != 2 or v.shape[1] != 3 or len(v) < 4:
-        raise ValueError(f"{what}: vertices have shape {v.shape}; expected (V, 3) with V >= 4")
+    if v.ndim != 2 or v.shape[1] != 3:
+        raise ValueError(f"{what}: vertices have shape {v.shape}; expected (V, 3)")
+    if len(v) < 4:
+        raise ValueError(
+            f"{what}: {len(v)} point(s) enclose no volume; expected a solid (at least 4 points "
+            "not in one plane, a closed mesh for the mass)"
+        )
     if not np.isfinite(v).all():
         raise ValueError(f"{what}: vertices contain NaN or infinite values; expected finite metres")
     if f_raw.dtype.kind not in "iu":

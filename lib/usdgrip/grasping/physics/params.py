@@ -20,6 +20,17 @@ DEFAULT_DENSITY = 400.0
 DEFAULT_FRICTION = 0.8
 #: Grip force per finger (N) used when a caller gives none.
 DEFAULT_GRIP_FORCE = defaults.DEFAULT_GRIP_FORCE
+#: Strongest grip force per finger simulated (N; :mod:`usdgrip.grasping.gripper_defaults`).
+MAX_GRIP_FORCE = defaults.MAX_GRIP_FORCE
+#: The object's mass and principal moments of inertia must reach these (kg, kg·m²): the
+#: MuJoCo compiler refuses a moving body lighter than ``mjMINVAL`` (1e-15) and a
+#: ``fullinertia`` whose smallest eigenvalue is below ``mjEPS`` (1e-14). The model is
+#: checked against them before it is built, so the refusal names the object and the cause.
+MIN_OBJECT_MASS = 1e-15
+MIN_OBJECT_INERTIA = 1e-14
+#: The heaviest object simulated, kg: MuJoCo's ``mjMAXVAL`` (1e10); far above it the
+#: solver's numbers break down (a 1.6e16 kg box is ``missed`` instead of dropped).
+MAX_OBJECT_MASS = 1e10
 
 #: Proxy finger dimensions (metres), the planner's collision proxy's
 #: (:mod:`usdgrip.grasping.gripper_defaults`).

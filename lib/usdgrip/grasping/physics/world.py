@@ -28,6 +28,9 @@ from usdgrip.grasping.physics.params import (
     DEFAULT_PAD_THICKNESS,
     DEFAULT_PAD_WIDTH,
     DEFAULT_TIP_OFFSET,
+    MAX_OBJECT_MASS,
+    MIN_OBJECT_INERTIA,
+    MIN_OBJECT_MASS,
     DecompositionParams,
 )
 
@@ -110,6 +113,7 @@ def make_physics_object(
     decomposition: DecompositionParams | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     use_cache: bool = True,
+    mass_from: str | None = None,
 ) -> PhysicsObject:
     """The object's physics model from its triangle mesh in the object frame.
 
@@ -128,9 +132,13 @@ def make_physics_object(
         decomposition: CoACD and convexity-test parameters.
         cache_dir: CoACD cache folder (default ``${XDG_CACHE_HOME:-~/.cache}/usdgrip/coacd``).
         use_cache: False to bypass the cache.
+        mass_from: where the mass or density came from (``<prim>.physics:mass``,
+            ``density option``...), for messages.
 
     Raises:
-        TypeError, ValueError: a bad argument, named.
+        TypeError, ValueError: a bad argument, named; a mass or inertia below what the
+            engine compiles (:data:`MIN_OBJECT_MASS`, :data:`MIN_OBJECT_INERTIA`), naming
+            the mass, where it came from and the object's size.
     """
     defaults = []
     if mass is not None:
@@ -166,6 +174,11 @@ def make_physics_object(
         raise ValueError("object mesh: encloses no volume; expected a solid object")
     mass_value = mass if mass is not None else density * props.volume
     inertia = props.inertia * (mass_value / props.volume)
+    how = mass_from or ("mass" if mass is not None else "density")
+    if mass is None:
+        how = f"{how} {density:g} kg/m³ × volume {props.volume:.3g} m³"
+    extent = np.ptp(np.asarray(vertices, dtype=np.float64).reshape(-1, 3), axis=0)
+    check_mass_properties(mass_value, inertia, how, extent)
     return PhysicsObject(
         pieces=result.pieces,
         mass=float(mass_value),
@@ -175,6 +188,40 @@ def make_physics_object(
         volume=float(props.volume),
         defaults_used=tuple(defaults),
         decomposition=result,
+    )
+
+
+def check_mass_properties(
+    mass: float, inertia: NDArray[np.float64], mass_from: str, extent: ArrayLike
+) -> None:
+    """Refuse a mass or inertia the engine cannot compile, naming their cause.
+
+    Args:
+        mass: kg.
+        inertia: (3, 3) kg·m² about the centre of mass.
+        mass_from: how the mass came about (``<prim>.physics:mass``, ``density D × volume V``).
+        extent: (3,) the object's size along X, Y, Z, metres.
+
+    Raises:
+        ValueError: ``mass`` outside [:data:`MIN_OBJECT_MASS`, :data:`MAX_OBJECT_MASS`]
+            or a principal moment below :data:`MIN_OBJECT_INERTIA` (or not finite).
+    """
+    with np.errstate(all="ignore"):
+        moments = np.linalg.eigvalsh(inertia) if np.isfinite(inertia).all() else None
+    smallest = float(moments.min()) if moments is not None else math.inf
+    if MIN_OBJECT_MASS <= mass <= MAX_OBJECT_MASS and MIN_OBJECT_INERTIA <= smallest < math.inf:
+        return  # (a NaN fails every comparison)
+    size = " × ".join(f"{float(e):.3g}" for e in np.ravel(extent))
+    found = (
+        f"a smallest principal moment of inertia of {smallest:.3g} kg·m²"
+        if moments is not None
+        else "a moment of inertia that is not finite"
+    )
+    raise ValueError(
+        f"mass {mass:.3g} kg ({mass_from}) gives {found} for an object of {size} m; expected "
+        f"a mass of {MIN_OBJECT_MASS:g} to {MAX_OBJECT_MASS:g} kg and moments of at least "
+        f"{MIN_OBJECT_INERTIA:g} kg·m² (what MuJoCo simulates): check the mass or density and "
+        "the stage's metersPerUnit and kilogramsPerUnit"
     )
 
 
