@@ -159,19 +159,17 @@ def test_python_printed_numbers_are_numbers(tmp_path):
         parse_isaac_grasp(text.replace("[1e-05", "['1e-05'"))  # quoted: the writer meant text
 
 
-def test_two_keys_of_one_text_are_one_key(tmp_path):
+def test_two_keys_of_one_text_are_one_key_and_refused_as_a_repeat():
+    # `off` and `'off'` are the same key (yaml.safe_load would make them False and 'off'),
+    # so the unique-key loader (usdgrip.yamltext) refuses the repeat, naming it.
     text = (
         "format: isaac_grasp\ngrasps:\n  g:\n    position: [0, 0, 0]\n"
         "    orientation: {w: 1.0, xyz: [0, 0, 0]}\n    cspace_position: {off: 1.0, 'off': 2.0}\n"
     )
-    # One key either way: PyYAML keeps the last value; usdgrip's unique-key loader (issue 21,
-    # usdgrip.yamltext) refuses the repeat, naming it. Never two keys, never False and 'off'.
-    try:
-        cspace = parse_isaac_grasp(text).grasps["g"].cspace_position
-    except GripperError as exc:
-        assert "duplicate key 'off'" in str(exc)
-    else:
-        assert cspace == {"off": 2.0}
+    with pytest.raises(GripperError, match=r"in\.yaml: line 6: duplicate key 'off'"):
+        parse_isaac_grasp(text, source="in.yaml")
+    with pytest.raises(GripperError, match="duplicate key '1'"):
+        parse_isaac_grasp(text.replace("off: 1.0, 'off'", "1: 1.0, '1'"), source="in.yaml")
 
 
 # --- rewriting ----------------------------------------------------------------------------
