@@ -415,3 +415,25 @@ def test_a_gripper_frame_link_that_is_not_text_is_refused(tmp_path, box_file, g_
     )
     code, _, stderr = evaluate(capsys, box_file, path, tmp_path / "o.yaml")
     assert code == 2 and "gripper_frame_link is 7; expected the name of the gripper prim" in stderr
+
+
+def test_a_usdgrip_file_naming_its_gripper_frame_says_so_and_keeps_the_fields():
+    # The fields a writer of joint values sets (Grasp Editor compatible files): typed,
+    # written in the editor's places, read back equal.
+    result = make_result(
+        candidate("g_a", (0.0, 0.0, 0.1), DOWN_X, 0.5).model_copy(
+            update={
+                "cspace_position": {"finger_joint": 0.4},
+                "pregrasp_cspace_position": {"finger_joint": 0.0},
+            }
+        )
+    ).model_copy(update={"gripper_frame": "/Gripper/tcp", "object_frame": "/Box"})
+    text = format_isaac_grasp(result)
+    assert "# Poses are of gripper_frame /Gripper/tcp in the object frame M" in text
+    data = yaml.safe_load(text)
+    assert list(data)[:4] == ["format", "format_version", "object_frame", "gripper_frame"]
+    entry = data["grasps"]["g_a"]
+    assert list(entry)[:5] == [
+        "confidence", "position", "orientation", "cspace_position", "pregrasp_cspace_position"
+    ]  # fmt: skip
+    assert parse_isaac_grasp(text) == result

@@ -70,6 +70,11 @@ _HEADER = (
     "# Poses are T_M_G: grasp frame G (GraspGenX: +X closing, +Z approach) in the object\n"
     "# frame M = metadata.pose_frame, in metres. Extension keys follow the Isaac-Grasp keys.\n"
 )
+_HEADER_FRAME = (
+    "# Isaac-Grasp file (extended) written by {revision}.\n"
+    "# Poses are of {frame} in the object frame M = metadata.pose_frame, in metres.\n"
+    "# Extension keys follow the Isaac-Grasp keys.\n"
+)
 _HEADER_KEPT = (
     "# Isaac-Grasp file written by {revision}, keeping every key of the file it was read from.\n"
     "# Poses are as that file wrote them: {frame} in {object}, in metres.\n"
@@ -252,8 +257,10 @@ def format_isaac_grasp(result: GraspPlanningResult) -> str:
         else f"usdgrip {usdgrip.__version__}"
     )
     frame = find_gripper_frame_key(result)
-    if describe_writer(result) == "usdgrip" and frame is None:
-        return _HEADER.format(revision=revision) + body
+    if describe_writer(result) == "usdgrip":
+        if frame is None:
+            return _HEADER.format(revision=revision) + body
+        return _HEADER_FRAME.format(revision=revision, frame=f"{frame[0]} {frame[1]}") + body
     pose_frame = result.metadata.pose_frame if result.metadata is not None else None
     return (
         _HEADER_KEPT.format(
