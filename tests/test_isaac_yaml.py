@@ -250,16 +250,38 @@ def test_same_result_gives_identical_bytes(result):
         ("- 1\n- 2\n", "expected a YAML mapping"),
         ("format: grasp_list\ngrasps: {}\n", "format is 'grasp_list'; expected 'isaac_grasp'"),
         ("format: isaac_grasp\ngrasps: []\n", "'grasps' is list; expected a mapping"),
+        ("", "found nothing \\(the file is empty\\)"),
         (
-            "format: isaac_grasp\nformat_version: 1.0\ngrasps:\n  grasp_0:\n    confidence: 1.0\n"
-            "    position: [0, 0, 0]\n    orientation: {w: 1.0, xyz: [0, 0, 0]}\n",
-            "plain Isaac-Grasp file",
+            "format: isaac_grasp\ngrasps:\n  g_0: [1, 2]\n",
+            r"grasps\.g_0: is list; expected a mapping",
         ),
         (
-            "format: isaac_grasp\nformat_version: 1.0\ngrasps:\n  g_0:\n    confidence: 1.0\n"
-            "    position: [0, 0, 0]\n    orientation: {w: 1.0, xyz: [0, 0, 0]}\n"
-            "metadata: {upstream_revision: x, seed: 0, runtime_seconds: 0.0, pose_frame: /M}\n",
-            r"grasps\.g_0\.gripper: Field required",
+            "format: isaac_grasp\nformat_version: 1.0\ngrasps:\n  grasp_0:\n    confidence: 1.0\n"
+            "    position: [nan, 0, 0]\n    orientation: {w: 1.0, xyz: [0, 0, 0]}\n",
+            r"grasps\.grasp_0\.position\.0: Input should be a valid number",
+        ),
+        (
+            "format: isaac_grasp\nformat_version: 2.0\ngrasps: {}\n",
+            r"format_version: format_version is 2\.0; expected 1\.0",
+        ),
+        (
+            "format: isaac_grasp\ngrasps:\n  g_0:\n    position: [0, 0, 0]\n"
+            "    orientation: {w: 1.0, xyz: [0, 0, 0]}\n    cspace_position: {finger: .inf}\n",
+            r"grasps\.g_0\.cspace_position\.finger: Input should be a finite number",
+        ),
+        (
+            "format: isaac_grasp\ngrasps:\n  g_0:\n    candidate_id: g_1\n    position: [0, 0, 0]"
+            "\n    orientation: {w: 1.0, xyz: [0, 0, 0]}\n",
+            "differs from its candidate_id",
+        ),
+        (
+            "format: isaac_grasp\ngrasps:\n  g_0:\n    position: [0, 0, 0]\n"
+            "    orientation: {w: 1.0, xyz: [0, 0, 0]}\n    note: !!set {a, b}\n",
+            r"grasps\.g_0\.note: input was not a valid JSON value",
+        ),
+        (
+            "format: isaac_grasp\ngrasps:\n  ? [a, b]\n  : {position: [0, 0, 0]}\n",
+            "not valid YAML: .*unhashable key",
         ),
     ],
 )
@@ -319,7 +341,9 @@ def test_evaluated_file_stays_readable_by_both_loaders(tmp_path, result, poses):
     assert "physics" not in plain
 
 
-def test_physics_ranking_is_checked(result):
+def test_a_re_ranked_file_is_read_in_its_order(result):
+    # `usdgrip plan --evaluate` orders by measured success; a later `evaluate` keeps that
+    # order with ranking "unchanged": the file is read in any order and keeps it.
     from usdgrip.contracts import GraspPhysics
 
     rates = [0.0, 1.0, 0.5, 0.5, 0.0, 0.0]
@@ -329,11 +353,13 @@ def test_physics_ranking_is_checked(result):
         )
         for (cid, c), r in zip(result.grasps.items(), rates, strict=True)
     }
-    ranked = {"physics": {"ranking": "success_rate,confidence"}}
-    with pytest.raises(ValueError, match=r"best-first within each gripper \(by success rate"):
-        GraspPlanningResult.model_validate(
-            {
-                "grasps": {k: v.model_dump() for k, v in measured.items()},
-                "metadata": result.metadata.model_copy(update=ranked).model_dump(),
-            }
+    kept = {"physics": {"ranking": "unchanged"}}
+    shuffled = dict(reversed(list(measured.items())))
+    again = parse_isaac_grasp(
+        format_isaac_grasp(
+            result.model_copy(
+                update={"grasps": shuffled, "metadata": result.metadata.model_copy(update=kept)}
+            )
         )
+    )
+    assert list(again.grasps) == list(shuffled)

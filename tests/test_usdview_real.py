@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from isaac_grasp_writers import editor_grasp, write_grasp_editor_file
 from real_usdview import (
     USDVIEW,
     one_usdview_at_a_time,
@@ -38,6 +39,12 @@ CHECK_ENV = REPO / "tests" / "usdview_real" / "check_env.py"
 #: The tote is planned on its mesh (its slots are one two-handed group): 50 asked, 10 survive.
 PLAN = {"count": 50, "seed": 0, "rows": 10}
 XVFB = ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24"]
+#: Base-link poses (the gripper's root /Gripper, 0.13 m behind its site along +Z) of three
+#: grasps above the tote, looking down, as Isaac Sim's Grasp Editor would write them.
+EDITOR_GRASPS = {
+    name: np.array([[1.0, 0, 0, x], [0, -1.0, 0, 0], [0, 0, -1.0, 0.35], [0, 0, 0, 1.0]])
+    for name, x in (("grasp_0", -0.1), ("grasp_1", 0.0), ("off", 0.1))
+}
 
 
 def _usdgrip_env_lines(pythonpath: str) -> str:
@@ -99,7 +106,15 @@ def _drive(work: Path, record: Path) -> None:
     (work / "shots").mkdir(parents=True)
     fixable = work / "GR.003-gripper-grip-line.usda"
     shutil.copyfile(EXAMPLES / "broken" / fixable.name, fixable)
+    editor = write_grasp_editor_file(
+        work / "editor.yaml",
+        "/World/tote/Tote",
+        "/World/Robot/Gripper",
+        {name: editor_grasp(pose, 1.0, {"finger_joint": 0.4}, {"finger_joint": 0.0})
+         for name, pose in EDITOR_GRASPS.items()},
+    )  # fmt: skip
     config = {
+        "editor": str(editor),
         "fixable": str(fixable),
         "broken": sorted(str(p) for p in (EXAMPLES / "broken").glob("*.usda")),
         "export": str(work / "exported.yaml"),
@@ -237,6 +252,22 @@ def _pixels(path: str) -> np.ndarray:
     from PIL import Image
 
     return np.asarray(Image.open(path).convert("RGB"), dtype=np.int32)
+
+
+def test_load_grasps_shows_a_grasp_editor_file_converted_to_the_site(run):
+    load = run["steps"]["load"]
+    assert load["rows"] == 3 and load["labels"] == ["grasp_0", "grasp_1", "off"]
+    assert load["message"] == "3 candidate(s)."
+    assert load["status"].startswith("usdgrip: 3 grasp candidates on /Tote; grasps ")
+    assert (
+        "the file's gripper_frame '/World/Robot/Gripper' (found by suffix at </Gripper>)"
+        in (load["status"])
+    )
+    assert len(load["layers"]["grasps"]) == 3
+    to_site = np.eye(4)
+    to_site[2, 3] = 0.13  # T_F_G of examples/gripper.usda
+    expected = np.array(list(EDITOR_GRASPS.values())) @ to_site
+    np.testing.assert_allclose(np.array(load["poses"]), expected, atol=1e-9)
 
 
 def test_storm_drew_the_overlays_where_they_are(run):

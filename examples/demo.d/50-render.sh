@@ -7,3 +7,8 @@ echo "\$ usdgrip render examples/tote.usda --slots --grasps out/tote_grasps.yaml
 usdgrip render examples/tote.usda --slots --grasps out/tote_grasps.yaml -o out/tote.png
 echo "\$ usdgrip render examples/gripper.usda -o out/gripper.png"
 usdgrip render examples/gripper.usda -o out/gripper.png
+echo "\$ usdgrip render examples/mug.usda --grasps out/mug_grasp_editor_evaluated.yaml --gripper examples/gripper.usda:/Gripper/tcp -o out/mug_editor.png"
+if [ -f out/mug_grasp_editor_evaluated.yaml ]; then
+    usdgrip render examples/mug.usda --grasps out/mug_grasp_editor_evaluated.yaml \
+        --gripper examples/gripper.usda:/Gripper/tcp -o out/mug_editor.png 2>/dev/null
+fi

@@ -23,6 +23,7 @@ planner resolves them on the stage.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -32,10 +33,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
@@ -52,7 +53,6 @@ FORMAT_VERSION = 1.0
 UNIT_NORM_TOLERANCE = 1e-6
 
 _PRIM_PATH = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)+$")
-_CANDIDATE_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 
 #: A finite float; ints are accepted and converted, strings and bools are not.
 Finite = Annotated[float, Strict(), Field(allow_inf_nan=False), AfterValidator(float)]
@@ -162,28 +162,17 @@ class GraspOrientation(_Contract):
         return self
 
 
-def _yaml_tag(value: str) -> str:
-    # The tag YAML's implicit resolvers give a plain scalar (what safe_load would build).
-    return yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, (True, False))
+#: Longest grasp key read or written (a file's keys are whatever strings it holds).
+MAX_CANDIDATE_ID_LENGTH = 1024
 
-
-def _check_candidate_id(value: str) -> str:
-    # YAML must read the key back as the same string (no numbers, booleans or nulls).
-    if not _CANDIDATE_ID.match(value) or _yaml_tag(value) != "tag:yaml.org,2002:str":
-        raise ValueError(
-            f"candidate_id {value!r} is not usable as an Isaac-Grasp key; expected a string "
-            "that starts with a letter or '_', uses letters, digits, '_', '.', '-', and that "
-            "YAML does not read as a number, boolean or null (e.g. 'g_1a2b3c4d_antipodal_0007')"
-        )
-    return value
-
-
-CandidateId = Annotated[
-    str,
-    Strict(),
-    AfterValidator(_check_candidate_id),
-    Field(json_schema_extra={"pattern": _CANDIDATE_ID.pattern}),
-]
+#: A grasp's key in the file: any non-empty string (the planner's ids look like
+#: ``g_1a2b3c4d_antipodal_0007``; other tools write ``grasp_0``, ``"grasp_0"``, a joint-like
+#: ``off``). The writer quotes a key that YAML would otherwise read as a number, boolean or
+#: null, and the reader takes every key as the text the file holds, so any key round-trips.
+CandidateId = Annotated[str, Strict(), Field(min_length=1, max_length=MAX_CANDIDATE_ID_LENGTH)]
+#: A joint's DOF position: Isaac Sim's units (radians for a revolute joint, metres for a
+#: prismatic one), keyed by the joint's name (Isaac Sim's DOF name, the joint prim's name).
+JointPositions = dict[NonEmptyStr, Finite]
 
 
 #: Outcome of a physics trial (docs/physics.md, "Protocol").
@@ -234,25 +223,46 @@ class GraspPhysics(_Contract):
         return self
 
 
-class GraspCandidate(_Contract):
-    """One extended Isaac-Grasp entry for one concrete gripper.
+class _FileRecord(_Contract):
+    """A record of an Isaac-Grasp file: keys it does not know are kept, as plain data.
 
-    ``position`` and ``orientation`` form ``T_M_G`` (metres). ``confidence``
-    is a backend ranking score (higher first) within one gripper, not a
-    calibrated probability and not comparable across grippers.
+    Another tool's keys (GraspDataGen's ``bite_point``, ``created_with``...) are read into
+    ``model_extra`` and written back unchanged, after the known keys.
+    """
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, JsonValue]
+
+
+class GraspCandidate(_FileRecord):
+    """One extended Isaac-Grasp entry, for one concrete gripper when the file says which.
+
+    ``position`` and ``orientation`` form ``T_M_G`` (metres), or, when the file names a
+    ``gripper_frame`` other than the site's grasp frame (Isaac Sim's Grasp Editor, helper
+    code converts them), that frame's pose in M. ``confidence`` is a backend ranking score
+    (higher first) within one gripper, not a calibrated probability and not comparable
+    across grippers; ``None`` when the file has none (GraspDataGen's hand-written inputs).
     ``candidate_id`` stays stable across later planning stages.
     ``generation_method`` names the backend branch that proposed it; ``slot``,
     ``grasp_line`` and ``group`` say what it was sampled on (its provenance, as data).
+    ``gripper`` is ``None`` in another tool's file (it does not say); evaluate and render
+    take the gripper from the caller. Keys the model does not know are kept (``model_extra``).
     """
 
     candidate_id: CandidateId
-    gripper: GripperRef
-    confidence: Finite
+    gripper: GripperRef | None = None
+    """The gripper site the entry is for; ``None`` when the file does not say (not usdgrip's)."""
+    confidence: Finite | None = None
     generation_method: NonEmptyStr | None = None
     position: Vector3
-    """Origin of G in the object frame M (metres)."""
+    """Origin of G (or of the file's gripper frame) in the object frame M (metres)."""
     orientation: GraspOrientation
-    """Rotation of G in the object frame M."""
+    """Rotation of G (or of the file's gripper frame) in the object frame M."""
+    cspace_position: JointPositions | None = None
+    """Joint positions of the closed grasp, by joint name (Isaac Sim's Grasp Editor and
+    GraspDataGen: the active or driven DOFs; radians or metres), or ``None``."""
+    pregrasp_cspace_position: JointPositions | None = None
+    """Joint positions before closing (the open hand), by joint name, or ``None``."""
     width: Annotated[Finite, Field(gt=0)] | None = None
     """Jaw opening to use at this grasp (metres): the contact width for antipodal
     candidates, the site's max opening for slot candidates."""
@@ -297,74 +307,65 @@ class GraspPlanningMetadata(_Contract):
     ``ranking`` (``success_rate,confidence`` when entries are ordered by measured success)."""
 
 
-def _rank_key(candidate: GraspCandidate, by_physics: bool) -> tuple[float, float]:
-    """Sort key, larger is better: (measured success rate, confidence) or (0, confidence)."""
-    if by_physics:
-        rate = candidate.physics.success_rate if candidate.physics is not None else -1.0
-        return (rate, candidate.confidence)
-    return (0.0, candidate.confidence)
+def _check_format_version(value: Any) -> float | str:
+    # Isaac Sim's importer warns unless the version is 1.0 within 1e-10, and casts a string
+    # that reads as a number (GraspDataGen writes the string '1.0'): so do we, keeping its type.
+    number = math.nan
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number, value = float(value), float(value)
+    elif isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            number = float(value)
+    if not math.isfinite(number) or abs(number - FORMAT_VERSION) > 1e-10:
+        raise ValueError(f"format_version is {value!r}; expected {FORMAT_VERSION} (or '1.0')")
+    return value
 
 
-class GraspPlanningResult(_Contract):
-    """Extended NVIDIA Isaac-Grasp result.
+class GraspPlanningResult(_FileRecord):
+    """Extended NVIDIA Isaac-Grasp result, or any Isaac-Grasp file read.
 
     ``format``, ``format_version`` and ``grasps`` stay readable by Isaac Sim's
     grasp importer and GraspGen's loader. Candidate ids are the mapping keys
-    (and equal each entry's ``candidate_id``). Entries are best-first for each
-    gripper, grippers contiguous; the planner emits them in request order.
-    Best-first means by ``confidence``, or, when ``metadata.physics["ranking"]``
-    is ``success_rate,confidence`` (``usdgrip plan --evaluate``), by measured
-    ``physics.success_rate`` and then ``confidence``.
+    (and equal each entry's ``candidate_id``). The planner emits entries best-first for
+    each gripper (by ``confidence``), grippers contiguous and in request order;
+    ``usdgrip plan --evaluate`` orders them by measured ``physics.success_rate``, then
+    ``confidence`` (``metadata.physics["ranking"]`` says which). A file is read in any
+    order and keeps it.
+
+    Another tool's file (Isaac Sim's Grasp Editor, GraspGen, GraspDataGen) has no
+    ``metadata`` (``None``) until ``usdgrip evaluate`` adds one, may name the frames its
+    poses are in (``object_frame``, ``gripper_frame``: Isaac Sim's Grasp Editor; GraspDataGen's
+    ``gripper_frame_link`` is kept in ``model_extra``) and keeps every key usdgrip does
+    not know (``model_extra``).
     """
 
     format: Literal["isaac_grasp"] = "isaac_grasp"
-    format_version: Finite = FORMAT_VERSION
+    format_version: Annotated[float | str, BeforeValidator(_check_format_version)] = FORMAT_VERSION
+    """1.0, or a string that reads as 1.0 (kept as the file wrote it)."""
+    object_frame: NonEmptyStr | None = None
+    """The prim the poses are relative to, as the writer named it (Isaac Sim's Grasp Editor:
+    the rigid body frame picked in its UI), or ``None``."""
+    gripper_frame: NonEmptyStr | None = None
+    """The gripper prim whose pose each entry is (Isaac Sim's Grasp Editor: the frame picked
+    in its UI, usually the base link), or ``None``: the site's grasp frame G."""
     grasps: dict[CandidateId, GraspCandidate] = Field(default_factory=dict)
-    metadata: GraspPlanningMetadata
-
-    @field_validator("format_version")
-    @classmethod
-    def _version(cls, value: float) -> float:
-        if abs(value - FORMAT_VERSION) > 1e-10:
-            raise ValueError(f"format_version is {value}; expected {FORMAT_VERSION}")
-        return value
+    metadata: GraspPlanningMetadata | None = None
+    """usdgrip's extension (``None`` in another tool's file that usdgrip has not evaluated)."""
 
     @model_validator(mode="after")
-    def _order(self) -> GraspPlanningResult:
-        finished: set[GripperRef] = set()
-        previous: GraspCandidate | None = None
-        physics = self.metadata.physics or {}
-        by_physics = physics.get("ranking") == "success_rate,confidence"
+    def _keys(self) -> GraspPlanningResult:
         for key, candidate in self.grasps.items():
             if key != candidate.candidate_id:
                 raise ValueError(
                     f"grasps key {key!r} differs from its candidate_id "
                     f"{candidate.candidate_id!r}; the key must be the candidate id"
                 )
-            if previous is not None and previous.gripper != candidate.gripper:
-                finished.add(previous.gripper)
-                previous = None
-            if candidate.gripper in finished:
-                raise ValueError(
-                    f"candidate {key!r}: entries of gripper {candidate.gripper} are not "
-                    "contiguous; expected all entries of one gripper together"
-                )
-            if previous is not None and _rank_key(candidate, by_physics) > _rank_key(
-                previous, by_physics
-            ):
-                order = "success rate, then confidence" if by_physics else "confidence"
-                raise ValueError(
-                    f"candidate {key!r} (confidence {candidate.confidence}) follows "
-                    f"{previous.candidate_id!r} (confidence {previous.confidence}); expected "
-                    f"entries best-first within each gripper (by {order})"
-                )
-            previous = candidate
         return self
 
     @property
     def grippers(self) -> tuple[GripperRef, ...]:
-        """Grippers that have candidates, in file order."""
-        return tuple(dict.fromkeys(c.gripper for c in self.grasps.values()))
+        """Grippers that entries name, in file order (entries naming none are not counted)."""
+        return tuple(dict.fromkeys(c.gripper for c in self.grasps.values() if c.gripper))
 
     def get_candidates(self, gripper: GripperRef) -> list[GraspCandidate]:
         """Candidates of one gripper, best first."""

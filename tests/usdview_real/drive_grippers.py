@@ -9,7 +9,8 @@ to ``$USDGRIP_E2E_OUT`` for tests/test_usdview_real.py to assert on.
 
 Settings come from ``$USDGRIP_E2E`` (JSON): ``broken`` (files), ``fixable`` (a
 copy of a file with a fixable issue, fixed into its root layer and saved),
-``gripper``, ``count``, ``seed`` (planning), ``export`` (YAML path), ``shots``
+``gripper``, ``count``, ``seed`` (planning), ``export`` (YAML path), ``editor`` (a Grasp
+Editor file for Load Grasps…), ``shots``
 (folder for viewport grabs) and, optionally, ``screenshots`` (folder for the
 README's pictures).
 """
@@ -338,6 +339,28 @@ def _drive(app, config, out):
         "rows": candidates.rowCount(),
         "status": status(),
     }
+
+    # --- Load Grasps…: another writer's file (Isaac Sim's Grasp Editor), converted to G ----------
+    trigger("Grippers", "Load Grasps…")
+    load = _dialog(QtWidgets, window, "Grippers: load grasps")
+    load.findChild(QtWidgets.QLineEdit, "graspFile").setText(config["editor"])
+    edit = load.findChild(QtWidgets.QLineEdit, "gripperAsset")
+    edit.setText(config["gripper"])
+    edit.editingFinished.emit()
+    load.findChild(QtWidgets.QComboBox, "site").setCurrentText("/Gripper/tcp")
+    settle()
+    load.findChild(QtWidgets.QPushButton, "run").click()
+    wait_for(lambda: not load.isRunning())
+    loaded = candidates.grasps()
+    steps["load"] = {
+        "message": load.findChild(QtWidgets.QLabel, "message").text(),
+        "rows": candidates.rowCount(),
+        "labels": [candidates.table().item(r, 1).text() for r in range(candidates.rowCount())],
+        "status": status(),
+        "poses": loaded.poses.tolist() if loaded is not None else None,
+        "layers": layers(),
+    }
+    load.findChild(QtWidgets.QPushButton, "cancel").click()
 
     # --- Clear ----------------------------------------------------------------------------------
     trigger("Grippers", "Clear Overlays")

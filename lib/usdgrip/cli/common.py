@@ -9,6 +9,7 @@ worded with the flag), the progress bar, pose formatting and the physics summary
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -215,6 +216,8 @@ def print_grasps_summary(result: Any, output: Path, show: int, stream: TextIO) -
     methods: dict[str, list[Any]] = {}
     for c in evaluated:
         methods.setdefault(c.generation_method or "unknown", []).append(c)
+    if set(methods) == {"unknown"}:  # another tool's file names no method: no line for it
+        methods = {}
     parts = []
     for method, group in methods.items():
         s = summarize_evaluations([_Row(c.physics) for c in group])
@@ -224,13 +227,18 @@ def print_grasps_summary(result: Any, output: Path, show: int, stream: TextIO) -
         )
     if parts:
         stream.write(f"  by method: {'; '.join(parts)}\n")
+
+    def confidence(c: Any) -> float:
+        return c.confidence if c.confidence is not None else -math.inf
+
     best = sorted(
-        evaluated, key=lambda c: (-c.physics.success_rate, -c.confidence, c.candidate_id)
+        evaluated, key=lambda c: (-c.physics.success_rate, -confidence(c), c.candidate_id)
     )[:show]
     if best:
         stream.write(f"  top {len(best)} (success rate, confidence, method, first trial):\n")
     for c in best:
+        score = f"{c.confidence:.3f}" if c.confidence is not None else "    -"
         stream.write(
-            f"    {c.candidate_id}  {100 * c.physics.success_rate:3.0f}%  {c.confidence:.3f}  "
+            f"    {c.candidate_id}  {100 * c.physics.success_rate:3.0f}%  {score}  "
             f"{c.generation_method or '-':<9} {c.physics.outcome}\n"
         )

@@ -32,8 +32,14 @@ dropped_shake, slipped_shake, unstable. --trials N repeats with seeded perturbat
 the pose, friction and mass; success_rate = trials held / N. docs/physics.md has the
 protocol and every parameter.
 
---grasps IN.yaml (from `usdgrip plan`): OUT is the same Isaac-Grasp file, order and
-candidate ids unchanged, with a `physics` mapping per grasp and metadata.physics.
+--grasps IN.yaml: an Isaac-Grasp file of any writer (`usdgrip plan`, before or after
+--evaluate, Isaac Sim's Grasp Editor, GraspGen, GraspDataGen). OUT is the same file, order,
+keys and poses unchanged, with a `physics` mapping per grasp and metadata.physics (another
+tool's file gains a `metadata`). Poses of a gripper frame other than the site's grasp
+frame (the file's gripper_frame / gripper_frame_link, or --gripper-frame PRIM) are
+converted with the transform between that prim and the site in the gripper file; a file
+that names no frame is read as the site's grasp frame. A warning (and metadata) says
+what was assumed.
 --targets SAMPLES.json (from `usdgrip sample --format json`): every candidate's
 end-effector targets are that many hands closing and lifting together (two-handed slot
 groups); OUT is JSON with per candidate its targets, outcome and success_rate.
@@ -83,7 +89,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument(
-        "--grasps", metavar="IN.yaml", help="Isaac-Grasp file written by `usdgrip plan`"
+        "--grasps",
+        metavar="IN.yaml",
+        help="Isaac-Grasp file of any writer (usdgrip, Isaac Sim Grasp Editor, GraspGen, "
+        "GraspDataGen)",
     )
     what.add_argument(
         "--targets",
@@ -101,6 +110,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output",
         metavar="OUT",
         help="output file (YAML or JSON); required, but with --lines: default stdout",
+    )
+    parser.add_argument(
+        "--gripper-frame",
+        metavar="PRIM",
+        help="--grasps: the prim of the gripper file the poses are of (default: the file's "
+        "gripper_frame / gripper_frame_link, else the site's grasp frame)",
     )
     parser.add_argument(
         "--format",
@@ -155,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--show {args.show}: not with --lines (the report lists every line's grasp)"
             )
+        if args.gripper_frame is not None:
+            raise ValueError(f"--gripper-frame {args.gripper_frame}: only with --grasps")
         return run_lines(args)
     show = DEFAULT_SHOW if args.show is None else args.show
     for option, value in (
@@ -166,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
     for option, value in (("--object PRIM", args.object), ("-o OUT", args.output)):
         if value is None:
             raise ValueError(f"{option} is required with --grasps and --targets")
+    if args.gripper_frame is not None and not args.grasps:
+        raise ValueError(f"--gripper-frame {args.gripper_frame}: only with --grasps")
     gripper = parse_gripper(args.gripper)
     output = Path(args.output)
     data_file = args.grasps or args.targets
@@ -183,7 +202,15 @@ def run(args: argparse.Namespace) -> int:
         read = read_evaluation_inputs(geometry, [gripper], options, None, stages)
         if args.grasps:
             result = evaluate_grasps(
-                source, geometry, gripper, options=options, inputs=read, progress=bar
+                source,
+                geometry,
+                gripper,
+                options=options,
+                inputs=read,
+                stages=stages,
+                progress=bar,
+                gripper_frame=args.gripper_frame,
+                grasps_name=args.grasps,
             )
         else:
             report = evaluate_targets(
@@ -195,7 +222,8 @@ def run(args: argparse.Namespace) -> int:
     if args.grasps:
         write_isaac_grasp(result, output)
         held = any(c.physics and c.physics.success_rate > 0 for c in result.grasps.values())
-        warnings = result.metadata.warnings[len(source.metadata.warnings) :]
+        known = len(source.metadata.warnings) if source.metadata is not None else 0
+        warnings = result.metadata.warnings[known:]
         if not args.quiet:
             print_grasps_summary(result, output, show, summary_to)
     else:

@@ -10,20 +10,53 @@ NAME = "render"
 ORDER = 60
 HELP = "draw an object, its gripper sites, slots and grasps to a PNG (no viewer needed)"
 DESCRIPTION = """Draw FILE to a PNG with matplotlib (headless): the object's meshes (--prim,
-default the stage's default prim), every gripper site's grasp frame (X red = closing,
-Y green, Z blue = approach), with --slots the object's grasp slots (offset range along Up,
-tilt fan, closing axis; colour = group), and with --grasps an Isaac-Grasp YAML drawn as
-gripper wireframes at the open width, coloured red (low) to green (high) confidence.
-Grasp poses are relative to the object prim (the file's metadata.pose_frame when --prim
-is not given). The PNG is written atomically (a device or named pipe, /dev/stdout too,
-is written in place; `-` is refused: a PNG is binary).
-Exit 0 ok, 2 bad input (file, prim, grasps file, output path)."""
+default the stage's default prim; its outline seen from --view and its creases), every
+gripper site's grasp frame (X red = closing, Y green, Z blue = approach), with --slots
+the object's grasp slots (offset range along Up, tilt fan, closing axis; colour = group),
+and with --grasps gripper wireframes at the open width.
+
+--grasps takes an Isaac-Grasp YAML of any writer (usdgrip plan or evaluate, Isaac Sim's
+Grasp Editor, GraspGen, GraspDataGen), `usdgrip sample --format json` output or `usdgrip
+evaluate --targets` output (told apart by content; a candidate's hands are joined by a
+line). Colours (--color-by; a legend says which): success = measured success rate, red
+0% to green 100% (the default for evaluated grasps); confidence = red lowest to green
+highest of the file (the default otherwise); samples, which have neither, one colour per
+candidate. Grasp poses are relative to the object prim (the file's metadata.pose_frame
+when --prim is not given). Poses of another gripper frame (the file's gripper_frame /
+gripper_frame_link, or --gripper-frame) are converted to the grasp frame of --gripper
+FILE:/SITE; without --gripper they are drawn as they are, with a warning.
+
+The PNG is written atomically (a device or named pipe, /dev/stdout too, is written in
+place; `-` is refused: a PNG is binary).
+Exit 0 ok, 2 bad input (file, prim, grasps file, gripper frame, --color-by without the
+values, output path)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="USD file (.usd, .usda, .usdc, .usdz)")
     parser.add_argument("--prim", help="object prim, e.g. /Tote (default: the default prim)")
-    parser.add_argument("--grasps", help="Isaac-Grasp YAML to draw (from `usdgrip plan`)")
+    parser.add_argument(
+        "--grasps",
+        help="grasps to draw: Isaac-Grasp YAML (any writer), `usdgrip sample --format json` or "
+        "`usdgrip evaluate --targets` output",
+    )
+    parser.add_argument(
+        "--color-by",
+        choices=("confidence", "success"),
+        help="colour the grasps by confidence or measured success (default: success when "
+        "they were evaluated, else confidence)",
+    )
+    parser.add_argument(
+        "--gripper",
+        metavar="FILE:/SITE",
+        help="the gripper site another tool's poses are converted to (and its opening drawn)",
+    )
+    parser.add_argument(
+        "--gripper-frame",
+        metavar="PRIM",
+        help="with --gripper: the prim of its file the poses are of (default: the file's "
+        "gripper_frame / gripper_frame_link, else the site's grasp frame)",
+    )
     parser.add_argument("--slots", action="store_true", help="draw the object's grasp slots")
     parser.add_argument("--no-sites", action="store_true", help="do not draw gripper sites")
     parser.add_argument("-o", "--output", required=True, help="PNG to write, e.g. view.png")
@@ -63,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
         check_view_options((width, height), args.dpi, elevation, azimuth)
     except ValueError as exc:
         raise ValueError(f"--{exc}") from None  # its messages start with the option name
+    from usdgrip.contracts import parse_gripper
+
+    gripper = parse_gripper(args.gripper) if args.gripper else None
     if args.grasps:
         check_output_path(args.output, [args.grasps])
     if Path(args.output).is_dir():
@@ -83,6 +119,9 @@ def run(args: argparse.Namespace) -> int:
         dpi=args.dpi,
         elevation=elevation,
         azimuth=azimuth,
+        gripper=gripper,
+        gripper_frame=args.gripper_frame,
+        color_by=args.color_by,
     )
     parts = [f"{summary.triangles} triangles"]
     if not args.no_sites:
@@ -93,6 +132,6 @@ def run(args: argparse.Namespace) -> int:
         parts.append(f"{summary.grasps} grasp(s)")
     shown = display_path(summary.output)
     print(f"wrote {shown}: {summary.object_path or 'stage'}, {', '.join(parts)}")
-    for text in summary.skipped:  # never silent: what is not in the picture, and why
+    for text in (*summary.notes, *summary.skipped):  # never silent: assumed, left out
         print(f"warning: {text}", file=sys.stderr)
     return 0

@@ -32,7 +32,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from usdgrip.contracts import GeometryRef, GraspPhysics, GraspPlanningResult, GripperRef
+from usdgrip.contracts import (
+    GeometryRef,
+    GraspPhysics,
+    GraspPlanningMetadata,
+    GraspPlanningResult,
+    GripperRef,
+)
 from usdgrip.errors import GripperError
 from usdgrip.grasping.inputs import GraspInputs, Gripper, StageSource, read_grasp_inputs
 from usdgrip.grasping.options import EvaluationOptions, make_evaluation_options
@@ -357,19 +363,23 @@ def evaluate_grasps(
     stages: Mapping[str | os.PathLike[str], Any] | StageSource | None = None,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
+    gripper_frame: str | None = None,
+    grasps_name: str | None = None,
     **legacy: Any,
 ) -> GraspPlanningResult:
-    """Grasp-and-lift every candidate of a plan; the result with ``physics`` added.
+    """Grasp-and-lift every candidate of a grasp file; the result with ``physics`` added.
 
     Args:
-        result_or_path: a :class:`GraspPlanningResult` or an extended Isaac-Grasp file.
-        object: the object the grasps were planned for (its prim must be the result's
-            ``metadata.pose_frame``); may be left out when ``inputs`` are given.
-        gripper: the gripper site to simulate; ``None``: every gripper of the result
-            (each read from the path its entries name). Given, it must be one of the
-            result's grippers (same prim, same file), and only its candidates are evaluated.
-            A gripper the one rule refuses is skipped with a warning (an error when none
-            is left).
+        result_or_path: a :class:`GraspPlanningResult` or an Isaac-Grasp file of any writer
+            (usdgrip, Isaac Sim's Grasp Editor, GraspGen, GraspDataGen; read by
+            :func:`~usdgrip.grasping.isaac_yaml.read_isaac_grasp`).
+        object: the object the grasps are for (a usdgrip file's ``metadata.pose_frame``
+            must be its prim); may be left out when ``inputs`` are given.
+        gripper: the gripper site to simulate; ``None``: every gripper the entries name
+            (each read from the path its entries name). Given, it must be one of them
+            (same prim, same file), and only its candidates and the entries that name no
+            gripper (another tool's file) are evaluated. A gripper the one rule refuses is
+            skipped with a warning (an error when none is left).
         options: the evaluation options (:class:`EvaluationOptions`: trials, force,
             friction, density, support, gripper model, jobs, seed, engine parameters,
             cache, engine).
@@ -382,6 +392,12 @@ def evaluate_grasps(
         progress: ``progress(message, fraction)``.
         cancel: polled between candidates; True stops with
             :class:`~usdgrip.grasping.physics.EvaluationCancelled`.
+        gripper_frame: the prim of the gripper asset the file's poses are of (the CLI's
+            ``--gripper-frame``), replacing the file's ``gripper_frame`` /
+            ``gripper_frame_link``; ``None``: the file's, else the site's grasp frame G
+            (:func:`~usdgrip.grasping.pose_frames.resolve_pose_frames`).
+        grasps_name: how warnings name the grasps (the CLI: the file it read); default
+            the path given, else ``grasps``.
         **legacy: the old keywords (``trials=``, ``force=``, ``friction=``, ``density=``,
             ``scene=``, ``support=``, ``table=``, ``gripper_model=``, ``jobs=``, ``seed=``,
             ``params=``, ``cache_dir=``): :class:`EvaluationOptions`' fields, a shim for
@@ -390,21 +406,31 @@ def evaluate_grasps(
     Returns:
         A new result: every evaluated entry has ``physics`` (success_rate, trials,
         outcome of trial 0, outcome counts, what the open hand hit); ``metadata.physics``
-        holds the engine, every parameter, what was read and assumed, the summary and the
-        runtime; ``metadata.warnings`` adds every default taken. Candidate ids are unchanged.
+        holds the engine, every parameter, what was read and assumed (the pose frames
+        included), the summary and the runtime; ``metadata.warnings`` adds every default
+        taken. Candidate ids, poses and every other key are unchanged; another tool's
+        file gains a ``metadata`` saying how it was evaluated.
 
     Raises:
-        GripperError: unreadable input (file, prim, mesh, site, physics attributes), no
-            usable gripper.
+        GripperError: unreadable input (file, prim, mesh, site, physics attributes, the
+            file's gripper frame), no usable gripper.
         ValueError, TypeError: a bad option, naming it; options with the old keywords.
     """
-    from usdgrip.grasping.isaac_yaml import compute_candidate_pose, read_isaac_grasp
+    from usdgrip.grasping.isaac_yaml import (
+        compute_candidate_poses,
+        describe_writer,
+        read_isaac_grasp,
+    )
+    from usdgrip.grasping.pose_frames import resolve_pose_frames
 
+    started = time.perf_counter()
     options = make_evaluation_options(options, legacy, "evaluate_grasps")
+    label = f"grasps {grasps_name}" if grasps_name else "grasps"
     if isinstance(result_or_path, GraspPlanningResult):
         result = result_or_path
     elif isinstance(result_or_path, str | os.PathLike):
         result = read_isaac_grasp(result_or_path)
+        label = f"grasps {grasps_name or os.fspath(result_or_path)}"
     else:
         raise TypeError(
             f"result_or_path is {type(result_or_path).__name__}; expected a "
@@ -414,34 +440,50 @@ def evaluate_grasps(
         object = inputs.object.geometry
     if not isinstance(object, GeometryRef):
         raise TypeError(f"object is {type(object).__name__}; expected a GeometryRef")
-    if result.metadata.pose_frame != object.prim_path:
+    if result.metadata is not None and result.metadata.pose_frame != object.prim_path:
         raise ValueError(
             f"the grasps are in the frame of <{result.metadata.pose_frame}> "
             f"(metadata.pose_frame), not of the object <{object.prim_path}>; evaluate them "
             "with the object they were planned for"
         )
+    if gripper_frame is not None and (not isinstance(gripper_frame, str) or not gripper_frame):
+        raise TypeError(f"gripper_frame is {gripper_frame!r}; expected a prim path or None")
     targets = _choose_grippers(result, gripper)
+    source = StageSource(stages)
     inputs = read_evaluation_inputs(
-        object, [read_as for _, read_as in targets], options, inputs, stages
+        object, [read_as for _, read_as in targets], options, inputs, source
     )
     # A result without grasps names no gripper: nothing to simulate, nothing to build.
     world = build_physics_world(inputs, options) if result.grasps else None
     new_grasps = dict(result.grasps)
     notes: list[Note] = []
     physics_meta: dict[str, Any] = {}
+    all_poses = compute_candidate_poses(result)
+    rows = {cid: row for row, cid in enumerate(result.grasps)}
     for index, (listed, read_as) in enumerate(targets):
         record = inputs.find_gripper(read_as)
         if record.skipped is not None:
             notes.append(record.skipped)
             continue
+        frames = resolve_pose_frames(
+            result,
+            record.site.path,
+            record.site.grasp_frame,
+            object.prim_path,
+            source.open(read_as.asset_path),
+            gripper_frame,
+            label,
+        )
         hand = build_physics_hand(record, options)
-        for note in (*world.notes, *hand.notes):
+        for note in (*world.notes, *hand.notes, *frames.notes):
             if note not in notes:
                 notes.append(note)
-        ids = [cid for cid, c in result.grasps.items() if c.gripper == listed]
-        poses = np.array([compute_candidate_pose(result.grasps[c]) for c in ids]).reshape(-1, 4, 4)
+        ids = [cid for cid, c in result.grasps.items() if c.gripper in listed]
+        poses = frames.convert(all_poses[[rows[cid] for cid in ids]])
         share = (lambda m, f, i=index: progress(m, (i + f) / len(targets))) if progress else None
         evaluated, meta = run_physics(world, hand, poses, options, share, cancel)
+        if frames.gripper_frame is not None or result.metadata is None:
+            meta["pose_frames"] = frames.to_record()
         for cid, evaluation in zip(ids, evaluated, strict=True):
             new_grasps[cid] = new_grasps[cid].model_copy(
                 update={"physics": GraspPhysics(**evaluation.to_record())}
@@ -449,45 +491,71 @@ def evaluate_grasps(
         if len(targets) == 1:
             physics_meta = meta
         else:
-            physics_meta.setdefault("grippers", {})[str(listed)] = meta
+            physics_meta.setdefault("grippers", {})[str(read_as)] = meta
     if rank:
         new_grasps = _rank_by_success(new_grasps)
     physics_meta["ranking"] = RANKING_PHYSICS if rank else RANKING_KEPT
-    mode = result.metadata.generation_mode
-    if rank:
-        note = (
-            f"ranking=physics success_rate then confidence (trials={options.trials}, "
-            f"seed={options.seed})"
+    ranking = (
+        f"ranking=physics success_rate then confidence (trials={options.trials}, "
+        f"seed={options.seed})"
+        if rank
+        else None
+    )
+    if result.metadata is None:  # another tool's file: usdgrip says how it evaluated it
+        import usdgrip
+
+        origin = f"grasps read from a file of {describe_writer(result)}, not planned by usdgrip"
+        metadata = GraspPlanningMetadata(
+            upstream_revision=f"usdgrip {usdgrip.__version__}",
+            seed=options.seed,
+            runtime_seconds=time.perf_counter() - started,
+            pose_frame=object.prim_path,
+            generation_mode=f"{origin}; {ranking}" if ranking else origin,
+            warnings=render_notes(notes),
+            physics=physics_meta,
         )
-        mode = f"{mode}; {note}" if mode else note
-    metadata = result.metadata.model_copy(
-        update={
-            "physics": physics_meta,
-            "generation_mode": mode,
-            "warnings": tuple(result.metadata.warnings) + render_notes(notes),
-        }
-    )
-    return GraspPlanningResult.model_validate(
-        {
-            **result.model_dump(exclude={"grasps", "metadata"}),
-            "grasps": {k: v.model_dump() for k, v in new_grasps.items()},
-            "metadata": metadata.model_dump(),
-        }
-    )
+    else:
+        mode = result.metadata.generation_mode
+        if ranking:
+            mode = f"{mode}; {ranking}" if mode else ranking
+        metadata = result.metadata.model_copy(
+            update={
+                "physics": physics_meta,
+                "generation_mode": mode,
+                "warnings": tuple(result.metadata.warnings) + render_notes(notes),
+            }
+        )
+    # The entries as read, plus physics: every key they hold is written back.
+    return result.model_copy(update={"grasps": new_grasps, "metadata": metadata})
 
 
 def _choose_grippers(
     result: GraspPlanningResult, gripper: GripperRef | None
-) -> list[tuple[GripperRef, GripperRef]]:
-    """(gripper as the result names it, gripper to read) for each gripper to evaluate."""
+) -> list[tuple[tuple[GripperRef | None, ...], GripperRef]]:
+    """(the entries' ``gripper`` values it evaluates, gripper to read) for each gripper.
+
+    Entries naming no gripper (another tool's file) are the given ``gripper``'s.
+
+    Raises:
+        ValueError: no ``gripper`` for entries that name none; a ``gripper`` the entries
+            do not name (and no entry without one).
+    """
     listed = result.grippers
+    unnamed = any(c.gripper is None for c in result.grasps.values())
     if gripper is None:
-        return [(g, g) for g in listed]
+        if unnamed:
+            raise ValueError(
+                "the grasps name no gripper (another tool's Isaac-Grasp file); give the "
+                "gripper site to simulate (--gripper FILE:/SITE)"
+            )
+        return [((g,), g) for g in listed]
     if not isinstance(gripper, GripperRef):
         raise TypeError(f"gripper is {type(gripper).__name__}; expected a GripperRef")
     for g in listed:
         if g.prim_path == gripper.prim_path and is_same_file(g.asset_path, gripper.asset_path):
-            return [(g, gripper)]
+            return [((g, None), gripper)]
+    if unnamed:
+        return [((None,), gripper)]
     names = ", ".join(str(g) for g in listed) or "none (the result has no candidates)"
     raise ValueError(f"gripper {gripper} has no candidates in the grasps; they are for: {names}")
 
@@ -502,7 +570,7 @@ def _rank_by_success(grasps: dict[str, Any]) -> dict[str, Any]:
         candidates.sort(
             key=lambda c: (
                 -(c.physics.success_rate if c.physics else -1.0),
-                -c.confidence,
+                -(c.confidence if c.confidence is not None else -np.inf),
                 c.candidate_id,
             )
         )

@@ -5,8 +5,9 @@ matplotlib's Agg backend, so it runs headless: for docs, CI artefacts and people
 without a viewer. Slots and grippers use the same line geometry as the usdview
 overlays (:mod:`usdgrip.views.glyphs`), so the picture matches the viewer.
 
-:func:`render_view` runs four steps, one module each: read the stage
-(:mod:`.render_inputs`), build the line sets (:mod:`.line_sets`), draw them
+:func:`render_view` runs four steps, one module each: read the stage and the grasps
+(:mod:`.render_inputs`; each candidate's colour from :mod:`.grasp_colors`), build the line
+sets (:mod:`.line_sets`: the mesh's outline and creases, slots, grippers), draw them
 (:mod:`.drawing`) and write the PNG (:mod:`.view`).
 
 Conventions: everything is drawn in world metres; a ``Y``-up stage is turned

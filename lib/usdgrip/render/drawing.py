@@ -46,11 +46,15 @@ def draw(
                 _to_plot(inputs.triangles, up), facecolors=MESH_FACE, edgecolors="none"
             )
         )
+    # matplotlib cannot add an empty 3-D line collection ("need at least one array to
+    # concatenate"): a mesh without an edge to draw, a set without grasps, draws none.
+    if len(lines.edges):
         ax.add_collection3d(
             Line3DCollection(_to_plot(lines.edges, up), colors=[MESH_EDGE], linewidths=0.6)
         )
     for segs, colors, lw in lines.segments:
-        ax.add_collection3d(Line3DCollection(_to_plot(segs, up), colors=colors, linewidths=lw))
+        if len(segs):
+            ax.add_collection3d(Line3DCollection(_to_plot(segs, up), colors=colors, linewidths=lw))
     for site, (origin, axes) in zip(inputs.sites, lines.site_axes, strict=True):
         for segment, color in axes:
             ax.add_collection3d(
@@ -77,4 +81,18 @@ def draw(
     ax.tick_params(labelsize=7)
     ax.set_title(title, fontsize=11)
     fig.text(0.01, 0.99, "\n".join(legend), fontsize=8, family="monospace", va="top")
+    grasps = inputs.grasps
+    if grasps is not None and grasps.legend:
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], color=color, linewidth=2.4) for _, color in grasps.legend]
+        fig.legend(
+            handles,
+            [label for label, _ in grasps.legend],
+            loc="lower left",
+            fontsize=7,
+            title=f"grasps: {grasps.color_by}",
+            title_fontsize=7,
+            frameon=False,
+        )
     return fig

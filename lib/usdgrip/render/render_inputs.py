@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 from pxr import Sdf, Usd, UsdGeom
 
 from usdgrip.errors import GripperError
+from usdgrip.views.glyphs import DEFAULT_OPEN_WIDTH
 
 #: Triangles drawn at most (evenly subsampled beyond that, to keep files small and fast).
 MAX_TRIANGLES = 20_000
@@ -18,6 +19,33 @@ MAX_TRIANGLES = 20_000
 #: memory per grasp (YAML, then the contract check): 50,000 take about half a minute, and
 #: more would draw an unreadable picture, so a larger file is refused before it is parsed.
 MAX_RENDER_GRASPS = 50_000
+
+
+#: ``--color-by`` values (the default: ``success`` when the grasps were evaluated, else
+#: ``confidence``; samples, which have neither, one colour per candidate).
+COLOR_BY = ("confidence", "success")
+
+
+@dataclass(frozen=True)
+class GraspPicture:
+    """The grasps of one picture: every candidate's hands in world metres, and its colours."""
+
+    kind: str
+    """``isaac_grasp`` (a grasp file of any writer), ``samples`` (``usdgrip sample --format
+    json``) or ``targets`` (``usdgrip evaluate --targets`` output)."""
+    poses: NDArray[np.float64]
+    """(N, H, 4, 4) world poses of the grasp frame G of each candidate's H hands."""
+    colors: NDArray[np.float64]
+    """(N, 3) one RGB colour per candidate."""
+    color_by: str
+    """``success``, ``confidence`` or ``candidate`` (one colour each)."""
+    legend: tuple[tuple[str, tuple[float, float, float]], ...]
+    """``(label, colour)`` entries saying what the colours mean."""
+    open_width: float
+    """Jaw opening drawn (metres)."""
+
+    def __len__(self) -> int:
+        return len(self.poses)
 
 
 @dataclass
@@ -34,14 +62,14 @@ class RenderInputs:
     """(D, 3, 3) the triangles drawn (at most :data:`MAX_TRIANGLES`)."""
     slots: list[Any] = field(default_factory=list)
     """GripperSlots to draw (each passed :func:`usdgrip.sampling.check_slot`)."""
-    grasp_poses: NDArray[np.float64] | None = None
-    """(N, 4, 4) world poses of the grasps, ``None`` without grasps."""
-    confidences: NDArray[np.float64] | None = None
-    open_width: float | None = None
+    grasps: GraspPicture | None = None
+    """The grasps to draw, ``None`` without ``--grasps``."""
     sites: list[Any] = field(default_factory=list)
     """Gripper sites with a grasp frame."""
     skipped: list[str] = field(default_factory=list)
     """What was found but is not drawn, and why."""
+    notes: list[str] = field(default_factory=list)
+    """What was assumed drawing it (the frames of another tool's grasp poses)."""
 
 
 def read_inputs(
@@ -50,6 +78,9 @@ def read_inputs(
     grasps: Any,
     show_slots: bool,
     show_sites: bool,
+    gripper: Any = None,
+    gripper_frame: str | None = None,
+    color_by: str | None = None,
 ) -> RenderInputs:
     """Read what ``render_view`` draws (see there for the arguments and errors)."""
     from usdgrip.usd.sites import find_gripper_sites
@@ -64,10 +95,14 @@ def read_inputs(
     if show_slots:
         inputs.slots = _read_slots(stage, prim)
     if grasps is not None:
-        poses, confidences, width, inputs.prim = _load_grasps(
-            grasps, stage, prim, prim_given=bool(prim_path)
+        inputs.grasps, inputs.prim, notes = load_grasp_picture(
+            grasps, stage, prim, bool(prim_path), gripper, gripper_frame, color_by
         )
-        inputs.grasp_poses, inputs.confidences, inputs.open_width = poses, confidences, width
+        inputs.notes.extend(notes)
+    elif gripper is not None or gripper_frame is not None or color_by is not None:
+        option = "--gripper" if gripper is not None else "--gripper-frame"
+        option = "--color-by" if gripper is None and gripper_frame is None else option
+        raise ValueError(f"{option}: only with --grasps (it says how the grasps are drawn)")
     sites = find_gripper_sites(stage) if show_sites else []
     inputs.skipped.extend(
         f"site <{s.path}> not drawn: it has no grasp frame (no usable forward axis: "
@@ -152,20 +187,45 @@ def _read_slots(stage: Usd.Stage, prim: Usd.Prim | None) -> list[Any]:
     return slots
 
 
-def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None, prim_given: bool):
-    """(world poses (N, 4, 4), confidences (N,), open width, object prim) of a grasp file.
+def load_grasp_picture(
+    source: Any,
+    stage: Usd.Stage,
+    prim: Usd.Prim | None,
+    prim_given: bool,
+    gripper: Any = None,
+    gripper_frame: str | None = None,
+    color_by: str | None = None,
+) -> tuple[GraspPicture, Usd.Prim | None, list[str]]:
+    """The grasps to draw, the object prim they are relative to, and what was assumed.
 
-    The poses are relative to ``prim`` when the caller named it (``prim_given``), else
-    to the file's ``metadata.pose_frame`` prim, which must be on the stage; a file
-    without a pose frame falls back to ``prim`` (the default prim).
+    ``source`` is a path (an Isaac-Grasp YAML of any writer, ``usdgrip sample --format
+    json`` or ``usdgrip evaluate --targets`` output, told apart by their content), a
+    ``GraspPlanningResult`` or the samples' dict. Isaac-Grasp poses are relative to
+    ``prim`` when the caller named it (``prim_given``), else to the file's
+    ``metadata.pose_frame`` prim, which must be on the stage; a file without one (another
+    tool's) falls back to ``prim`` (the default prim). Samples are world poses.
+
+    Raises:
+        GripperError: unreadable file, a pose frame or gripper frame not found.
+        ValueError: ``color_by`` that the grasps cannot be coloured by.
     """
-    from usdgrip.grasping.isaac_yaml import TooManyGraspsError, read_isaac_grasp
-    from usdgrip.usd.stage import compute_object_frame
-    from usdgrip.views.grasp_set import compute_grasp_set_from_plan
+    from usdgrip.contracts import GraspPlanningResult
+    from usdgrip.grasping.isaac_yaml import (
+        TooManyGraspsError,
+        parse_isaac_grasp,
+        read_grasp_text,
+    )
 
+    if color_by is not None and color_by not in COLOR_BY:
+        raise ValueError(f"--color-by {color_by!r}: expected one of {', '.join(COLOR_BY)}")
+    name = "grasps"
     if isinstance(source, str | os.PathLike):
+        name = str(source)
+        text = read_grasp_text(source)  # at most MAX_GRASP_FILE_BYTES
+        if text.lstrip().startswith("{"):  # JSON: sample or targets output
+            return _load_targets(_parse_json(text, name), name, prim, color_by), prim, []
         try:
-            result = read_isaac_grasp(source, max_grasps=MAX_RENDER_GRASPS)
+            source = parse_isaac_grasp(text, source=name, max_grasps=MAX_RENDER_GRASPS)
         except TooManyGraspsError as exc:  # refused before the YAML is parsed
             raise GripperError(
                 f"{exc.source}: holds about {exc.count:,} grasps ({exc.count:,} `position` "
@@ -173,9 +233,79 @@ def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None, prim_give
                 "minutes and gigabytes): plan with a smaller --max-candidates, or draw a "
                 "subset of the file"
             ) from None
-    else:
-        result = source
-    frame_path = str(getattr(result.metadata, "pose_frame", "") or "")
+    if isinstance(source, dict):
+        return _load_targets(source, name, prim, color_by), prim, []
+    if not isinstance(source, GraspPlanningResult):
+        raise TypeError(
+            f"grasps is {type(source).__name__}; expected a file path, a GraspPlanningResult "
+            "or the samples' dict"
+        )
+    return _load_isaac_grasps(
+        source, name, stage, prim, prim_given, gripper, gripper_frame, color_by
+    )
+
+
+def _parse_json(text: str, name: str) -> Any:
+    import json
+
+    from usdgrip.jsontext import load_json
+
+    try:
+        return load_json(text)  # nesting depth limited
+    except json.JSONDecodeError as exc:
+        raise GripperError(f"{name}: not valid JSON: {exc}") from None
+    except ValueError as exc:  # too deep, or an integer of too many digits
+        raise GripperError(f"{name}: cannot be read: {exc}") from None
+
+
+def _load_targets(data: Any, name: str, prim: Any, color_by: str | None) -> GraspPicture:
+    """``usdgrip sample --format json`` or ``evaluate --targets`` output: world poses."""
+    from usdgrip.grasping.target_evaluation import parse_target_samples
+    from usdgrip.render.grasp_colors import compute_grasp_colors
+
+    if isinstance(data, dict) and data.get("candidates") == []:
+        raise GripperError(f"{name}: 'candidates' is empty; no grasp to draw")
+    try:
+        poses = parse_target_samples(data, name)
+    except ValueError as exc:
+        raise GripperError(str(exc)) from None
+    evaluated = data.get("format") == "usdgrip_targets_evaluation"
+    rates = None
+    if evaluated:
+        rates = np.array(
+            [_read_rate(c, i, name) for i, c in enumerate(data["candidates"])], dtype=np.float64
+        )
+    kind = "targets" if evaluated else "samples"
+    colors, chosen, legend = compute_grasp_colors(len(poses), None, rates, color_by, name)
+    return GraspPicture(kind, poses, colors, chosen, legend, DEFAULT_OPEN_WIDTH)
+
+
+def _read_rate(candidate: Any, index: int, name: str) -> float:
+    rate = candidate.get("success_rate") if isinstance(candidate, dict) else None
+    if not isinstance(rate, int | float) or isinstance(rate, bool) or not 0 <= rate <= 1:
+        raise GripperError(
+            f"{name}: candidates[{index}].success_rate is {rate!r}; expected a number in [0, 1] "
+            "(usdgrip evaluate --targets output)"
+        )
+    return float(rate)
+
+
+def _load_isaac_grasps(
+    result: Any,
+    name: str,
+    stage: Usd.Stage,
+    prim: Usd.Prim | None,
+    prim_given: bool,
+    gripper: Any,
+    gripper_frame: str | None,
+    color_by: str | None,
+) -> tuple[GraspPicture, Usd.Prim | None, list[str]]:
+    from usdgrip.grasping.pose_frames import resolve_file_frames
+    from usdgrip.render.grasp_colors import compute_grasp_colors
+    from usdgrip.usd.stage import compute_object_frame
+    from usdgrip.views.grasp_set import compute_grasp_set_from_plan
+
+    frame_path = result.metadata.pose_frame if result.metadata is not None else ""
     if not prim_given and frame_path:
         absolute = frame_path.startswith("/") and Sdf.Path.IsValidPathString(frame_path)
         candidate = stage.GetPrimAtPath(frame_path) if absolute else None
@@ -191,6 +321,15 @@ def _load_grasps(source: Any, stage: Usd.Stage, prim: Usd.Prim | None, prim_give
             "the grasps name no pose frame and the stage has no default prim; "
             "pass --prim with the object the grasps were planned for"
         )
-    grasps = compute_grasp_set_from_plan(result, str(prim.GetPath()))
+    frames, width, notes = resolve_file_frames(
+        result, str(prim.GetPath()), gripper, gripper_frame, f"grasps {name}"
+    )
+    grasps = compute_grasp_set_from_plan(
+        result, str(prim.GetPath()), width or DEFAULT_OPEN_WIDTH, frames
+    )
     world = grasps.compute_world_poses(compute_object_frame(prim))  # frame M, as planned
-    return world, grasps.confidences, grasps.open_width, prim
+    colors, chosen, legend = compute_grasp_colors(
+        len(world), grasps.confidences, grasps.success_rates, color_by, name
+    )
+    picture = GraspPicture("isaac_grasp", world[:, None], colors, chosen, legend, grasps.open_width)
+    return picture, prim, list(notes)

@@ -61,6 +61,8 @@ class RenderSummary:
     grasps: int = 0
     skipped: list[str] = field(default_factory=list)
     """What was found but not drawn, and why (e.g. a site without a grasp frame)."""
+    notes: list[str] = field(default_factory=list)
+    """What was assumed (e.g. the gripper frame of another tool's grasp poses)."""
 
 
 def render_view(
@@ -75,6 +77,9 @@ def render_view(
     elevation: float = 24.0,
     azimuth: float = -58.0,
     title: str | None = None,
+    gripper: Any = None,
+    gripper_frame: str | None = None,
+    color_by: str | None = None,
 ) -> RenderSummary:
     """Render the object, sites, slots and grasps of ``stage`` to a PNG.
 
@@ -84,8 +89,11 @@ def render_view(
         prim_path: the object prim; default the stage's default prim, else every
             top-level prim. Grasp poses are relative to it; without it, to the
             grasp file's ``metadata.pose_frame`` prim, which must be on the stage.
-        grasps: an Isaac-Grasp YAML path or a ``GraspPlanningResult``; each
-            candidate is drawn as a gripper wireframe coloured by confidence.
+        grasps: an Isaac-Grasp YAML of any writer (usdgrip, Isaac Sim's Grasp Editor,
+            GraspGen, GraspDataGen), ``usdgrip sample --format json`` or ``usdgrip evaluate
+            --targets`` output (told apart by content), a ``GraspPlanningResult`` or the
+            samples' dict. Each candidate is drawn as gripper wireframes at its hands (a
+            multi-hand candidate's hands joined by a line), coloured by ``color_by``.
         show_slots: draw the slots of the object (and of prims under it).
         show_sites: draw every gripper site's grasp frame (X red, Y green, Z blue).
         size: figure size in inches, finite and > 0.
@@ -94,14 +102,21 @@ def render_view(
         elevation: camera elevation in degrees (finite).
         azimuth: camera azimuth in degrees (finite).
         title: title; default the file name and object path.
+        gripper: a :class:`~usdgrip.contracts.GripperRef`: the site whose grasp frame
+            another writer's poses are converted to (from the file's ``gripper_frame`` /
+            ``gripper_frame_link``, or ``gripper_frame``), and whose max opening is drawn.
+        gripper_frame: the prim of ``gripper``'s asset the poses are of (``--gripper-frame``).
+        color_by: ``success`` (measured success rate, red 0 → green 1), ``confidence``
+            (red lowest → green highest of the set) or ``None``: success when the grasps
+            were evaluated, else confidence, else (samples) one colour per candidate.
 
     Returns:
-        What was drawn, and what was skipped and why (``skipped``, also in the
-        picture's legend).
+        What was drawn, what was skipped and why (``skipped``, also in the picture's
+        legend) and what was assumed (``notes``).
 
     Raises:
         ValueError: ``output`` does not end in ``.png``; bad size, dpi or view
-            (:func:`check_view_options`).
+            (:func:`check_view_options`); a ``color_by`` the grasps have no values for.
         GripperError: missing prim, unreadable grasps file, bad mesh, a slot that
             fails :func:`usdgrip.sampling.check_slot` (its real problems), nothing
             to draw (saying what was skipped), or not enough memory for the picture.
@@ -118,17 +133,20 @@ def render_view(
     # A bare Figure renders with Agg and never touches pyplot or a GUI backend.
     import_optional("matplotlib.figure", ("render",))
 
-    inputs = read_inputs(stage, prim_path, grasps, show_slots, show_sites)
+    inputs = read_inputs(
+        stage, prim_path, grasps, show_slots, show_sites, gripper, gripper_frame, color_by
+    )
     summary = RenderSummary(
         output=out,
         object_path=str(inputs.prim.GetPath()) if inputs.prim else None,
         triangles=len(inputs.all_triangles),
         sites=[site.path for site in inputs.sites],
         slots=[f"{slot.prim}:{slot.name}" for slot in inputs.slots],
-        grasps=len(inputs.grasp_poses) if inputs.grasp_poses is not None else 0,
+        grasps=len(inputs.grasps) if inputs.grasps is not None else 0,
         skipped=list(inputs.skipped),
+        notes=list(inputs.notes),
     )
-    lines = build_line_sets(inputs, stage.GetRootLayer().identifier)
+    lines = build_line_sets(inputs, stage.GetRootLayer().identifier, (elevation, azimuth))
     name = Path(stage.GetRootLayer().realPath or stage.GetRootLayer().identifier).name
     figure = draw(
         inputs,
@@ -138,20 +156,30 @@ def render_view(
         elevation=elevation,
         azimuth=azimuth,
         title=title or f"{name}  {summary.object_path or ''}",
-        legend=_legend(summary, show_sites, show_slots, grasps is not None),
+        legend=_legend(summary, show_sites, show_slots, inputs.grasps),
     )
     write_png(figure, out, size, dpi)
     return summary
 
 
-def _legend(summary: RenderSummary, sites: bool, slots: bool, grasps: bool) -> list[str]:
-    legend = [f"mesh: {summary.triangles} triangles"]
+#: What each ``color_by`` colours mean, in the legend.
+COLOR_MEANING = {
+    "success": "colour = measured success rate",
+    "confidence": "colour = confidence, lowest → highest",
+    "candidate": "one colour per candidate",
+}
+
+
+def _legend(summary: RenderSummary, sites: bool, slots: bool, grasps: Any) -> list[str]:
+    legend = [f"mesh: {summary.triangles} triangles (outline, creases)"]
     if sites:
         legend.append(f"sites: {len(summary.sites)} (X red closing, Z blue approach)")
     if slots:
         legend.append(f"slots: {len(summary.slots)} (colour = group)")
-    if grasps:
-        legend.append(f"grasps: {summary.grasps} (red → green = lowest → highest confidence)")
+    if grasps is not None:
+        hands = grasps.poses.shape[1]
+        joined = f", {hands} hands each, joined" if hands > 1 else ""
+        legend.append(f"grasps: {summary.grasps}{joined} ({COLOR_MEANING[grasps.color_by]})")
     legend.extend(f"skipped: {text}" for text in summary.skipped)
     return legend
 

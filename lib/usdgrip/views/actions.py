@@ -12,6 +12,7 @@ its UI thread:
 - :func:`read_sampling_input` → :func:`sample_grasp_set` (Sample Slot Grasps);
 - :func:`build_plan_request` → :func:`plan_grasp_set` (Plan Grasps);
 - :func:`evaluate_grasp_set` (the candidates panel's Evaluate: measured success rates);
+- :func:`load_grasp_set` (Load Grasps…: an Isaac-Grasp file of any writer);
 - :func:`author_grasp_set_overlays` (draws either result);
 - :func:`export_grasp_set` (Export Grasps).
 """
@@ -23,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 from pxr import Sdf, Usd
 
 from usdgrip.errors import GripperError
@@ -354,13 +356,23 @@ def evaluate_grasp_set(
     result = evaluate_grasps(
         grasps.result,
         geometry,
+        grasps.gripper,
         options=options,
         rank=rank,
         progress=progress,
         cancel=cancel,
         stages=stages,
+        gripper_frame=grasps.gripper_frame,
     )
-    return compute_grasp_set_from_plan(result, grasps.object_path, grasps.open_width)
+    return compute_grasp_set_from_plan(
+        result,
+        grasps.object_path,
+        grasps.open_width,
+        grasps.frames,
+        gripper=grasps.gripper,
+        gripper_frame=grasps.gripper_frame,
+        notes=grasps.notes,
+    )
 
 
 def describe_evaluation(grasps: GraspSet) -> str:
@@ -372,14 +384,82 @@ def describe_evaluation(grasps: GraspSet) -> str:
     if grasps.success_rates is None or grasps.outcomes is None:
         raise ValueError("the grasp set is not evaluated (no success rates)")
     count = len(grasps)
-    held = int((grasps.success_rates >= 1.0).sum())
-    mean = float(grasps.success_rates.mean()) if count else 0.0
+    measured = grasps.success_rates[np.isfinite(grasps.success_rates)]
+    held = int((measured >= 1.0).sum())
+    mean = float(measured.mean()) if len(measured) else 0.0
     tally: dict[str, int] = {}
     for outcome in grasps.outcomes:
-        tally[outcome] = tally.get(outcome, 0) + 1
+        if outcome:  # "": not evaluated (a loaded file evaluated in part)
+            tally[outcome] = tally.get(outcome, 0) + 1
     counts = ", ".join(f"{name} {n}" for name, n in sorted(tally.items(), key=lambda t: -t[1]))
     return f"{held} of {count} candidate(s) held in every trial, mean success {mean:.0%}" + (
         f" (first trials: {counts})" if counts else ""
+    )
+
+
+# --- load -------------------------------------------------------------------------
+
+
+def load_grasp_set(
+    stage: Usd.Stage,
+    source: Any,
+    object_path: str = "",
+    gripper: Any = None,
+    gripper_frame: str | None = None,
+    name: str | None = None,
+) -> GraspSet:
+    """An Isaac-Grasp file of any writer as a listed set (Load Grasps…), on ``stage``.
+
+    ``source`` is the file (read here) or its ``GraspPlanningResult`` (a host reads the
+    file off its UI thread, then calls this on it); ``name`` names it in messages.
+
+    The grasps are relative to the file's ``metadata.pose_frame`` prim (usdgrip's files),
+    else to ``object_path``, else to the stage's default prim. Another writer's poses of a
+    gripper frame are converted to ``gripper``'s grasp frame (the file's ``gripper_frame``
+    / ``gripper_frame_link``, or ``gripper_frame``); without ``gripper`` they are shown as
+    they are. What was assumed is in the set's ``notes``. The set can be evaluated and
+    exported like a plan (the file's keys kept).
+
+    Raises:
+        GripperError: unreadable file, a pose frame not on the stage, no object, a gripper
+            frame not found.
+        ValueError: ``gripper_frame`` without ``gripper``.
+    """
+    from usdgrip.grasping.isaac_yaml import read_isaac_grasp
+    from usdgrip.grasping.pose_frames import resolve_file_frames
+
+    if isinstance(source, str | Path):
+        path, result = name or str(source), read_isaac_grasp(source)
+    else:
+        path, result = name or "the grasps", source
+    pose_frame = result.metadata.pose_frame if result.metadata is not None else ""
+    if pose_frame:
+        if not (Sdf.Path.IsValidPathString(pose_frame) and stage.GetPrimAtPath(pose_frame)):
+            raise GripperError(
+                f"{path}: the grasps are relative to {pose_frame!r} (metadata.pose_frame), "
+                "which is not on this stage; open the stage they were planned on"
+            )
+        object_path = pose_frame
+    if not object_path:
+        default = stage.GetDefaultPrim()
+        object_path = str(default.GetPath()) if default else ""
+    if not object_path or not stage.GetPrimAtPath(object_path):
+        raise GripperError(
+            f"{path}: the grasps name no object and {object_path or 'the stage'!r} has no "
+            "default prim; select the object the grasps are for"
+        )
+    entries = [c.gripper for c in result.grasps.values() if c.gripper is not None]
+    if gripper is None and entries and result.gripper_frame is not None:
+        gripper = entries[0]  # usdgrip's own file naming a gripper frame: its gripper
+    found = resolve_file_frames(result, object_path, gripper, gripper_frame, f"grasps {path}")
+    return compute_grasp_set_from_plan(
+        result,
+        object_path,
+        found.opening or DEFAULT_OPEN_WIDTH,
+        found.frames,
+        gripper=gripper,
+        gripper_frame=gripper_frame,
+        notes=found.notes,
     )
 
 

@@ -217,10 +217,18 @@ class SampleDialog(_TaskDialog):
         return task, lambda grasps: grasps
 
 
-class PlanDialog(_TaskDialog):
-    """Plan grasp candidates for one object and one gripper site (``plan_grasps``)."""
+def _make_row(field: QtWidgets.QWidget, button: QtWidgets.QWidget) -> QtWidgets.QWidget:
+    """One form row: ``field`` stretched, ``button`` (Browse…) after it."""
+    row = QtWidgets.QWidget()
+    layout = QtWidgets.QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(field, 1)
+    layout.addWidget(button)
+    return row
 
-    TITLE = "Grippers: plan grasps"
+
+class _GripperDialog(_TaskDialog):
+    """A task dialog with an object, a gripper asset (browse) and its gripper site."""
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -231,46 +239,18 @@ class PlanDialog(_TaskDialog):
         self.gripperEdit.setPlaceholderText("gripper .usd file (empty: this stage)")
         browse = QtWidgets.QPushButton("Browse…")
         browse.setObjectName("browse")
-        row = QtWidgets.QWidget()
-        row_layout = QtWidgets.QHBoxLayout(row)
-        row_layout.setContentsMargins(0, 0, 0, 0)
-        row_layout.addWidget(self.gripperEdit, 1)
-        row_layout.addWidget(browse)
+        self.gripperRow = _make_row(self.gripperEdit, browse)
         self.siteCombo = QtWidgets.QComboBox()
         self.siteCombo.setObjectName("site")
-        self.countSpin = QtWidgets.QSpinBox()
-        self.countSpin.setObjectName("count")
-        self.countSpin.setRange(1, MAX_COUNT)
-        self.countSpin.setValue(20)
-        self.seedSpin = QtWidgets.QSpinBox()
-        self.seedSpin.setObjectName("seed")
-        self.seedSpin.setRange(0, MAX_SEED)
-        self.seedSpin.setValue(0)
-        self.methodChecks: dict[str, QtWidgets.QCheckBox] = {}
-        methods = QtWidgets.QWidget()
-        methods_layout = QtWidgets.QHBoxLayout(methods)
-        methods_layout.setContentsMargins(0, 0, 0, 0)
-        for name in _planning_methods():
-            check = QtWidgets.QCheckBox(name)
-            check.setObjectName(f"method_{name}")
-            check.setChecked(True)
-            self.methodChecks[name] = check
-            methods_layout.addWidget(check)
-        self.form.addRow("Object", self.objectCombo)
-        self.form.addRow("Gripper asset", row)
-        self.form.addRow("Gripper site", self.siteCombo)
-        self.form.addRow("Max candidates", self.countSpin)
-        self.form.addRow("Seed", self.seedSpin)
-        self.form.addRow("Methods", methods)
         browse.clicked.connect(self._browse)
         self.gripperEdit.editingFinished.connect(self._load_sites)
-        # The gripper asset's stage as _load_sites opened it, so planning reads it again
+        # The gripper asset's stage as _load_sites opened it, so the task reads it again
         # instead of opening the file a second time. The viewer's own stage is not handed
-        # to the planner's worker thread: the viewer may author overlays on it meanwhile.
+        # to a worker thread: the viewer may author overlays on it meanwhile.
         self._gripper_stages: dict[str, Usd.Stage] = {}
 
     def setStage(self, stage: Usd.Stage, selected_paths: list[str] | tuple = ()) -> None:
-        """List candidate objects (top-level prims and the selection) and this stage's sites."""
+        """List candidate objects (the selection and top-level prims) and this stage's sites."""
         self._stage = stage
         paths: list[str] = list(selected_paths)
         for prim in stage.GetPseudoRoot().GetChildren():
@@ -323,6 +303,39 @@ class PlanDialog(_TaskDialog):
         else:
             self._message.setText("")
 
+
+class PlanDialog(_GripperDialog):
+    """Plan grasp candidates for one object and one gripper site (``plan_grasps``)."""
+
+    TITLE = "Grippers: plan grasps"
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.countSpin = QtWidgets.QSpinBox()
+        self.countSpin.setObjectName("count")
+        self.countSpin.setRange(1, MAX_COUNT)
+        self.countSpin.setValue(20)
+        self.seedSpin = QtWidgets.QSpinBox()
+        self.seedSpin.setObjectName("seed")
+        self.seedSpin.setRange(0, MAX_SEED)
+        self.seedSpin.setValue(0)
+        self.methodChecks: dict[str, QtWidgets.QCheckBox] = {}
+        methods = QtWidgets.QWidget()
+        methods_layout = QtWidgets.QHBoxLayout(methods)
+        methods_layout.setContentsMargins(0, 0, 0, 0)
+        for name in _planning_methods():
+            check = QtWidgets.QCheckBox(name)
+            check.setObjectName(f"method_{name}")
+            check.setChecked(True)
+            self.methodChecks[name] = check
+            methods_layout.addWidget(check)
+        self.form.addRow("Object", self.objectCombo)
+        self.form.addRow("Gripper asset", self.gripperRow)
+        self.form.addRow("Gripper site", self.siteCombo)
+        self.form.addRow("Max candidates", self.countSpin)
+        self.form.addRow("Seed", self.seedSpin)
+        self.form.addRow("Methods", methods)
+
     def _prepare(self):
         if self._stage is None:
             raise ValueError("Choose the object to grasp first.")
@@ -351,6 +364,89 @@ class PlanDialog(_TaskDialog):
             return actions.plan_grasp_set(request, methods=chosen, progress=progress, stages=stages)
 
         return task, lambda grasps: grasps
+
+
+#: The gripper site choice of Load Grasps… that converts nothing.
+NO_SITE = "(none: poses as the file has them)"
+
+
+class LoadGraspsDialog(_GripperDialog):
+    """Show an Isaac-Grasp file of any writer (``load_grasp_set``): Load Grasps….
+
+    The file (usdgrip's, Isaac Sim's Grasp Editor, GraspGen, GraspDataGen) is read off the
+    UI thread; its grasps are placed on the object (a usdgrip file's ``pose_frame``, else the
+    one chosen) and, with a gripper site, another writer's gripper frame (the file's, or
+    the one typed) is converted to that site's grasp frame. Evaluate and Export then work
+    on it as on a plan (the file's keys kept).
+    """
+
+    TITLE = "Grippers: load grasps"
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.fileEdit = QtWidgets.QLineEdit()
+        self.fileEdit.setObjectName("graspFile")
+        self.fileEdit.setPlaceholderText("Isaac-Grasp .yaml (usdgrip, Grasp Editor, GraspGen…)")
+        browse = QtWidgets.QPushButton("Browse…")
+        browse.setObjectName("browseFile")
+        row = _make_row(self.fileEdit, browse)
+        self.frameEdit = QtWidgets.QLineEdit()
+        self.frameEdit.setObjectName("gripperFrame")
+        self.frameEdit.setPlaceholderText("the file's gripper_frame, else the site's grasp frame")
+        self.form.addRow("Grasp file", row)
+        self.form.addRow("Object", self.objectCombo)
+        self.form.addRow("Gripper asset", self.gripperRow)
+        self.form.addRow("Gripper site", self.siteCombo)
+        self.form.addRow("Gripper frame", self.frameEdit)
+        browse.clicked.connect(self._browse_file)
+
+    def setGraspFile(self, path: str) -> None:
+        """The file Run reads."""
+        self.fileEdit.setText(str(path))
+
+    def _browse_file(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Grasp file", "", "Isaac-Grasp YAML (*.yaml *.yml);;All files (*)"
+        )
+        if path:
+            self.setGraspFile(path)
+
+    def _load_sites(self) -> None:
+        super()._load_sites()
+        self.siteCombo.insertItem(0, NO_SITE)
+        self.siteCombo.setCurrentIndex(0)
+        if self.siteCombo.count() == 1:
+            self._message.setText("")  # a site is optional here
+
+    def _prepare(self):
+        from usdgrip.contracts import GripperRef
+        from usdgrip.grasping.isaac_yaml import read_isaac_grasp
+
+        if self._stage is None:
+            raise ValueError("Open the stage the grasps are for first.")
+        path = self.fileEdit.text().strip()
+        if not path:
+            raise ValueError("Choose the grasp file to load.")
+        site = self.siteCombo.currentText()
+        gripper = None
+        if site and site != NO_SITE:
+            gripper = GripperRef(asset_path=self._gripper_asset(), prim_path=site)
+        frame = self.frameEdit.text().strip() or None
+        if frame is not None and gripper is None:
+            raise ValueError("A gripper frame needs a gripper site (whose grasp frame it becomes).")
+        stage, object_path = self._stage, self.objectCombo.currentText()
+
+        def task(context: TaskContext) -> Any:
+            context.report(0, 0, f"Reading {path}…")
+            return read_isaac_grasp(path)  # the slow part; the stage is read on the UI thread
+
+        def finish(result: Any) -> GraspSet:
+            try:
+                return actions.load_grasp_set(stage, result, object_path, gripper, frame, name=path)
+            except GripperError as exc:
+                raise ValueError(str(exc)) from None
+
+        return task, finish
 
 
 #: Most trials per candidate the Evaluate dialog offers, and the most grip force (N).

@@ -40,6 +40,16 @@ class GraspSet:
     """(N,) measured grasp-and-lift success rates (``usdgrip evaluate``), or ``None``."""
     outcomes: tuple[str, ...] | None = None
     """Outcome of each candidate's first trial (``held``, ``missed``...), with ``success_rates``."""
+    gripper: Any = None
+    """The :class:`~usdgrip.contracts.GripperRef` a loaded file's poses were converted for
+    (another tool's file names none), else ``None``: the entries' own."""
+    gripper_frame: str | None = None
+    """The frame the caller said the poses are of (``--gripper-frame``), else ``None``."""
+    frames: Any = None
+    """The :class:`~usdgrip.grasping.pose_frames.PoseFrames` that turned the file's poses
+    into ``poses`` (``T_M_G``), or ``None``: used as they are."""
+    notes: tuple[str, ...] = ()
+    """What was assumed reading the file (its pose frames), one line each."""
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -51,29 +61,56 @@ class GraspSet:
 
 
 def compute_grasp_set_from_plan(
-    result: Any, object_path: str, open_width: float = DEFAULT_OPEN_WIDTH
+    result: Any,
+    object_path: str,
+    open_width: float = DEFAULT_OPEN_WIDTH,
+    frames: Any = None,
+    **fields: Any,
 ) -> GraspSet:
-    """Build a :class:`GraspSet` from a ``GraspPlanningResult`` (file order, best first)."""
+    """Build a :class:`GraspSet` from a ``GraspPlanningResult`` (file order).
+
+    Args:
+        result: the plan, or any Isaac-Grasp file read.
+        object_path: the object prim the poses are relative to.
+        open_width: jaw opening drawn when no entry has a ``width``.
+        frames: the file's :class:`~usdgrip.grasping.pose_frames.PoseFrames` for the gripper
+            shown: poses of another gripper frame become ``T_M_G``; ``None``: as they are.
+        **fields: other :class:`GraspSet` fields (``gripper``, ``gripper_frame``, ``notes``).
+
+    A candidate without a confidence (GraspDataGen's hand-written files) has NaN; the
+    success rates are set when any candidate was evaluated (NaN for the others).
+    """
     from usdgrip.grasping.isaac_yaml import compute_candidate_poses
 
     candidates = list(result.grasps.values())
     widths = [c.width for c in candidates if getattr(c, "width", None)]
-    measured = all(getattr(c, "physics", None) is not None for c in candidates) and candidates
+    measured = any(getattr(c, "physics", None) is not None for c in candidates)
+    poses = compute_candidate_poses(result)
     return GraspSet(
         object_path=object_path,
-        poses=compute_candidate_poses(result),
+        poses=frames.convert(poses) if frames is not None else poses,
+        frames=frames,
         labels=tuple(c.candidate_id for c in candidates),
         details=tuple(c.generation_method or "" for c in candidates),
-        confidences=np.array([c.confidence for c in candidates], dtype=np.float64),
+        confidences=np.array(
+            [np.nan if c.confidence is None else c.confidence for c in candidates],
+            dtype=np.float64,
+        ),
         open_width=float(max(widths)) if widths else float(open_width),
         source="plan",
         result=result,
         success_rates=(
-            np.array([c.physics.success_rate for c in candidates], dtype=np.float64)
+            np.array(
+                [c.physics.success_rate if c.physics else np.nan for c in candidates],
+                dtype=np.float64,
+            )
             if measured
             else None
         ),
-        outcomes=tuple(c.physics.outcome for c in candidates) if measured else None,
+        outcomes=tuple(c.physics.outcome if c.physics else "" for c in candidates)
+        if measured
+        else None,
+        **fields,
     )
 
 

@@ -6,6 +6,7 @@ camelCase public methods, as Qt widgets have: ``setStage``, ``setGrasps``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -343,6 +344,13 @@ class ResultsPanel(QtWidgets.QWidget):
             self._host.status(f"usdgrip: prim <{path}> is not on the stage")
 
 
+def _format_value(values: Any, row: int, pattern: str) -> str:
+    """A cell's text: ``values[row]`` formatted, ``""`` when absent (None, NaN)."""
+    if values is None or not math.isfinite(float(values[row])):
+        return ""
+    return pattern.format(float(values[row]))
+
+
 class CandidatesPanel(QtWidgets.QWidget):
     """Grasp candidates best first; the current row is highlighted in the viewport."""
 
@@ -350,6 +358,8 @@ class CandidatesPanel(QtWidgets.QWidget):
     """Row of the current candidate, or -1."""
     exportRequested = Signal()
     evaluateRequested = Signal()
+    loadRequested = Signal()
+    """Load… was clicked: show an Isaac-Grasp file of any writer."""
 
     COLUMNS = ("#", "Candidate", "Confidence", "Method / slot")
     #: Columns added after an evaluation: success rate over the trials, first trial's outcome.
@@ -373,8 +383,15 @@ class CandidatesPanel(QtWidgets.QWidget):
         self._evaluate = QtWidgets.QPushButton("Evaluate…")
         self._evaluate.setObjectName("evaluate")
         self._evaluate.setToolTip("Grasp-and-lift every candidate in MuJoCo (usdgrip evaluate)")
+        self._load = QtWidgets.QPushButton("Load…")
+        self._load.setObjectName("load")
+        self._load.setToolTip(
+            "Show an Isaac-Grasp file: usdgrip's, Isaac Sim Grasp Editor's, GraspGen's, "
+            "GraspDataGen's"
+        )
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(self._label, 1)
+        bar.addWidget(self._load)
         bar.addWidget(self._evaluate)
         bar.addWidget(self._export)
         layout = QtWidgets.QVBoxLayout(self)
@@ -383,6 +400,7 @@ class CandidatesPanel(QtWidgets.QWidget):
         self._table.currentCellChanged.connect(lambda row, *_: self.candidateSelected.emit(row))
         self._export.clicked.connect(self.exportRequested.emit)
         self._evaluate.clicked.connect(self.evaluateRequested.emit)
+        self._load.clicked.connect(self.loadRequested.emit)
         self.setGrasps(None)
 
     def setGrasps(self, grasps: GraspSet | None) -> None:
@@ -397,11 +415,11 @@ class CandidatesPanel(QtWidgets.QWidget):
         self._table.setRowCount(0 if grasps is None else len(grasps))
         if grasps is not None:
             for row in range(len(grasps)):
-                conf = "" if grasps.confidences is None else f"{grasps.confidences[row]:.3f}"
+                conf = _format_value(grasps.confidences, row, "{:.3f}")
                 cells = (str(row + 1), grasps.labels[row], conf, grasps.details[row])
                 if measured:
                     outcome = grasps.outcomes[row] if grasps.outcomes else ""
-                    cells += (f"{grasps.success_rates[row]:.0%}", outcome)
+                    cells += (_format_value(grasps.success_rates, row, "{:.0%}"), outcome)
                 for column, text in enumerate(cells):
                     self._table.setItem(row, column, QtWidgets.QTableWidgetItem(text))
         self._table.blockSignals(False)
@@ -416,6 +434,7 @@ class CandidatesPanel(QtWidgets.QWidget):
             kind = "planned" if grasps.source == "plan" else "sampled"
             kind = "evaluated" if measured else kind
             self._label.setText(f"{len(grasps)} {kind} candidate(s) on {grasps.object_path}")
+        self._label.setToolTip("\n".join(grasps.notes) if grasps is not None else "")
 
     def grasps(self) -> GraspSet | None:
         """The listed set."""

@@ -83,13 +83,14 @@ class GrippersSession(QtCore.QObject):
             panel.candidateSelected.connect(self.highlight)
             panel.exportRequested.connect(self.export_grasps)
             panel.evaluateRequested.connect(self.evaluate_grasps)
+            panel.loadRequested.connect(self.load_grasps)
             return panel
 
         return self._dock("Candidates", "Grippers: grasp candidates", make)
 
     def dialog(self, kind: str):
-        """The non-modal ``sample``, ``plan`` or ``evaluate`` dialog (created on first use)."""
-        from usdgrip.views.dialogs import EvaluateDialog, PlanDialog, SampleDialog
+        """The non-modal ``sample``, ``plan``, ``load`` or ``evaluate`` dialog (made once)."""
+        from usdgrip.views.dialogs import EvaluateDialog, LoadGraspsDialog, PlanDialog, SampleDialog
 
         dialog = self._widgets.get(kind)
         if dialog is None:
@@ -101,11 +102,33 @@ class GrippersSession(QtCore.QObject):
                 )
                 self._widgets[kind] = dialog
                 return dialog
-            cls = SampleDialog if kind == "sample" else PlanDialog
+            cls = {"sample": SampleDialog, "plan": PlanDialog, "load": LoadGraspsDialog}[kind]
             dialog = cls(self.host.window)
-            dialog.resultReady.connect(self.show_grasps)
+            dialog.resultReady.connect(self._show_loaded if kind == "load" else self.show_grasps)
             self._widgets[kind] = dialog
         return dialog
+
+    def load_grasps(self, path: str | None = None) -> None:
+        """Open the Load Grasps dialog on the viewer's stage and selection (``path`` filled in)."""
+        if self.host.stage is None:
+            self.host.status("usdgrip: open a stage first.")
+            return
+        dialog = self.dialog("load")
+        if not dialog.isRunning():
+            dialog.setStage(self.host.stage, self.host.selected_paths)
+            if path is not None:
+                dialog.setGraspFile(path)
+        self.show_widget(dialog)
+
+    def _show_loaded(self, grasps: GraspSet) -> None:
+        """Show a loaded file's grasps; the status line says what was assumed."""
+        self.show_grasps(grasps)
+        if grasps.notes:
+            more = f" (+{len(grasps.notes) - 1} more)" if len(grasps.notes) > 1 else ""
+            self.host.status(
+                f"usdgrip: {len(grasps)} grasp candidates on {grasps.object_path}; "
+                f"{grasps.notes[0]}{more}"
+            )
 
     def evaluate_grasps(self) -> None:
         """Open the Evaluate dialog for the listed planned candidates (status line when none)."""
@@ -235,7 +258,7 @@ class GrippersSession(QtCore.QObject):
         results = self._widgets.get("Results")
         if results is not None:
             steps.append(("validation", lambda: results.setStage(stage, results.scope())))
-        for kind in ("sample", "plan"):
+        for kind in ("sample", "plan", "load"):
             dialog = self._widgets.get(kind)
             if dialog is not None and not dialog.isRunning():
                 steps.append((f"{kind} dialog", lambda d=dialog: d.setStage(stage, [])))

@@ -30,6 +30,7 @@ COMMANDS = (
     ("showSlots", "Show Slots", "Overlay the grasp slots of the selected objects", True),
     ("sampleSlotGrasps", "Sample Slot Grasps…", "Sample grasp poses from the slots", False),
     ("planGrasps", "Plan Grasps…", "Plan grasp candidates for the selected object", False),
+    ("loadGrasps", "Load Grasps…", "Show an Isaac-Grasp file of any writer", False),
     ("exportGrasps", "Export Grasps…", "Write the shown grasps as Isaac-Grasp YAML", False),
     ("clearOverlays", "Clear Overlays", "Remove every usdgrip overlay (session layer)", True),
     ("toggleOverlays", "Overlays visible", "Show or hide the usdgrip overlays", False),

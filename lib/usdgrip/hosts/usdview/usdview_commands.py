@@ -70,6 +70,12 @@ def plan_grasps(usdview_api: Any) -> None:
         session.show_widget(dialog)
 
 
+def load_grasps(usdview_api: Any) -> None:
+    """Open the Load Grasps dialog: an Isaac-Grasp file of any writer, on the selected object."""
+    if (session := _session(usdview_api)) is not None:
+        session.load_grasps()
+
+
 def export_grasps(usdview_api: Any) -> None:
     """Write the shown planned grasps as Isaac-Grasp YAML (asks for the file)."""
     if (session := _session(usdview_api)) is not None:
