@@ -734,3 +734,26 @@ def test_ga001_sublayer_and_reference(write_usda, tmp_path):
     messages = " ".join(i.message for i in report.issues)
     assert "sublayer @" in messages and "gone_sub.usda@" in messages and "reference @" in messages
     assert "gone_ref.usda" in messages and "there.usda" not in messages
+
+
+FAR = 'double3 xformOp:translate = ({})\nuniform token[] xformOpOrder = ["xformOp:translate"]'
+
+
+@pytest.mark.parametrize(
+    ("translate", "gs009", "gs001"),
+    [
+        ("1e9, 0, 0", "sits 1e+09 m from the world origin", "places it 1e+09 m from the origin"),
+        ("nan, 0, 0", "has NaN or infinite values", "not a finite 4x4 matrix"),
+        ("0, inf, 0", "has NaN or infinite values", "not a finite 4x4 matrix"),
+    ],
+)
+def test_slots_on_an_unplaceable_object_get_plain_findings(translate, gs009, gs001, open_usda):
+    """A far or non-finite object transform: GS.009 and GS.001 say so, neither crashes."""
+    snippet = on_box(slot(center="(0, 0, 0.05)"), BOX_MESH, FAR.format(translate))
+    issues = validate(open_usda(snippet), rules=["GS.009", "GS.001"]).issues
+    by_code = {code: [i for i in issues if i.code == code] for code in ("GS.009", "GS.001")}
+    assert [i.severity for i in by_code["GS.009"]] == ["failure"], issues
+    assert "cannot be checked against the object's surface" in by_code["GS.009"][0].message
+    assert gs009 in by_code["GS.009"][0].message
+    assert by_code["GS.001"] and all(gs001 in i.message for i in by_code["GS.001"]), issues
+    assert all(i.severity == "failure" for i in issues)

@@ -244,6 +244,9 @@ def find_rigid_poses(
     return finite, finite & orthonormal & (np.linalg.det(r) > 0) & last_row
 
 
+_IDENTITY_ROWS = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+
 def compute_rigid_part(matrix: ArrayLike) -> Mat4:
     """Return the closest rigid transform (rotation + translation) of a (4, 4) affine matrix.
 
@@ -262,6 +265,10 @@ def compute_rigid_part(matrix: ArrayLike) -> Mat4:
         raise ValueError(f"matrix has shape {m.shape}; expected (4, 4)")
     if not np.isfinite(m).all():
         raise ValueError("matrix has NaN or infinite values; expected a finite transform")
+    if m[:3, :3].tolist() == _IDENTITY_ROWS:  # a translation only: the SVD's own answer
+        rigid = np.eye(4)
+        rigid[:3, 3] = m[:3, 3]
+        return rigid
     u, _, vt = np.linalg.svd(m[:3, :3])
     rotation = u @ vt
     (a, b, c), (d, e, f), (g, h, i) = rotation.tolist()
