@@ -464,6 +464,9 @@ CASES = [
             ("double gripper:maxGripForce = nan", "gripper:maxGripForce is nan N"),
             ("double gripper:maxGripForce = -inf", "gripper:maxGripForce is -inf N"),
             ("double gripper:maxGripForce = inf", "gripper:maxGripForce is inf N"),
+            # The physics bound (site_limits.MAX_GRIP_FORCE): above it physics uses its default.
+            ("double gripper:maxGripForce = 1e7", "expected at most 100000 N, the strongest"),
+            ("float gripper:maxGripForce = 100001", "gripper:maxGripForce is 100001 N"),
             ('string gripper:maxGripForce = "235 N"', "gripper:maxGripForce is string"),
             ("float3 gripper:maxGripForce = (1, 2, 3)", "gripper:maxGripForce is float3"),
             # Issue 21 item 15: the schema's type is float; an integer is a type error too.
@@ -483,6 +486,7 @@ CASES = [
             "float gripper:maxGripForce",  # declared without a value: not authored
             "float gripper:maxGripForce = 235",
             "double gripper:maxGripForce = 1e-3",
+            "double gripper:maxGripForce = 100000",  # the bound itself
             "half gripper:maxGripForce = 140",
         )
     ),
