@@ -761,3 +761,22 @@ def test_slots_on_an_unplaceable_object_get_plain_findings(translate, gs009, gs0
     assert gs009 in by_code["GS.009"][0].message
     assert by_code["GS.001"] and all(gs001 in i.message for i in by_code["GS.001"]), issues
     assert all(i.severity == "failure" for i in issues)
+
+
+@pytest.mark.parametrize(
+    ("translate", "fragment"),
+    [("1e9, 0, 0", "sits 1e+09 m from the world origin"), ("nan, 0, 0", "NaN or infinite")],
+)
+def test_grasp_lines_on_an_unplaceable_object_fail_gp001(translate, fragment, tmp_path):
+    """A far or non-finite object: each grasp line gets one plain GP.001 failure, no crash."""
+    text = (Path(__file__).parents[1] / "examples" / "graspable_prop.usda").read_text()
+    head = '    prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsMassAPI"]\n)\n{\n'
+    assert head in text
+    moved = text.replace(head, head + "    " + FAR.format(translate).replace("\n", "\n    ") + "\n")
+    path = tmp_path / "prop.usda"
+    path.write_text(moved)
+    issues = [i for i in validate(str(path), rules=["GP.001"]).issues]
+    assert [(i.code, i.severity) for i in issues] == [("GP.001", "failure")] * 2, issues
+    assert all(
+        "cannot meet its object </Block>" in i.message and fragment in i.message for i in issues
+    )
