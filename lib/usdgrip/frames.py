@@ -244,9 +244,6 @@ def find_rigid_poses(
     return finite, finite & orthonormal & (np.linalg.det(r) > 0) & last_row
 
 
-_IDENTITY_ROWS = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
-
-
 def compute_rigid_part(matrix: ArrayLike) -> Mat4:
     """Return the closest rigid transform (rotation + translation) of a (4, 4) affine matrix.
 
@@ -265,7 +262,9 @@ def compute_rigid_part(matrix: ArrayLike) -> Mat4:
         raise ValueError(f"matrix has shape {m.shape}; expected (4, 4)")
     if not np.isfinite(m).all():
         raise ValueError("matrix has NaN or infinite values; expected a finite transform")
-    if m[:3, :3].tolist() == _IDENTITY_ROWS:  # a translation only: the SVD's own answer
+    (a, b, c), (d, e, f), (g, h, i) = m[:3, :3].tolist()
+    if b == c == d == f == g == h == 0.0 and a > 0 and e > 0 and i > 0:
+        # A translation and positive scales along the axes: the SVD's answer is exactly I.
         rigid = np.eye(4)
         rigid[:3, 3] = m[:3, 3]
         return rigid
