@@ -18,7 +18,11 @@ from usdgrip.grasping.gripper_defaults import (
 )
 from usdgrip.grasping.provenance import Note
 from usdgrip.grasping.stage_source import StageSource
-from usdgrip.site_limits import MAX_OPENING_M, get_max_opening_problem
+from usdgrip.site_limits import (
+    MAX_OPENING_M,
+    get_grip_force_limit_problem,
+    get_max_opening_problem,
+)
 
 #: Gripper collision models (see :func:`read_gripper_model`).
 GRIPPER_MODELS = ("auto", "proxy", "geometry")
@@ -91,14 +95,6 @@ def find_gripper_problem(site: Any) -> str | None:
     if opening > MAX_OPENING_M:  # an absurd opening gives an absurd model: checks never end
         return get_max_opening_problem(opening, site.max_opening_source or "gripper:maxOpening")
     return None
-
-
-def get_grip_force_limit_problem(force: float) -> str:
-    """The words for an authored ``gripper:maxGripForce`` above :data:`MAX_GRIP_FORCE`."""
-    return (
-        f"gripper:maxGripForce is {force:g} N; expected at most {MAX_GRIP_FORCE:g} N, the "
-        "strongest plausible grip: a unit mistake?"
-    )
 
 
 def compute_pad_width(site: Any) -> tuple[float, bool]:
