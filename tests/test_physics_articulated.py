@@ -1,0 +1,95 @@
+"""The gripper's own articulation in MuJoCo: builder, engine, the real grippers of examples/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+from pxr import Usd
+
+from usdgrip.grasping.physics import (
+    EvaluationParams,
+    PhysicsGripper,
+    evaluate_candidates,
+    make_physics_object,
+)
+from usdgrip.grasping.physics.articulated_hand import add_articulated_hand
+from usdgrip.usd.articulation import read_gripper_articulation
+from usdgrip.usd.discovery import iter_site_prims
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "grippers"
+GRIPPERS = {
+    "franka_hand": EXAMPLES / "franka_hand" / "franka_hand.usda",
+    "prismatic_two_finger": EXAMPLES / "prismatic_two_finger.usda",
+    "revolute_jaw": EXAMPLES / "revolute_jaw.usda",
+    "robotiq_2f85": EXAMPLES / "robotiq_2f85" / "robotiq_2f85.usda",
+}
+
+
+def _articulation(name: str):
+    stage = Usd.Stage.Open(str(GRIPPERS[name]))
+    prim = next(iter_site_prims(stage))[0]
+    return read_gripper_articulation(prim)
+
+
+def _box(size: float, mass: float = 0.1, friction: float = 1.0):
+    h = size / 2
+    v = np.array([[x, y, z] for x in (-h, h) for y in (-h, h) for z in (-h, h)])
+    f = np.array(
+        [
+            [0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+            [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3],
+        ]
+    )  # fmt: skip
+    return make_physics_object(v, f, mass=mass, friction=friction)
+
+
+@pytest.mark.parametrize("name", sorted(GRIPPERS))
+def test_builder_closes_the_authored_fingers(name: str) -> None:
+    articulation = _articulation(name)
+    spec = mujoco.MjSpec()
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    hand = add_articulated_hand(
+        spec, spec.worldbody.add_body(name="hand"), articulation, prefix="h_"
+    )
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    assert hand.actuators and all(hand.pad_geoms)
+    for joint, name_ in hand.actuators.items():
+        data.ctrl[model.actuator(name_).id] = hand.closed_positions[joint]
+    mujoco.mj_forward(model, data)
+    left, right = (data.geom_xpos[model.geom(g[0]).id][0] for g in hand.pad_geoms)
+    mujoco.mj_step(model, data, nstep=600)
+    left2, right2 = (data.geom_xpos[model.geom(g[0]).id][0] for g in hand.pad_geoms)
+    assert left < right  # left pad on -X of the grasp frame
+    assert (right2 - left2) < (right - left) - 0.01  # the drive closed the jaw
+    assert not data.warning.number.any()
+
+
+@pytest.mark.parametrize("name", sorted(GRIPPERS))
+def test_each_real_gripper_holds_a_small_box(name: str) -> None:
+    articulation = _articulation(name)
+    gripper = PhysicsGripper(
+        max_opening=articulation.opening.opening_open, grip_force=20.0, articulation=articulation
+    )
+    (result,) = evaluate_candidates(_box(0.03), gripper, np.eye(4)[None], params=EvaluationParams())
+    assert result.outcome == "held", result
+
+
+def test_fingertips_on_the_object_are_not_a_hold() -> None:
+    """A box wider than the jaw opens: the authored fingers hit it, the grasp is not held."""
+    articulation = _articulation("prismatic_two_finger")
+    gripper = PhysicsGripper(max_opening=0.08, grip_force=20.0, articulation=articulation)
+    (result,) = evaluate_candidates(_box(0.12), gripper, np.eye(4)[None], params=EvaluationParams())
+    assert result.outcome == "collides_open"
+
+
+def test_articulation_without_drive_is_refused() -> None:
+    articulation = _articulation("prismatic_two_finger")
+    from dataclasses import replace
+
+    bare = replace(articulation, opening=None)
+    with pytest.raises(ValueError, match="no driven finger joint"):
+        PhysicsGripper(max_opening=0.08, articulation=bare)
