@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 #: Gripper collision models (``--gripper-model``; :data:`usdgrip.grasping.inputs.GRIPPER_MODELS`,
 #: not imported here so that ``--help`` stays fast).
-GRIPPER_MODELS = ("auto", "proxy", "geometry")
+GRIPPER_MODELS = ("auto", "proxy", "geometry", "articulation")
 
 
 def parse_positive_int(text: str) -> int:
@@ -48,13 +48,16 @@ def add_support_arguments(parser: Any, *, scene_help: str) -> None:
 
 
 def add_gripper_model_argument(parser: Any) -> None:
-    """``--gripper-model auto|proxy|geometry``."""
+    """``--gripper-model auto|proxy|geometry|articulation``."""
     parser.add_argument(
         "--gripper-model",
         choices=GRIPPER_MODELS,
         default="auto",
-        help="gripper collision shapes: auto (its UsdPhysics collision prims, else a proxy of "
-        "a palm and two finger boxes), proxy, or geometry (every mesh/shape of the gripper)",
+        help="gripper model: auto (the gripper's own articulation when it has finger joints, "
+        "else its UsdPhysics collision prims and two pads, else a proxy of a palm and two "
+        "finger boxes; a warning says which), proxy, geometry (every mesh/shape of the "
+        "gripper; simulated fingers are the articulation's when it has one), or articulation "
+        "(simulate the gripper's own links, joints and drives; refused without finger joints)",
     )
 
 

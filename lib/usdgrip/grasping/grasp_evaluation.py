@@ -229,9 +229,30 @@ def build_physics_hand(gripper: Gripper, options: EvaluationOptions) -> PhysicsH
                 )
             )
     model = gripper.collision_model
+    articulation = gripper.articulation if options.gripper_model != "proxy" else None
     hand = PhysicsGripper.from_collision_model(
         model, gripper.max_opening, gripper.pad_width, force, **_cache(options)
     )
+    source = model.source
+    if articulation is not None:
+        hand = PhysicsGripper(hand.max_opening, hand.pad_width, force, articulation=articulation)
+        source = "articulation"
+    if options.gripper_model == "auto":
+        driven = len(articulation.opening.driven) if articulation is not None else 0
+        why = (
+            f"the gripper's own articulation ({driven} driven finger joint(s), "
+            f"{len(articulation.links)} links)"
+            if articulation is not None
+            else f"{source} shapes with two pads ({gripper.articulation_absent or 'no joints'})"
+        )
+        notes.append(
+            Note(
+                "gripper_model_auto",
+                str(gripper.ref),
+                f"--gripper-model auto simulates {why}",
+                (gripper.label,),
+            )
+        )
     notes.extend(_cache_notes())
     record = {
         "site": str(gripper.ref),
@@ -239,7 +260,7 @@ def build_physics_hand(gripper: Gripper, options: EvaluationOptions) -> PhysicsH
         "pad_width_m": float(gripper.pad_width),
         "grip_force_n": float(force),
         "grip_force_from": force_from,
-        "collision_model": model.source,
+        "collision_model": source,
     }
     return PhysicsHand(hand, tuple(notes), record)
 
