@@ -64,7 +64,12 @@ def add_gripper_model_argument(parser: Any) -> None:
 def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
     """The simulation options ``evaluate`` and ``plan --evaluate`` share (``plan`` has --seed)."""
     parser.add_argument(
-        "--trials", type=int, default=1, metavar="N", help="trials per candidate (default 1)"
+        "--trials",
+        type=int,
+        default=3,
+        metavar="N",
+        help="trials per candidate: the nominal pose plus N-1 perturbed ones (default 3, so a "
+        "success rate is a rate; rates are reported with the trial count)",
     )
     parser.add_argument(
         "--force",

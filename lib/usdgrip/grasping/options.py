@@ -183,7 +183,7 @@ class EvaluationOptions:
         TypeError: a number option that is not a number.
     """
 
-    trials: int = 1
+    trials: int = 3
     """Trials per candidate (trial 0 nominal, the others perturbed)."""
     force: float | None = None
     """Grip force per finger, N; wins over the site's ``gripper:maxGripForce``."""
