@@ -72,6 +72,12 @@ def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
         "success rate is a rate; rates are reported with the trial count)",
     )
     parser.add_argument(
+        "--dump-scene",
+        metavar="DIR",
+        help="write each candidate's nominal trial as MJCF (candidate_NNNN.xml: object "
+        "pieces, hands at the grasp, support) into DIR, for MuJoCo's viewer",
+    )
+    parser.add_argument(
         "--force",
         type=float,
         metavar="N",
@@ -138,6 +144,7 @@ def build_evaluation_options(args: argparse.Namespace, **fields: Any) -> Any:
         "support": args.support,
         "table": args.table,
         "gripper_model": args.gripper_model,
+        "dump_scene": args.dump_scene,
         "jobs": args.jobs,
         "seed": args.seed,
         **fields,
