@@ -277,7 +277,7 @@ def test_cli_exit_0_when_one_held_1_when_none(box_file, grasps_file, tmp_path, c
     entry = data["grasps"]["g_centre"]
     assert list(entry)[:3] == ["confidence", "position", "orientation"]
     assert entry["physics"] == {
-        "success_rate": 1.0, "trials": 1, "outcome": "held", "outcomes": {"held": 1}
+        "success_rate": 1.0, "trials": 3, "outcome": "held", "outcomes": {"held": 3}
     }  # fmt: skip
     assert data["metadata"]["physics"]["engine"] == "mujoco"
 
