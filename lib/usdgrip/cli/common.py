@@ -64,7 +64,18 @@ def add_gripper_model_argument(parser: Any) -> None:
 def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
     """The simulation options ``evaluate`` and ``plan --evaluate`` share (``plan`` has --seed)."""
     parser.add_argument(
-        "--trials", type=int, default=1, metavar="N", help="trials per candidate (default 1)"
+        "--trials",
+        type=int,
+        default=3,
+        metavar="N",
+        help="trials per candidate: the nominal pose plus N-1 perturbed ones (default 3, so a "
+        "success rate is a rate; rates are reported with the trial count)",
+    )
+    parser.add_argument(
+        "--dump-scene",
+        metavar="DIR",
+        help="write each candidate's nominal trial as MJCF (candidate_NNNN.xml: object "
+        "pieces, hands at the grasp, support) into DIR, for MuJoCo's viewer",
     )
     parser.add_argument(
         "--force",
@@ -133,6 +144,7 @@ def build_evaluation_options(args: argparse.Namespace, **fields: Any) -> Any:
         "support": args.support,
         "table": args.table,
         "gripper_model": args.gripper_model,
+        "dump_scene": args.dump_scene,
         "jobs": args.jobs,
         "seed": args.seed,
         **fields,

@@ -400,6 +400,20 @@ class MujocoEngine:
         rotation = d.xmat[body].reshape(3, 3)
         return rotation.T @ (d.xipos[self._object_body] - d.xpos[body])
 
+    def scene_xml(self, poses: NDArray[np.float64]) -> str:
+        """MJCF of this world with the hands (and their targets) at ``poses`` ``(hands, 4, 4)``.
+
+        Loadable by ``mujoco.MjModel.from_xml_path``; gravity as in the lift phase.
+        """
+        spec = mujoco.MjSpec.from_string(self.xml)
+        for h in range(self.hands):
+            quat = _quat_from_matrix(poses[h, :3, :3])
+            for name in (f"hand_{h}", f"target_{h}"):
+                body = spec.body(name)
+                body.pos, body.quat = poses[h, :3, 3], quat
+        spec.option.gravity = -GRAVITY * self.scene.up
+        return spec.to_xml()
+
     # ------------------------------------------------------------------ trial
     def run_trial(
         self, poses: NDArray[np.float64], friction_scale: float = 1.0, mass_scale: float = 1.0
