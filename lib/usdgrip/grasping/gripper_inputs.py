@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from usdgrip.contracts import GripperRef
@@ -62,9 +63,20 @@ class Gripper:
     """:func:`find_gripper_problem`'s verdict (the words of ``skipped``), else ``None``."""
     articulation: Any = None
     """The site's :class:`~usdgrip.gripper_articulation.GripperArticulation` when it has
-    driven finger joints with a pad each side and the model is not ``proxy``, else ``None``."""
+    driven finger joints with a pad each side, else ``None`` (physics simulates it unless
+    the model is ``proxy``; planning writes its joint values)."""
     articulation_absent: str | None = None
     """Why the articulation is not simulated (no finger joints...), else ``None``."""
+
+    @cached_property
+    def joint_values(self) -> Any:
+        """The articulation's joint-value table (``cspace_position``), ``None`` without one.
+
+        A :class:`~usdgrip.gripper_joint_values.JointValueTable`, measured on first use.
+        """
+        from usdgrip.gripper_joint_values import compute_joint_value_table
+
+        return None if self.articulation is None else compute_joint_value_table(self.articulation)
 
     @property
     def label(self) -> str:
@@ -228,9 +240,7 @@ def read_gripper_inputs(
             max_opening=None, collision_model=None, skipped=skipped, problem=problem, **common
         )
     model = read_gripper_model(ref, site, gripper_model, stages, pad_width=pad)
-    articulation, absent = None, None
-    if gripper_model != "proxy":
-        articulation, absent = read_simulated_articulation(ref, stages)
+    articulation, absent = read_simulated_articulation(ref, stages)
     if gripper_model == "articulation" and articulation is None:
         raise GripperError(
             f"{ref.asset_path}: <{ref.prim_path}>: --gripper-model articulation: {absent}; "

@@ -242,6 +242,7 @@ def run_planning(
                 )
                 continue
             run.grasps.update(build_candidates(gripper, proposals, kept, exclusions, options))
+            _note_joint_values(gripper, run)
     finally:
         for added in world.added:  # the object and the table leave the caller's scene as it was
             world.scene.remove(added)
@@ -473,6 +474,7 @@ def build_candidates(
     order = [kept[j] for j in final]
     poses = proposals.pose_array[order]
     quaternions = compute_quaternion_wxyz(poses)
+    joints = gripper.joint_values
     candidates = {}
     for row, (i, j) in enumerate(zip(order, final, strict=True)):
         cid = proposals.ids[i]
@@ -492,8 +494,62 @@ def build_candidates(
             slot=origin.slot,
             grasp_line=origin.grasp_line,
             group=origin.group,
+            **(
+                {}
+                if joints is None
+                else {
+                    "cspace_position": joints.at_width(proposals.widths[i]),
+                    "pregrasp_cspace_position": joints.open_values,
+                }
+            ),
         )
     return candidates
+
+
+def _note_joint_values(gripper: Gripper, run: PlanningRun) -> None:
+    """Say why a gripper's grasps carry no joint values (Isaac Sim's ``cspace_position``)."""
+    from usdgrip.gripper_joint_values import find_joint_value_problem
+
+    if gripper.joint_values is not None:
+        return
+    why = gripper.articulation_absent or find_joint_value_problem(gripper.articulation)
+    run.note(
+        "no_joint_values",
+        gripper,
+        f"no cspace_position or pregrasp_cspace_position in its grasps: {why or 'no opening'} "
+        "(Isaac Sim's Grasp Editor needs them to replay a grasp)",
+    )
+
+
+def find_file_frames(
+    request: GraspPlanningRequest, inputs: GraspInputs, run: PlanningRun
+) -> tuple[str | None, str | None]:
+    """``(object_frame, gripper_frame)`` of the file, as Isaac Sim's Grasp Editor names them.
+
+    Named when one gripper is planned and its grasps carry joint values: ``object_frame`` is
+    the object prim (M); ``gripper_frame`` the site prim when its frame is the grasp frame G
+    (the poses are then that prim's, as the Grasp Editor reads them), else left out with a
+    note (the poses are of G, not of a prim). ``(None, None)`` otherwise.
+    """
+    if len(request.grippers) != 1:
+        return None, None
+    gripper = inputs.find_gripper(request.grippers[0])
+    site = gripper.site
+    if gripper.skipped is not None or gripper.joint_values is None or site.grasp_frame is None:
+        return None, None
+    from usdgrip.frames import compute_rigid_part
+
+    site_to_grasp = np.linalg.inv(compute_rigid_part(site.world_transform)) @ site.grasp_frame
+    if np.allclose(site_to_grasp, np.eye(4), atol=1e-9):
+        return inputs.object.prim_path, gripper.ref.prim_path
+    angle = np.degrees(np.arccos(np.clip((np.trace(site_to_grasp[:3, :3]) - 1) / 2, -1, 1)))
+    run.note(
+        "gripper_frame_unnamed",
+        gripper,
+        f"no gripper_frame in the file: the grasp frame G is not the site prim's frame "
+        f"(rotated {angle:.1f}° from it); the poses are of G",
+    )
+    return inputs.object.prim_path, None
 
 
 def build_result(
@@ -517,6 +573,7 @@ def build_result(
         f"gripper_models={','.join(run.models_used) or 'none'}; "
         f"scene_obstacles={obstacles}; support={support_text}"
     )
+    object_frame, gripper_frame = find_file_frames(request, inputs, run)
     metadata = GraspPlanningMetadata(
         upstream_revision=f"usdgrip {usdgrip.__version__}",
         seed=request.seed,
@@ -525,7 +582,9 @@ def build_result(
         generation_mode=mode,
         warnings=render_notes(run.notes),
     )
-    return GraspPlanningResult(grasps=run.grasps, metadata=metadata)
+    return GraspPlanningResult(
+        object_frame=object_frame, gripper_frame=gripper_frame, grasps=run.grasps, metadata=metadata
+    )
 
 
 __all__ = [
