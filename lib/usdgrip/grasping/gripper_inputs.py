@@ -58,7 +58,8 @@ class Gripper:
     """:func:`find_gripper_problem`'s verdict (the words of ``skipped``), else ``None``."""
     articulation: Any = None
     """The site's :class:`~usdgrip.gripper_articulation.GripperArticulation` when it has
-    driven finger joints with a pad each side and the model is not ``proxy``, else ``None``."""
+    driven finger joints with a pad each side, else ``None`` (read for every model: the
+    planner writes its joint values; the physics simulates it unless the model is ``proxy``)."""
     articulation_absent: str | None = None
     """Why the articulation is not simulated (no finger joints...), else ``None``."""
 
@@ -232,9 +233,9 @@ def read_gripper_inputs(
             max_opening=None, collision_model=None, skipped=skipped, problem=problem, **common
         )
     model = read_gripper_model(ref, site, gripper_model, stages, pad_width=pad)
-    articulation, absent = None, None
-    if gripper_model != "proxy":
-        articulation, absent = read_simulated_articulation(ref, stages)
+    # Read for every model: the planner writes its joint values (the physics simulates it
+    # only when the model is not ``proxy``).
+    articulation, absent = read_simulated_articulation(ref, stages)
     if gripper_model == "articulation" and articulation is None:
         raise GripperError(
             f"{ref.asset_path}: <{ref.prim_path}>: --gripper-model articulation: {absent}; "
