@@ -76,3 +76,27 @@ def test_payload_heuristic_is_simready_s():
     assert resolve_payload(None, 0.0001, params) == (0.1, True)
     assert resolve_payload(None, 5.0, params) == (50.0, True)
     assert resolve_payload(2.0, 0.08, params) == (2.0, False)
+
+
+@pytest.mark.parametrize(
+    "site",
+    [
+        "grippers/prismatic_two_finger.usda:/PrismaticGripper/palm/tcp",
+        "grippers/revolute_jaw.usda:/RevoluteJawGripper/palm/tcp",
+        "grippers/franka_hand/franka_hand.usda:/FrankaHand/panda_hand/gripper_site",
+    ],
+)
+def test_example_grippers_pass_fet028(site):
+    asset, prim = f"{EXAMPLES}/{site}".rsplit(":", 1)
+    report = check_gripper(GripperRef(asset_path=asset, prim_path=prim))
+    outcomes = {s: e["results"][0]["outcome"] for s, e in report["objects"].items()}
+    assert report["passed"], outcomes
+
+
+def test_robotiq_runs_and_reports_each_object():
+    asset = f"{EXAMPLES}/grippers/robotiq_2f85/robotiq_2f85.usda"
+    report = check_gripper(
+        GripperRef(asset_path=asset, prim_path="/Robotiq_2F85/base/gripper_site")
+    )
+    assert set(report["objects"]) == {"cube", "sphere"}
+    assert report["payload_kg"] > 0

@@ -58,6 +58,9 @@ class GripperTestParams:
     release_drop: float = 0.05
     """m: the object falls at least this after the open command."""
     timestep: float = 0.002
+    impratio: float = 10.0
+    """MuJoCo's frictional-to-normal impedance ratio: above 1 soft friction creeps less
+    (a held object slides slowly down pads at impratio 1)."""
     gantry_gain: float = 2.0e4
     """N/m per kg of hand and object: the gantry's position servo."""
 
@@ -128,6 +131,7 @@ def run_gripper_test(
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     spec.option.gravity = [0, 0, -GRAVITY]
     spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    spec.option.impratio = params.impratio
     world = spec.worldbody
     world.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1, 1, 0.1], contype=1, conaffinity=1)
     obj = world.add_body(name="object", pos=[offset[0], offset[1], half])
