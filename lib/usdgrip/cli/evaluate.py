@@ -61,6 +61,13 @@ Examples:
       --grasps out/mug_grasps.yaml --table --trials 3 -o out/mug_evaluated.yaml
   usdgrip evaluate examples/graspable_prop.usda --gripper examples/gripper.usda:/Gripper/tcp \\
       --lines -o out/graspable_prop_lines.json
+  usdgrip evaluate --gripper-test \\
+      examples/grippers/prismatic_two_finger.usda:/PrismaticGripper/palm/tcp -o out/fet028.json
+
+--gripper-test FILE:/SITE is SimReady's FET028 on the CPU (docs/physics.md, "Gripper
+test"): the gripper's own articulation closes on a cube (0.7 x max opening, 0.85 x max
+payload) and a sphere (0.5 x payload), lifts 20 cm, shakes 2 s at 2 Hz, releases; exit 0
+both held (or a gripper without finger joints, skipped), 1 not, 2 bad input.
 
 Exit 0 at least one candidate held (--lines: every grasp line has a grasp that held); 1 none
 held (--lines: some line has none, e.g. a line that misses the object; the output is still
