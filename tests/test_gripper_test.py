@@ -100,3 +100,29 @@ def test_robotiq_runs_and_reports_each_object():
     )
     assert set(report["objects"]) == {"cube", "sphere"}
     assert report["payload_kg"] > 0
+
+
+def test_batch_gripper_test_over_a_folder(tmp_path):
+    import shutil
+
+    root = tmp_path / "grippers"
+    root.mkdir()
+    shutil.copy(EXAMPLES / "grippers/prismatic_two_finger.usda", root)
+    shutil.copy(EXAMPLES / "gripper.usda", root)  # no joints: skipped, not failed
+    out = tmp_path / "rows.jsonl"
+    done = usdgrip("batch", "gripper-test", str(root), "--out", str(out), "-q")
+    assert done.returncode == 0, done.stderr
+    rows = {json.loads(line)["path"]: json.loads(line) for line in out.read_text().splitlines()}
+    prismatic = rows["prismatic_two_finger.usda"]["output"]["sites"][0]
+    assert prismatic["passed"] and prismatic["objects"]["cube"]["outcome"] == "held"
+    assert rows["gripper.usda"]["output"]["sites"][0]["skipped"]
+    assert rows["gripper.usda"]["counts"] == {"warning": 1}
+    # a payload the fingers cannot hold: the file has findings, exit 1
+    heavy = (
+        (root / "prismatic_two_finger.usda")
+        .read_text()
+        .replace("gripper:maxPayload = 1", "gripper:maxPayload = 40")
+    )
+    (root / "heavy.usda").write_text(heavy)
+    done = usdgrip("batch", "gripper-test", str(root), "--out", str(tmp_path / "r2.jsonl"), "-q")
+    assert done.returncode == 1, done.stderr
