@@ -53,7 +53,7 @@ def main() -> None:
         baseline = best(read, args.repeat)
         report = {}
 
-        def test(ref=ref) -> None:
+        def test(ref=ref, report=report) -> None:
             report.update(check_gripper(ref, trials=args.trials))
 
         wall = best(test, args.repeat)
