@@ -126,3 +126,44 @@ def test_batch_gripper_test_over_a_folder(tmp_path):
     (root / "heavy.usda").write_text(heavy)
     done = usdgrip("batch", "gripper-test", str(root), "--out", str(tmp_path / "r2.jsonl"), "-q")
     assert done.returncode == 1, done.stderr
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            ('prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsMassAPI"]\n    )\n    {\n'
+             "        float physics:mass = 0.5",
+             'prepend apiSchemas = ["PhysicsMassAPI"]\n    )\n    {\n'
+             "        float physics:mass = 0.5"),
+            "no rigid-body ancestor",
+        ),
+        (("float gripper:maxOpening = 0.08", "float gripper:maxOpening = -1"), "maxOpening is -1"),
+        (("float gripper:maxOpening = 0.08", "float gripper:maxOpening = nan"), "maxOpening"),
+    ],
+)  # fmt: skip
+def test_fet028_preconditions_are_bad_input(tmp_path, edit, message):
+    text = (EXAMPLES / "grippers/prismatic_two_finger.usda").read_text()
+    assert edit[0] in text
+    bad = tmp_path / "bad.usda"
+    bad.write_text(text.replace(edit[0], edit[1], 1))
+    done = usdgrip("evaluate", "--gripper-test", f"{bad}:/PrismaticGripper/palm/tcp")
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--trials", "0"], "trials is 0"),
+        (["-o", "{tmp}"], "is a directory"),
+        (["-o", "{gripper}"], "would replace it"),
+        (["--gripper", "x.usda:/G"], "not with --gripper-test"),
+    ],
+)
+def test_gripper_test_options_are_checked(tmp_path, extra, message):
+    asset = str(EXAMPLES / "grippers/prismatic_two_finger.usda")
+    args = [a.format(tmp=tmp_path, gripper=asset) for a in extra]
+    done = usdgrip("evaluate", "--gripper-test", PRISMATIC, *args)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
