@@ -236,3 +236,34 @@ def test_dump_scene_into_a_file_is_one_line_exit_2(tmp_path, capsys) -> None:
                       "--dump-scene", str(blocker / "sub"))  # fmt: skip
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err[-1].startswith("usdgrip plan: --dump-scene ")
+
+
+def test_geometry_simulates_the_authored_fingers(tmp_path, capsys) -> None:
+    import yaml
+
+    code, out = _plan(tmp_path, "prismatic_two_finger", "--evaluate", "--trials", "1",
+                      "--gripper-model", "geometry")  # fmt: skip
+    assert code in (0, 1), capsys.readouterr().err
+    physics = yaml.safe_load(out.read_text())["metadata"]["physics"]
+    assert physics["gripper"]["collision_model"] == "articulation"  # not default pads
+
+
+def test_a_pad_link_without_colliders_is_not_simulated(tmp_path, capsys) -> None:
+    """Attack: the right finger's collider removed; articulation is refused, auto falls back."""
+    from usdgrip.cli import main
+
+    text = GRIPPERS["prismatic_two_finger"].read_text()
+    stage = Usd.Stage.Open(str(GRIPPERS["prismatic_two_finger"]))
+    finger = stage.GetPrimAtPath("/PrismaticGripper/finger_right")
+    colliders = [p for p in Usd.PrimRange(finger) if "PhysicsCollisionAPI" in p.GetAppliedSchemas()]
+    assert colliders and text
+    for prim in colliders:
+        prim.RemoveAPI(__import__("pxr").UsdPhysics.CollisionAPI)
+    path = tmp_path / "bare.usda"
+    stage.GetRootLayer().Export(str(path))
+    argv = ["plan", str(MUG), "--object", "/Mug", "--gripper", f"{path}:/PrismaticGripper/palm/tcp"]
+    code = main([*argv, "-o", str(tmp_path / "a.yaml"), "--evaluate", "--trials", "1",
+                 "--max-candidates", "1", "--gripper-model", "articulation"])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and "--gripper-model articulation: " in err[-1]
+    assert "no pad on one side" in err[-1] or "has no collider" in err[-1]

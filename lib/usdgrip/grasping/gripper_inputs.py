@@ -268,4 +268,11 @@ def read_simulated_articulation(
     sides = {chain.side for chain in report.fingers if chain.pad is not None}
     if sides != {-1, 1}:
         return None, "the finger joints move no pad on one side of the grip"
+    bare = [
+        record.links[chain.pad].path
+        for chain in report.fingers
+        if chain.pad is not None and not record.links[chain.pad].pieces
+    ]
+    if bare:
+        return None, f"the pad link <{bare[0]}> has no collider (PhysicsCollisionAPI)"
     return record, None

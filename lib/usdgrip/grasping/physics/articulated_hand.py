@@ -69,6 +69,10 @@ class ArticulatedHand:
     """Driven joint -> position at the open limit (SI)."""
     closed_positions: dict[int, float]
     """Driven joint -> position at the closed limit (SI)."""
+    close_targets: dict[int, float]
+    """Driven joint -> the drive's target to close: past the closed limit by ``maxForce /
+    stiffness``, so the drive pushes with its full ``maxForce`` up to the limit (a target at
+    the limit would squeeze a thin part with almost nothing)."""
     opening_open: float
     """Pad gap at the open limit, m (the articulation's report)."""
 
@@ -272,6 +276,7 @@ def add_articulated_hand(
         names[link] = name
         bodies[link] = body
     actuators: dict[int, str] = {}
+    targets: dict[int, float] = {}
     for index in report.driven:
         joint = joints[index]
         drive = joint.drive
@@ -284,7 +289,9 @@ def add_articulated_hand(
         act = spec.add_actuator(name=f"{prefix}drive_{index}", target=joint_names[index])
         act.trntype = mujoco.mjtTrn.mjTRN_JOINT
         act.set_to_position(kp=float(kp), kv=float(kv))
-        low, high = sorted((open_values[index], closed_values[index]))
+        sign = 1.0 if closed_values[index] >= open_values[index] else -1.0
+        targets[index] = closed_values[index] + sign * (limit / kp if limit else 0.0)
+        low, high = sorted((open_values[index], targets[index]))
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
         act.ctrlrange = [low, high]
         if limit:
@@ -332,5 +339,6 @@ def add_articulated_hand(
         geoms=tuple(geoms),
         open_positions=open_values,
         closed_positions=closed_values,
+        close_targets=targets,
         opening_open=float(report.opening_open or 0.0),
     )

@@ -292,6 +292,7 @@ class MujocoEngine:
             self._driven_ctrl = np.array([a for _, a, _, _ in driven])
             self._driven_open = np.array([hand.open_positions[j] for _, _, hand, j in driven])
             self._driven_closed = np.array([hand.closed_positions[j] for _, _, hand, j in driven])
+            self._driven_target = np.array([hand.close_targets[j] for _, _, hand, j in driven])
             self._pad_open_x = None  # pad centres along closing in the open hand (first trial)
         self._base_mass = float(m.body_mass[self._object_body])
         self._base_inertia = m.body_inertia[self._object_body].copy()
@@ -444,7 +445,7 @@ class MujocoEngine:
         # close to stall: the pads' motors push with the grip force; an articulation's
         # position drives aim at the closed limits, within their force limits
         if self.articulated:
-            d.ctrl[self._driven_ctrl] = self._driven_closed
+            d.ctrl[self._driven_ctrl] = self._driven_target
         else:
             d.ctrl[:] = self.gripper.grip_force
         close_steps = max(1, round(p.close_time / dt))
