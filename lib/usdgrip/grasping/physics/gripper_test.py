@@ -211,7 +211,7 @@ def run_gripper_test(
     set_hand(hand.open_positions)
     if not step(params.settle_time, lambda t: 0.0):
         return finish("unstable")
-    set_hand(hand.closed_positions)
+    set_hand(hand.close_targets)  # past the closed limit: the drives push at maxForce
     if not step(params.close_time, lambda t: 0.0):
         return finish("unstable")
     if pad_force() <= 0.0:
