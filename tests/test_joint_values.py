@@ -6,18 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 import yaml
 
 import usdgrip
 from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
 from usdgrip.grasping.isaac_yaml import read_isaac_grasp, write_isaac_grasp
-from usdgrip.gripper_joint_values import (
-    JointValueTable,
-    compute_joint_value_table,
-    find_joint_value_problem,
-)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 GRIPPERS = {
@@ -113,31 +107,6 @@ def test_grasp_editor_reads_joint_values_of_each_real_gripper(planned, name):
     )
 
 
-def test_closed_values_give_the_grasp_width():
-    """The closed configuration's pad gap is the candidate's width (within the table's step)."""
-    from usdgrip.gripper_kinematics import compute_configuration
-    from usdgrip.gripper_opening import compute_gap
-
-    articulation = _articulation(GRIPPERS["franka"])
-    table = compute_joint_value_table(articulation)
-    assert isinstance(table, JointValueTable)
-    closed_gap, open_gap = table.gap_range
-    assert closed_gap < open_gap == pytest.approx(articulation.opening.opening_open)
-    report = articulation.opening
-    index = {j.name: i for i, j in enumerate(articulation.joints)}
-    for width in np.linspace(closed_gap, open_gap, 7):
-        values = table.at_width(float(width))
-        config = compute_configuration(articulation, {index[n]: v for n, v in values.items()})
-        gap = compute_gap(
-            articulation, report.fingers, config.link_poses, report.closing_axis,
-            report.approach_axis,
-        )  # fmt: skip
-        assert gap == pytest.approx(width, abs=1e-4)
-    # widths beyond the range clamp to the closed and open hands
-    assert table.at_width(open_gap + 1.0) == pytest.approx(table.open_values)
-    assert table.at_width(-1.0) == pytest.approx(table.at_width(closed_gap))
-
-
 def test_a_gripper_without_joints_says_why(tmp_path):
     request = GraspPlanningRequest(
         object=GraspObject(
@@ -165,8 +134,3 @@ def test_file_frames_name_the_object_and_a_site_that_is_its_grasp_frame(planned)
     franka = read_isaac_grasp(planned["franka"])
     assert franka.object_frame == "/Mug" and franka.gripper_frame is None
     assert any("no gripper_frame" in w for w in franka.metadata.warnings)
-
-
-def test_no_problem_only_with_an_opening():
-    assert find_joint_value_problem(None) == "the gripper has no finger joints"
-    assert find_joint_value_problem(_articulation(GRIPPERS["revolute"])) is None

@@ -1,17 +1,16 @@
-"""The gripper's joint values at a grasp width: Isaac Sim's ``cspace_position``.
+"""Joint values of a gripper at a grasp width: what Isaac Sim's Grasp Editor stores per grasp.
 
-Pure numpy over a :class:`~usdgrip.gripper_articulation.GripperArticulation` whose
-:class:`~usdgrip.gripper_articulation.OpeningReport` is known. The driven joints move
-together from their closed limits to their open limits (one parameter ``t`` in [0, 1]);
-mimic followers and loop joints follow (:func:`~usdgrip.gripper_kinematics.compute_configuration`).
-:func:`compute_joint_value_table` measures the pad gap at :data:`JOINT_VALUE_STEPS` + 1
-such configurations once per gripper; :meth:`JointValueTable.at_width` then gives the
-joint values whose pad gap is a grasp's width (linear between the measured rows).
+Pure numpy over a :class:`~usdgrip.gripper_articulation.GripperArticulation` with an
+:class:`~usdgrip.gripper_articulation.OpeningReport`:
 
-The values are those Isaac Sim's Grasp Editor writes (``cspace_position``,
-``pregrasp_cspace_position``): every moving joint of the articulation (mimic followers
-included; joints excluded from the articulation left out), by prim name, in joint order,
-radians for revolute and metres for prismatic joints. ``docs/planning.md`` describes it.
+- :func:`compute_joint_value_table`: the fingers swept from the open to the closed limits
+  (every independent joint moved linearly, mimic followers following, loops closed by
+  :func:`~usdgrip.gripper_kinematics.compute_configuration`), with the pad gap at each step;
+- :func:`compute_joint_values`: the joint values where the pads first close to a width
+  (``cspace_position``), read off the table by linear interpolation.
+
+Values are Isaac Sim's DOF units (metres prismatic, radians revolute), keyed by the joint
+prim's name (Isaac Sim's DOF name). ``docs/planning.md`` ("Joint values") describes them.
 """
 
 from __future__ import annotations
@@ -25,107 +24,116 @@ from usdgrip.gripper_articulation import GripperArticulation
 from usdgrip.gripper_kinematics import compute_configuration, compute_kinematic_tree
 from usdgrip.gripper_opening import compute_gap
 
-#: Configurations measured between closed and open (the table has this many + 1 rows).
-JOINT_VALUE_STEPS = 32
+#: Steps of the open-to-closed sweep (the table's rows): joint values between two steps
+#: are interpolated linearly.
+JOINT_VALUE_SAMPLES = 33
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JointValueTable:
-    """Joint values on the path from closed (row 0) to open (last row), with their gaps."""
+    """The fingers swept from open (row 0) to closed (last row)."""
 
     names: tuple[str, ...]
-    """Isaac Sim's DOF names (joint prim names) of the joints written, in joint order."""
+    """Joint prim names (Isaac Sim's DOF names) of the moving tree joints, articulation order."""
     gaps: NDArray[np.float64]
-    """(S,) pad gap (m) of each row, non-decreasing."""
+    """(K,) pad gap (m) at each step."""
     positions: NDArray[np.float64]
-    """(S, J) joint values (rad or m) of each row, one column per name."""
-
-    def at_width(self, width: float) -> dict[str, float]:
-        """Joint values whose pad gap is ``width`` (clamped to the closed and open gaps)."""
-        gaps = self.gaps
-        row = float(np.interp(width, gaps, np.arange(len(gaps), dtype=np.float64)))
-        low = min(int(row), len(gaps) - 1)
-        high = min(low + 1, len(gaps) - 1)
-        mix = row - low
-        values = (1.0 - mix) * self.positions[low] + mix * self.positions[high]
-        return {name: float(v) for name, v in zip(self.names, values, strict=True)}
+    """(K, J) joint values (m or rad) at each step, columns in ``names`` order."""
 
     @property
     def open_values(self) -> dict[str, float]:
         """The open hand (``pregrasp_cspace_position``)."""
-        return {name: float(v) for name, v in zip(self.names, self.positions[-1], strict=True)}
-
-    @property
-    def gap_range(self) -> tuple[float, float]:
-        """Closed and open pad gap (m)."""
-        return float(self.gaps[0]), float(self.gaps[-1])
-
-
-def compute_joint_value_table(
-    articulation: GripperArticulation, steps: int = JOINT_VALUE_STEPS
-) -> JointValueTable | None:
-    """The table of ``articulation``, or ``None`` when it has no opening to move through.
-
-    ``None`` when the opening report is missing, has no driven joint or no gap at either
-    end (no pads on both sides, limits missing): :func:`find_joint_value_problem` says why.
-    """
-    if find_joint_value_problem(articulation) is not None:
-        return None
-    report = articulation.opening
-    joints = articulation.joints
-    tree = compute_kinematic_tree(articulation)
-    paths = {joint.path: index for index, joint in enumerate(joints)}
-    closed = {paths[p]: v for p, v in report.closed_positions.items() if p in paths}
-    opened = {paths[p]: v for p, v in report.open_positions.items() if p in paths}
-    driven = [i for i in report.driven if i in closed and i in opened]
-    written = [
-        i for i, joint in enumerate(joints) if joint.moving and not joint.exclude_from_articulation
-    ]
-    fractions = np.linspace(0.0, 1.0, steps + 1)
-    gaps = np.empty(len(fractions))
-    positions = np.empty((len(fractions), len(written)))
-    for row, t in enumerate(fractions):
-        values = {i: closed[i] + t * (opened[i] - closed[i]) for i in driven}
-        config = compute_configuration(articulation, values, tree)
-        gap = compute_gap(
-            articulation, report.fingers, config.link_poses, report.closing_axis,
-            report.approach_axis,
-        )  # fmt: skip
-        gaps[row] = np.nan if gap is None else gap
-        positions[row] = config.positions[written]
-    usable = np.isfinite(gaps)
-    if usable.sum() < 2:
-        return None
-    gaps, positions = gaps[usable], positions[usable]
-    # A gap that is not monotonic along the path (a linkage past its toggle): keep the
-    # rows that widen it, so every width maps to one configuration.
-    keep = [0]
-    for row in range(1, len(gaps)):
-        if gaps[row] > gaps[keep[-1]]:
-            keep.append(row)
-    if len(keep) < 2:
-        return None
-    names = tuple(joints[i].name for i in written)
-    return JointValueTable(names, gaps[keep], positions[keep])
+        return {name: float(v) for name, v in zip(self.names, self.positions[0], strict=True)}
 
 
 def find_joint_value_problem(articulation: GripperArticulation | None) -> str | None:
-    """Why a gripper's grasps carry no joint values, or ``None`` when they can."""
-    if articulation is None or articulation.status == "none" or not articulation.joints:
-        return "the gripper has no finger joints"
+    """Why no joint values can be computed for ``articulation``, else ``None``."""
+    if articulation is None or articulation.status == "none":
+        return "the gripper has no finger joints (UsdPhysics prismatic or revolute joints)"
     report = articulation.opening
-    if report is None or not report.driven:
-        return "the gripper has no driven finger joints"
-    if report.opening_open is None or report.opening_closed is None:
-        return "the pad gap at the joint limits is unknown (see usdgrip info)"
-    if not report.open_positions or not report.closed_positions:
-        return "the joint values at the open and closed limits are unknown"
+    if report is None or report.opening_open is None or report.opening_closed is None:
+        return "the opening at the finger joints' limits is unknown (see `usdgrip info`)"
+    tree = compute_kinematic_tree(articulation)
+    names = [articulation.joints[i].name for i in _columns(articulation, tree)]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        return (
+            f"several finger joints are named {', '.join(repeated)}: Isaac Sim keys joint "
+            "values by the joint prim's name, so each name must be unique"
+        )
     return None
 
 
-__all__ = [
-    "JOINT_VALUE_STEPS",
-    "JointValueTable",
-    "compute_joint_value_table",
-    "find_joint_value_problem",
-]
+def _columns(articulation: GripperArticulation, tree) -> list[int]:
+    tree_joints = {tree.parent_joint[link] for link in tree.order[1:]}
+    return [i for i in sorted(tree_joints) if articulation.joints[i].moving]
+
+
+def compute_joint_value_table(
+    articulation: GripperArticulation, samples: int = JOINT_VALUE_SAMPLES
+) -> JointValueTable:
+    """Sweep the independent joints from their open to their closed limits.
+
+    Raises:
+        ValueError: :func:`find_joint_value_problem` gives a reason, or ``samples < 2``.
+    """
+    problem = find_joint_value_problem(articulation)
+    if problem is not None:
+        raise ValueError(f"<{articulation.site_path or articulation.root_path}>: {problem}")
+    if samples < 2:
+        raise ValueError(f"samples is {samples}; expected at least 2")
+    tree = compute_kinematic_tree(articulation)
+    report = articulation.opening
+    joints = articulation.joints
+    dofs = [i for i in report.driven if joints[i].path in report.open_positions]
+    start = {i: report.open_positions[joints[i].path] for i in dofs}
+    end = {i: report.closed_positions[joints[i].path] for i in dofs}
+    columns = _columns(articulation, tree)
+    gaps, rows = [], []
+    for t in np.linspace(0.0, 1.0, samples):
+        values = {i: start[i] + t * (end[i] - start[i]) for i in dofs}
+        config = compute_configuration(articulation, values, tree)
+        gap = compute_gap(
+            articulation,
+            report.fingers,
+            config.link_poses,
+            report.closing_axis,
+            report.approach_axis,
+        )
+        gaps.append(np.nan if gap is None else gap)
+        rows.append(config.positions[columns])
+    return JointValueTable(
+        tuple(joints[i].name for i in columns), np.array(gaps), np.array(rows, dtype=np.float64)
+    )
+
+
+def compute_joint_values(table: JointValueTable, width: float) -> tuple[dict[str, float], str]:
+    """The joint values where the pads, closing from open, first reach ``width`` metres.
+
+    Returns:
+        ``(values, where)``: joint name -> value, and ``between`` (found), ``open`` (the
+        width is at least the open gap: the open values) or ``closed`` (the pads never get
+        that close: the closed values).
+
+    Raises:
+        ValueError: ``width`` is not a finite number.
+    """
+    width = float(width)
+    if not np.isfinite(width):
+        raise ValueError(f"width is {width!r}; expected a finite number of metres")
+    gaps = table.gaps
+
+    def row(values: NDArray[np.float64]) -> dict[str, float]:
+        return {name: float(v) for name, v in zip(table.names, values, strict=True)}
+
+    if not gaps[0] > width:  # NaN-safe: an unknown open gap is the open hand
+        return row(table.positions[0]), "open"
+    reached = np.nonzero(gaps <= width)[0]
+    if not len(reached):
+        return row(table.positions[-1]), "closed"
+    k = int(reached[0])
+    g0, g1 = gaps[k - 1], gaps[k]
+    f = 0.0 if g0 == g1 else (g0 - width) / (g0 - g1)
+    return row(
+        table.positions[k - 1] + f * (table.positions[k] - table.positions[k - 1])
+    ), "between"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from usdgrip.contracts import GripperRef
@@ -19,11 +18,7 @@ from usdgrip.grasping.gripper_defaults import (
 )
 from usdgrip.grasping.provenance import Note
 from usdgrip.grasping.stage_source import StageSource
-from usdgrip.site_limits import (
-    MAX_OPENING_M,
-    get_grip_force_limit_problem,
-    get_max_opening_problem,
-)
+from usdgrip.site_limits import MAX_OPENING_M, get_max_opening_problem
 
 #: Gripper collision models (see :func:`read_gripper_model`).
 GRIPPER_MODELS = ("auto", "proxy", "geometry", "articulation")
@@ -63,20 +58,10 @@ class Gripper:
     """:func:`find_gripper_problem`'s verdict (the words of ``skipped``), else ``None``."""
     articulation: Any = None
     """The site's :class:`~usdgrip.gripper_articulation.GripperArticulation` when it has
-    driven finger joints with a pad each side, else ``None`` (physics simulates it unless
-    the model is ``proxy``; planning writes its joint values)."""
+    driven finger joints with a pad each side, else ``None`` (read for every model: the
+    planner writes its joint values; the physics simulates it unless the model is ``proxy``)."""
     articulation_absent: str | None = None
     """Why the articulation is not simulated (no finger joints...), else ``None``."""
-
-    @cached_property
-    def joint_values(self) -> Any:
-        """The articulation's joint-value table (``cspace_position``), ``None`` without one.
-
-        A :class:`~usdgrip.gripper_joint_values.JointValueTable`, measured on first use.
-        """
-        from usdgrip.gripper_joint_values import compute_joint_value_table
-
-        return None if self.articulation is None else compute_joint_value_table(self.articulation)
 
     @property
     def label(self) -> str:
@@ -112,6 +97,14 @@ def find_gripper_problem(site: Any) -> str | None:
     if opening > MAX_OPENING_M:  # an absurd opening gives an absurd model: checks never end
         return get_max_opening_problem(opening, site.max_opening_source or "gripper:maxOpening")
     return None
+
+
+def get_grip_force_limit_problem(force: float) -> str:
+    """The words for an authored ``gripper:maxGripForce`` above :data:`MAX_GRIP_FORCE`."""
+    return (
+        f"gripper:maxGripForce is {force:g} N; expected at most {MAX_GRIP_FORCE:g} N, the "
+        "strongest plausible grip: a unit mistake?"
+    )
 
 
 def compute_pad_width(site: Any) -> tuple[float, bool]:
@@ -240,6 +233,8 @@ def read_gripper_inputs(
             max_opening=None, collision_model=None, skipped=skipped, problem=problem, **common
         )
     model = read_gripper_model(ref, site, gripper_model, stages, pad_width=pad)
+    # Read for every model: the planner writes its joint values (the physics simulates it
+    # only when the model is not ``proxy``).
     articulation, absent = read_simulated_articulation(ref, stages)
     if gripper_model == "articulation" and articulation is None:
         raise GripperError(
