@@ -15,47 +15,24 @@ from typing import Any
 
 import numpy as np
 
-from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
-from usdgrip.suggest.regions import SlotRegion, compute_slot_regions, name_region
-
-#: Planned candidates simulated by default.
-DEFAULT_CANDIDATES = 40
-#: Trials per candidate and per slot sample by default.
-DEFAULT_TRIALS = 2
-#: A region (and its proof) must hold at least this share of its trials by default.
-DEFAULT_MIN_SUCCESS = 0.8
-#: Slots authored at most, by default.
-DEFAULT_MAX_SLOTS = 3
-#: Samples of a suggested slot simulated to prove it.
-PROOF_SAMPLES = 6
-#: The ``customData`` key holding a suggested slot's evidence (one dict per slot name).
-EVIDENCE_KEY = "usdgrip:suggestion"
-
-
-class SuggestionCancelled(Exception):
-    """The caller's ``cancel`` callback asked to stop."""
-
-
-@dataclass(frozen=True)
-class SuggestOptions:
-    """What :func:`suggest_slots` is asked (checked when made)."""
-
-    max_slots: int = DEFAULT_MAX_SLOTS
-    min_success: float = DEFAULT_MIN_SUCCESS
-    trials: int = DEFAULT_TRIALS
-    candidates: int = DEFAULT_CANDIDATES
-    seed: int = 0
-    table: bool = False
-    gripper_model: str = "auto"
-
-    def __post_init__(self) -> None:
-        for name, low in (("max_slots", 1), ("trials", 1), ("candidates", 1)):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ValueError(f"{name} {value!r}: expected a whole number >= {low}")
-        ok = isinstance(self.min_success, int | float) and not isinstance(self.min_success, bool)
-        if not ok or not 0.0 < float(self.min_success) <= 1.0:
-            raise ValueError(f"min_success {self.min_success!r}: expected a rate in (0, 1]")
+from usdgrip.contracts import GripperRef
+from usdgrip.suggest.regions import SlotRegion, name_region
+from usdgrip.suggest.screening import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_MAX_SLOTS,
+    DEFAULT_MIN_SUCCESS,
+    DEFAULT_TRIALS,
+    EVIDENCE_KEY,
+    PROOF_SAMPLES,
+    LeftOut,
+    Progress,
+    SuggestionCancelled,
+    SuggestOptions,
+    check_cancel,
+    evaluate_planned,
+    make_request,
+    screen_grasps,
+)
 
 
 @dataclass(frozen=True)
@@ -79,14 +56,6 @@ class SlotSuggestion:
 
 
 @dataclass(frozen=True)
-class LeftOut:
-    """A region not suggested, and why."""
-
-    name: str
-    reason: str
-
-
-@dataclass(frozen=True)
 class SlotSuggestions:
     """What :func:`suggest_slots` found."""
 
@@ -99,34 +68,6 @@ class SlotSuggestions:
     seconds: dict[str, float]
     """Where the time went: ``plan``, ``evaluate``, ``prove``."""
     notes: tuple[str, ...] = ()
-
-
-Progress = Callable[[str, float], None]
-
-
-def _check(cancel: Callable[[], bool] | None) -> None:
-    if cancel is not None and cancel():
-        raise SuggestionCancelled("suggestion cancelled")
-
-
-def _request(file: str, prim: str, gripper: GripperRef, count: int, seed: int):
-    return GraspPlanningRequest(
-        object=GraspObject(geometry=GeometryRef(asset_path=file, prim_path=prim)),
-        grippers=(gripper,),
-        max_candidates_per_gripper=count,
-        seed=seed,
-    )
-
-
-def _evaluate(result: Any, inputs: Any, options: SuggestOptions, cancel: Any) -> Any:
-    from usdgrip.grasping.grasp_evaluation import evaluate_grasps
-    from usdgrip.grasping.options import EvaluationOptions
-
-    evaluation = EvaluationOptions(
-        trials=options.trials, table=options.table, gripper_model=options.gripper_model,
-        seed=options.seed,
-    )  # fmt: skip
-    return evaluate_grasps(result, options=evaluation, inputs=inputs, cancel=cancel)
 
 
 def _world_slot(region: SlotRegion, frame: np.ndarray, meters_per_unit: float) -> dict:
@@ -153,9 +94,8 @@ def suggest_slots(
 ) -> SlotSuggestions:
     """Slots on ``prim`` of ``file`` that ``gripper`` holds, each proven by its samples.
 
-    Plans ``options.candidates`` candidates (every backend that applies), simulates each
-    ``options.trials`` times, clusters those held at least ``min_success`` into regions
-    (:func:`~usdgrip.suggest.regions.compute_slot_regions`), and proves each region's slot:
+    Screens the object (:func:`~usdgrip.suggest.screening.screen_grasps`: plan, simulate,
+    cluster what held into regions), and proves each region's slot:
     it is authored on a private copy of the stage, sampled into :data:`PROOF_SAMPLES`
     grasps by the ``slots`` backend and simulated; a slot whose samples hold less than
     ``min_success`` of their trials is left out, saying why.
@@ -167,43 +107,16 @@ def suggest_slots(
     import usdgrip
     from usdgrip.authoring import AuthoringError, SlotEdit, author_edit
     from usdgrip.authoring.world_frame import convert_edit_from_world
-    from usdgrip.grasping.inputs import StageSource, read_grasp_inputs
-    from usdgrip.grasping.isaac_yaml import compute_candidate_poses
-    from usdgrip.grasping.planner import plan_grasps
-    from usdgrip.usd.stage import get_meters_per_unit, open_stage
+    from usdgrip.usd.stage import open_stage
 
     options = SuggestOptions() if options is None else options
     report = progress or (lambda message, fraction: None)
-    seconds = {"plan": 0.0, "evaluate": 0.0, "prove": 0.0}
-    stage = open_stage(file)
-    stages = StageSource({file: stage})
-    request = _request(file, prim, gripper, options.candidates, options.seed)
-    started = time.perf_counter()
-    report(f"planning {options.candidates} candidates", 0.0)
-    inputs = read_grasp_inputs(
-        request.object.geometry, request.grippers, table=options.table,
-        gripper_model=options.gripper_model, stages=stages,
-    )  # fmt: skip
-    planned = plan_grasps(request, options=_planning(options), inputs=inputs)
-    seconds["plan"] = time.perf_counter() - started
-    _check(cancel)
-    notes = tuple(planned.metadata.warnings)
-    if not planned.grasps:
+    screened = screen_grasps(file, prim, gripper, options, report, cancel)
+    seconds, notes, regions = screened.seconds, screened.notes, screened.regions
+    if screened.inputs is None:
         return SlotSuggestions(prim, str(gripper), (), (), 0, 0, seconds, notes)
-    started = time.perf_counter()
-    report(f"simulating {len(planned.grasps)} candidates", 0.2)
-    evaluated = _evaluate(planned, inputs, options, cancel)
-    seconds["evaluate"] = time.perf_counter() - started
-    grasps = list(evaluated.grasps.values())
-    rates = np.array([g.physics.success_rate if g.physics else 0.0 for g in grasps])
-    held = rates >= options.min_success
-    poses = compute_candidate_poses(evaluated)[held]
-    confidence = np.array([g.confidence or 0.0 for g in grasps])[held]
-    usable = inputs.find_gripper(gripper)
-    regions = compute_slot_regions(poses, rates[held], confidence, usable.max_opening)
-    obj = inputs.object
+    stage, obj, mpu = screened.stage, screened.inputs.object, screened.meters_per_unit
     bounds = (obj.vertices.min(axis=0), obj.vertices.max(axis=0))
-    mpu = get_meters_per_unit(stage)
     taken: set[str] = set()
     from usdgrip.usd.slots import list_slot_instances
 
@@ -212,7 +125,7 @@ def suggest_slots(
     left: list[LeftOut] = []
     started = time.perf_counter()
     for index, region in enumerate(regions):
-        _check(cancel)
+        check_cancel(cancel)
         name = name_region(region.center, bounds, obj.lift_up, taken)
         taken.add(name)
         if len(kept) >= options.max_slots:
@@ -265,16 +178,9 @@ def suggest_slots(
     seconds["prove"] = time.perf_counter() - started
     report("done", 1.0)
     return SlotSuggestions(
-        prim, str(gripper), tuple(kept), tuple(left), len(grasps), int(held.sum()), seconds, notes
-    )
-
-
-def _planning(options: SuggestOptions) -> Any:
-    from usdgrip.grasping.options import PlanningOptions
-
-    return PlanningOptions(
-        methods=("antipodal",), table=options.table, gripper_model=options.gripper_model
-    )
+        prim, str(gripper), tuple(kept), tuple(left), screened.planned, screened.held, seconds,
+        notes,
+    )  # fmt: skip
 
 
 def _prove(
@@ -291,7 +197,7 @@ def _prove(
     from usdgrip.grasping.options import PlanningOptions
     from usdgrip.grasping.planner import plan_grasps
 
-    request = _request(file, prim, gripper, PROOF_SAMPLES * 4, options.seed)
+    request = make_request(file, prim, gripper, PROOF_SAMPLES * 4, options.seed)
     inputs = read_grasp_inputs(
         request.object.geometry, request.grippers, table=options.table,
         gripper_model=options.gripper_model, stages=StageSource({file: stage}),
@@ -305,8 +211,8 @@ def _prove(
         return 0.0, 0
     chosen = dict(list(mine.items())[:PROOF_SAMPLES])
     planned = planned.model_copy(update={"grasps": chosen})
-    _check(cancel)
-    evaluated = _evaluate(planned, inputs, options, cancel)
+    check_cancel(cancel)
+    evaluated = evaluate_planned(planned, inputs, options, cancel)
     rates = [g.physics.success_rate for g in evaluated.grasps.values() if g.physics]
     return (float(np.mean(rates)) if rates else 0.0), len(rates)
 
