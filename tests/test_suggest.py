@@ -165,3 +165,35 @@ def test_regions_cluster_by_place_and_approach():
     assert name_region(handle.center, bounds, np.array([0, 0, 1.0]), set()) == "side_px"
     assert name_region(handle.center, bounds, np.array([0, 0, 1.0]), {"side_px"}) == "side_px_2"
     assert compute_slot_regions(poses[:0], success[:0], np.ones(0), 0.085) == []
+
+
+def test_a_bare_prop_gets_grasp_lines_that_validate_and_hold(tmp_path, capsys):
+    from usdgrip.contracts import GeometryRef
+    from usdgrip.grasping.line_evaluation import evaluate_grasp_lines
+    from usdgrip.grasping.options import EvaluationOptions
+
+    prop = tmp_path / "prop.usda"
+    shutil.copy(EXAMPLES / "bare_prop.usda", prop)
+    out = tmp_path / "prop.lines.usda"
+    code = main(
+        ["suggest", "lines", str(prop), "--object", "/Block", "--gripper", GRIPPER,
+         "--candidates", "16", "--trials", "1", "--max-lines", "2", "-o", str(out)]
+    )  # fmt: skip
+    text = capsys.readouterr().out
+    assert code == 0, text
+    stage = Usd.Stage.Open(str(out))
+    lines = [
+        p
+        for p in stage.GetPrimAtPath("/Block").GetChildren()
+        if p.GetName().startswith("grasp_identifier_")
+    ]
+    assert [p.GetName() for p in lines] == ["grasp_identifier_01", "grasp_identifier_02"]
+    assert lines[0].GetCustomDataByKey(EVIDENCE_KEY)["success_rate"] >= 0.8
+    assert validate(stage).ok  # GSP.001 and GP.* pass
+    report = evaluate_grasp_lines(
+        GeometryRef(asset_path=str(out), prim_path="/Block"),
+        GripperRef(asset_path=str(EXAMPLES / "gripper.usda"), prim_path="/Gripper/tcp"),
+        options=EvaluationOptions(trials=1, table=True),
+        candidates_per_line=6,
+    )
+    assert report["summary"]["every_line_held"]

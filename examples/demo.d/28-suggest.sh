@@ -1,4 +1,4 @@
-# step: usdgrip suggest — a bare pan (no slots) to physics-proven slots in an edits layer, then validated, sampled and evaluated
+# step: usdgrip suggest — a bare pan (no slots) to physics-proven slots in an edits layer, validated, sampled and evaluated; a bare prop to proven grasp lines
 rm -f out/pan.edits.usda
 echo "\$ usdgrip info examples/pan.usda   # bare: no slots, no lines"
 usdgrip info examples/pan.usda
@@ -12,3 +12,8 @@ usdgrip sample out/pan.edits.usda --prim /Pan --count 2 --format text
 cmd="usdgrip plan out/pan.edits.usda --object /Pan --gripper examples/gripper.usda:/Gripper/tcp --method slots --max-candidates 6 --evaluate --table --show 3 -o out/pan_slot_grasps.yaml"
 echo "\$ $cmd"
 $cmd
+cmd="usdgrip suggest lines examples/bare_prop.usda --object /Block --gripper examples/gripper.usda:/Gripper/tcp --max-lines 2 -o out/prop.lines.usda"
+echo "\$ $cmd   # a bare graspable prop made FET005-ready"
+$cmd
+echo "\$ usdgrip evaluate --lines out/prop.lines.usda --object /Block --gripper examples/gripper.usda:/Gripper/tcp"
+usdgrip evaluate --lines out/prop.lines.usda --object /Block --gripper examples/gripper.usda:/Gripper/tcp

@@ -1,4 +1,4 @@
-"""``usdgrip suggest slots FILE --object PRIM --gripper FILE:/SITE``: physics-proven slots."""
+"""``usdgrip suggest slots|lines FILE --object PRIM --gripper FILE:/SITE``: proven annotations."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from usdgrip.cli._layer_output import LayerTarget
 
 NAME = "suggest"
 ORDER = 76
-HELP = "suggest grasp slots that hold in physics, and author them"
+HELP = "suggest grasp slots or SimReady grasp lines that hold in physics, and author them"
 DESCRIPTION = """Suggest GripperSlotAPI slots for an object from physics, and author them:
 
   usdgrip suggest slots examples/pan.usda --object /Pan \\
@@ -29,11 +29,16 @@ first (GS.001-GS.009) and with its evidence in the object's customData
 Where the slots go: --in-place, -o OUT or --layer EDITS.usda, as `usdgrip author`;
 --dry-run prints the layer and writes nothing. Deterministic for a --seed.
 
-Exit 0 slots suggested (and written), 1 nothing held (nothing written, the reasons
-printed), 2 bad input."""
+`usdgrip suggest lines FILE --object PRIM --gripper FILE:/SITE ...` does the same for a
+SimReady graspable prop: one grasp_identifier_NN line per region (p0 and p1 5 mm outside
+the contacts), proven by `usdgrip evaluate --lines`, so `usdgrip validate` (GSP.001, GP.*)
+and `usdgrip evaluate --lines` pass on the result.
+
+Exit 0 slots (or lines) suggested and written, 1 nothing held (nothing written, the
+reasons printed), 2 bad input."""
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def _add_common(sub: argparse.ArgumentParser, what: str) -> None:
     from usdgrip.suggest import (
         DEFAULT_CANDIDATES,
         DEFAULT_MAX_SLOTS,
@@ -41,41 +46,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         DEFAULT_TRIALS,
     )
 
-    subparsers = parser.add_subparsers(
-        dest="what", metavar="WHAT", required=True, parser_class=type(parser)
+    sub.add_argument("file", help="USD file holding the object")
+    sub.add_argument("--object", required=True, metavar="PRIM", help="object prim, e.g. /Pan")
+    sub.add_argument("--gripper", required=True, metavar="FILE:/SITE", help="gripper site")
+    sub.add_argument(
+        f"--max-{what}",
+        dest="max_count",
+        type=int,
+        default=DEFAULT_MAX_SLOTS,
+        metavar="N",
+        help=f"{what} authored at most (default {DEFAULT_MAX_SLOTS})",
     )
-    slots = subparsers.add_parser(
-        "slots", help="suggest GripperSlotAPI slots", description="suggest slots"
-    )
-    slots.add_argument("file", help="USD file holding the object")
-    slots.add_argument("--object", required=True, metavar="PRIM", help="object prim, e.g. /Pan")
-    slots.add_argument("--gripper", required=True, metavar="FILE:/SITE", help="gripper site")
-    slots.add_argument("--max-slots", type=int, default=DEFAULT_MAX_SLOTS, metavar="N")
-    slots.add_argument(
+    sub.add_argument(
         "--min-success",
         type=float,
         default=DEFAULT_MIN_SUCCESS,
         metavar="P",
-        help=f"held share a region and its samples need (default {DEFAULT_MIN_SUCCESS})",
+        help=f"held share a region and its proof need (default {DEFAULT_MIN_SUCCESS})",
     )
-    slots.add_argument(
-        "--trials", type=int, default=DEFAULT_TRIALS, metavar="N", help="trials per grasp"
+    sub.add_argument(
+        "--trials",
+        type=int,
+        default=DEFAULT_TRIALS,
+        metavar="N",
+        help=f"trials per grasp (default {DEFAULT_TRIALS})",
     )
-    slots.add_argument(
+    sub.add_argument(
         "--candidates",
         type=int,
         default=DEFAULT_CANDIDATES,
         metavar="N",
         help=f"grasps planned and simulated (default {DEFAULT_CANDIDATES})",
     )
-    slots.add_argument("--seed", type=int, default=0)
-    slots.add_argument("--table", action="store_true", help="the object rests on a table")
-    target = slots.add_mutually_exclusive_group(required=True)
+    sub.add_argument("--seed", type=int, default=0)
+    sub.add_argument("--table", action="store_true", help="the object rests on a table")
+    target = sub.add_mutually_exclusive_group(required=True)
     target.add_argument("--in-place", action="store_true", help="rewrite FILE")
-    target.add_argument("-o", "--output", help="write FILE with the slots here (- for stdout)")
-    target.add_argument("--layer", metavar="EDITS", help="write only the slots into EDITS")
-    slots.add_argument("--dry-run", action="store_true", help="print the layer; write nothing")
-    slots.add_argument("--format", choices=("text", "json"), default="text")
+    target.add_argument("-o", "--output", help=f"write FILE with the {what} here (- for stdout)")
+    target.add_argument("--layer", metavar="EDITS", help=f"write only the {what} into EDITS")
+    sub.add_argument("--dry-run", action="store_true", help="print the layer; write nothing")
+    sub.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    subparsers = parser.add_subparsers(
+        dest="what", metavar="WHAT", required=True, parser_class=type(parser)
+    )
+    for what, help_text in (
+        ("slots", "suggest GripperSlotAPI slots, proven on their samples"),
+        ("lines", "suggest SimReady grasp vector lines, proven by evaluate --lines"),
+    ):
+        _add_common(subparsers.add_parser(what, help=help_text, description=help_text), what)
 
 
 def _summary(found: Any) -> dict[str, Any]:
@@ -96,7 +117,11 @@ def _summary(found: Any) -> dict[str, Any]:
                 "proven_success": s.proven_success,
                 "samples": s.samples,
             }
-            for s in found.slots
+            for s in getattr(found, "slots", ())
+        ],
+        "lines": [
+            {"name": x.name, "p0": list(x.p0), "p1": list(x.p1), "proven_success": x.proven_success}
+            for x in getattr(found, "lines", ())
         ],
         "left_out": [{"name": x.name, "reason": x.reason} for x in found.left_out],
     }
@@ -107,7 +132,12 @@ def _print_text(found: Any, stream: Any) -> None:
     stream.write(
         f"{found.object}: {found.held} of {found.planned} planned grasps held ({seconds})\n"
     )
-    for s in found.slots:
+    for x in getattr(found, "lines", ()):
+        stream.write(
+            f"  line {x.name!r}: best grasp held {x.proven_success:.0%} of its trials; p0 "
+            f"({', '.join(f'{v:.4g}' for v in x.p0)}), p1 ({', '.join(f'{v:.4g}' for v in x.p1)})\n"
+        )
+    for s in getattr(found, "slots", ()):
         stream.write(
             f"  slot {s.name!r}: samples held {s.proven_success:.0%} of "
             f"{s.samples} x {s.evidence['trials']} trials; centre "
@@ -123,16 +153,29 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, print_notes
     from usdgrip.contracts import parse_gripper
     from usdgrip.fileio import display_path
-    from usdgrip.suggest import SuggestOptions, author_slot_suggestions, suggest_slots
+    from usdgrip.suggest import (
+        SuggestOptions,
+        author_line_suggestions,
+        author_slot_suggestions,
+        suggest_lines,
+        suggest_slots,
+    )
     from usdgrip.usd.layer_files import export_layer
 
     options = SuggestOptions(
-        max_slots=args.max_slots, min_success=args.min_success, trials=args.trials,
+        max_slots=args.max_count, min_success=args.min_success, trials=args.trials,
         candidates=args.candidates, seed=args.seed, table=args.table,
     )  # fmt: skip
     gripper = parse_gripper(args.gripper)
     target = LayerTarget(args)  # refusals (read-only, usdz, -o FILE) before any work
-    found = suggest_slots(args.file, args.object, gripper, options)
+    suggest, author = (
+        (suggest_slots, author_slot_suggestions)
+        if args.what == "slots"
+        else (suggest_lines, author_line_suggestions)
+    )
+    found = suggest(args.file, args.object, gripper, options)
+    made = found.slots if args.what == "slots" else found.lines
+    kind = args.what[:-1]
     report_to = sys.stderr if args.dry_run or args.output == "-" else sys.stdout
     if args.format == "json":
         report_to.write(json.dumps(_summary(found), indent=2) + "\n")
@@ -140,9 +183,9 @@ def run(args: argparse.Namespace) -> int:
         _print_text(found, report_to)
     for note in found.notes:
         print(f"warning: {note}", file=sys.stderr)
-    if not found.slots:
+    if not made:
         print(
-            f"usdgrip suggest: {display_path(args.file)}: <{args.object}>: no slot held; "
+            f"usdgrip suggest: {display_path(args.file)}: <{args.object}>: no {kind} held; "
             "nothing written",
             file=sys.stderr,
         )
@@ -151,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
     root = stage.GetRootLayer()
     was_dirty = root.dirty
     try:
-        author_slot_suggestions(stage, found, layer=root)
+        author(stage, found, layer=root)
         layer, moved = target.layer_to_write()
         if args.dry_run:
             sys.stdout.write(layer.ExportToString())
@@ -169,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
             f"moved:   {line} (relative asset path re-anchored to the output's folder)",
             file=report_to,
         )
-    names = ", ".join(repr(s.name) for s in found.slots)
-    print(f"wrote {display_path(target.path)}: slot(s) {names} on <{args.object}>", file=report_to)
+    names = ", ".join(repr(item.name) for item in made)
+    print(
+        f"wrote {display_path(target.path)}: {kind}(s) {names} on <{args.object}>", file=report_to
+    )
     return EXIT_OK

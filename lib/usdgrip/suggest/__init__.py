@@ -11,6 +11,12 @@ Public API (``docs/authoring.md``, "Suggest")::
 
 from __future__ import annotations
 
+from usdgrip.suggest.line_suggestions import (
+    LineSuggestion,
+    LineSuggestions,
+    author_line_suggestions,
+    suggest_lines,
+)
 from usdgrip.suggest.slot_suggestions import (
     DEFAULT_CANDIDATES,
     DEFAULT_MAX_SLOTS,
@@ -35,10 +41,14 @@ __all__ = [
     "EVIDENCE_KEY",
     "PROOF_SAMPLES",
     "LeftOut",
+    "LineSuggestion",
+    "LineSuggestions",
     "SlotSuggestion",
     "SlotSuggestions",
     "SuggestOptions",
     "SuggestionCancelled",
+    "author_line_suggestions",
     "author_slot_suggestions",
+    "suggest_lines",
     "suggest_slots",
 ]
