@@ -432,3 +432,47 @@ def test_every_parameter_is_documented_with_its_default():
                 assert documented == field.default, field.name
             else:
                 assert float(documented) == field.default, field.name
+
+
+def test_sigterm_ends_evaluate_and_its_workers(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    examples = root / "examples"
+    grasps = tmp_path / "mug.yaml"
+    base = [sys.executable, "-m", "usdgrip"]
+    subprocess.run(
+        [*base, "plan", str(examples / "mug.usda"), "--object", "/Mug", "--gripper",
+         f"{examples / 'gripper.usda'}:/Gripper/tcp", "--table", "--max-candidates", "20",
+         "-o", str(grasps), "-q"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    process = subprocess.Popen(
+        [*base, "evaluate", str(examples / "mug.usda"), "--object", "/Mug", "--gripper",
+         f"{examples / 'gripper.usda'}:/Gripper/tcp", "--grasps", str(grasps), "--table",
+         "--trials", "50", "--jobs", "2", "-o", str(tmp_path / "out.yaml"), "-q"],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    children: list[int] = []
+    while time.monotonic() < deadline and not children:
+        time.sleep(0.2)
+        found = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True)
+        children = [int(p) for p in found.stdout.split()]
+    assert children, "no simulation worker started"
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=10)
+    assert process.returncode == 128 + signal.SIGTERM and "terminated (SIGTERM)" in err
+    time.sleep(0.5)
+    for child in children:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            continue
+        state = Path(f"/proc/{child}/stat").read_text().split()[2]
+        assert state == "Z", f"worker {child} outlived the command"
