@@ -108,6 +108,34 @@ class GrippersSession(QtCore.QObject):
             self._widgets[kind] = dialog
         return dialog
 
+    def slot_dialog(self, name: str | None = None):
+        """Open the Add Slot… (``name`` None) or Edit Slot… dialog on the selected prim."""
+        from usdgrip.views.edit_dialogs import SlotDialog
+
+        selected = self.host.selected_paths
+        if self.host.stage is None or not selected:
+            self.host.status("usdgrip: select the object prim to add a slot to.")
+            return None
+        dialog = self._widgets.get("slot")
+        if dialog is None:
+            dialog = SlotDialog(self.host.window)
+            dialog.authored.connect(self._show_authored)
+            self._widgets["slot"] = dialog
+        dialog.setSlot(self.host.stage, selected[0], name)
+        self.show_widget(dialog)
+        return dialog
+
+    def _show_authored(self, verdict) -> None:
+        """After OK: redraw the object's slots, revalidate, say where it went."""
+        prim = verdict.edit.prim
+        if prim not in self.slot_prims:
+            self.slot_prims.append(prim)
+        self.show_slots(self.slot_prims)
+        results = self._widgets.get("Results")
+        if results is not None:
+            results.setStage(self.host.stage, results.scope())
+        self.host.status(f"usdgrip: authored {verdict.edit.label}")
+
     def load_grasps(self, path: str | None = None) -> None:
         """Open the Load Grasps dialog on the viewer's stage and selection (``path`` filled in)."""
         if self.host.stage is None:

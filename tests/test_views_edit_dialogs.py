@@ -1,0 +1,127 @@
+"""Add Slot… / Edit Slot…: real widgets offscreen, the rules' verdict, preview, authoring."""
+
+from __future__ import annotations
+
+import math
+import shutil
+
+import pytest
+from conftest import EXAMPLES
+from fake_usdviewq.fake_api import FakeUsdviewApi
+from pxr import Usd
+from PySide6 import QtCore, QtWidgets
+
+import usdgrip
+from usdgrip.hosts.usdview import usdview_commands as commands
+from usdgrip.views import overlays
+from usdgrip.views.edit_dialogs import EDIT_LAYERS, SlotDialog
+
+LEFT = QtCore.Qt.MouseButton.LeftButton
+
+
+@pytest.fixture
+def api(qtbot, tmp_path):
+    tote = tmp_path / "tote.usda"
+    shutil.copy(EXAMPLES / "tote.usda", tote)
+    window = QtWidgets.QMainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    return FakeUsdviewApi(Usd.Stage.Open(str(tote)), window)
+
+
+def _type(qtbot, spin, text: str) -> None:
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, text)
+    qtbot.keyClick(spin, QtCore.Qt.Key.Key_Tab)
+
+
+def _open_add(api) -> SlotDialog:
+    api.select("/Tote")
+    commands.add_slot(api)
+    dialog = api.qMainWindow.findChild(SlotDialog)
+    assert dialog is not None and dialog.isVisible() and not dialog.isModal()
+    return dialog
+
+
+def test_add_slot_previews_checks_and_authors_into_the_root_layer(api, qtbot):
+    dialog = _open_add(api)
+    ok = dialog.findChild(QtWidgets.QPushButton, "ok")
+    # the default centre (the origin, inside the tote's floor) is accepted? move it far off first
+    _type(qtbot, dialog.center[2], "5")
+    assert not ok.isEnabled()
+    assert "GS.009" in dialog.verdictText()
+    _type(qtbot, dialog.center[0], "0")
+    _type(qtbot, dialog.center[1], "0.145")
+    _type(qtbot, dialog.center[2], "0.12")
+    _type(qtbot, dialog.upRange, "0.1")
+    assert ok.isEnabled(), dialog.verdictText()
+    preview = overlays.list_overlays(api.stage, "preview")
+    assert len(preview) == 1
+    root = api.stage.GetRootLayer()
+    assert root.GetPrimAtPath(overlays.OVERLAY_ROOT) is None  # overlays never in the root layer
+    dialog.layerCombo.setCurrentText(EDIT_LAYERS[1])
+    qtbot.mouseClick(ok, LEFT)
+    assert not dialog.isVisible()
+    assert overlays.list_overlays(api.stage, "preview") == []
+    assert root.GetPrimAtPath(overlays.OVERLAY_ROOT) is None
+    slots = usdgrip.read_gripper_slots(api.stage.GetPrimAtPath("/Tote"))
+    new = [s for s in slots if s.name == "slot1"]
+    assert len(new) == 1 and new[0].up_range == pytest.approx(0.1)
+    assert "slot1" in root.ExportToString()
+
+
+def test_session_target_leaves_the_root_layer_untouched(api, qtbot):
+    dialog = _open_add(api)
+    _type(qtbot, dialog.center[1], "0.145")
+    _type(qtbot, dialog.center[2], "0.12")
+    before = api.stage.GetRootLayer().ExportToString()
+    assert dialog.layerCombo.currentText() == EDIT_LAYERS[0]
+    assert dialog.accept_edit(), dialog.verdictText()
+    assert api.stage.GetRootLayer().ExportToString() == before
+    assert "slot1" in api.stage.GetSessionLayer().ExportToString()
+
+
+def test_refused_name_keeps_ok_disabled_and_shows_the_rule(api, qtbot):
+    dialog = _open_add(api)
+    dialog.nameEdit.setText("bad name!")
+    assert not dialog.okEnabled()
+    assert dialog.verdictText()
+    assert not dialog.accept_edit()
+    assert "bad name" not in api.stage.GetRootLayer().ExportToString()
+
+
+def test_edit_slot_loads_the_authored_values(api, qtbot):
+    api.select("/Tote")
+    commands.edit_slot(api)
+    dialog = api.qMainWindow.findChild(SlotDialog)
+    assert dialog.nameEdit.text() == "left_edge" and dialog.nameEdit.isReadOnly()
+    assert [s.value() for s in dialog.center] == pytest.approx([-0.195, 0, 0.12])
+    assert dialog.upRange.value() == pytest.approx(0.2)
+    assert dialog.lrCombo.currentText() == "left" and dialog.groupEdit.text() == "carry"
+    assert dialog.okEnabled(), dialog.verdictText()
+    _type(qtbot, dialog.upRange, "0.15")
+    dialog.layerCombo.setCurrentText(EDIT_LAYERS[1])
+    assert dialog.accept_edit()
+    attr = api.stage.GetPrimAtPath("/Tote").GetAttribute("gripperSlot:left_edge:upRange")
+    assert attr.Get() == pytest.approx(0.15)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1e9", "1e400"])
+def test_hostile_centre_never_authors(api, qtbot, value):
+    dialog = _open_add(api)
+    _type(qtbot, dialog.center[0], value)
+    x = dialog.center[0].value()
+    assert math.isfinite(x)  # the spin box never holds NaN/inf
+    if abs(x) > 1:  # far off the tote: GS.009 refuses it
+        assert not dialog.okEnabled() and "GS.009" in dialog.verdictText()
+        before = api.stage.GetRootLayer().ExportToString()
+        dialog.layerCombo.setCurrentText(EDIT_LAYERS[1])
+        assert not dialog.accept_edit()
+        assert api.stage.GetRootLayer().ExportToString() == before
+
+
+def test_add_slot_without_selection_says_so(api):
+    commands.add_slot(api)  # nothing selected
+    assert api.qMainWindow.findChild(SlotDialog) is None
+    assert api.status == ["usdgrip: select the object prim to add a slot to."]
