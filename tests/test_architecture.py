@@ -55,6 +55,7 @@ PURE = (
     "usdgrip.gripper_articulation",
     "usdgrip.gripper_kinematics",
     "usdgrip.gripper_opening",
+    "usdgrip.surface_pick",
 )
 
 #: The rooms of lib/usdgrip and the arrows between them (docs/architecture.md draws this).

@@ -125,3 +125,35 @@ def test_add_slot_without_selection_says_so(api):
     commands.add_slot(api)  # nothing selected
     assert api.qMainWindow.findChild(SlotDialog) is None
     assert api.status == ["usdgrip: select the object prim to add a slot to."]
+
+
+def test_pick_on_surface_sets_the_centre_and_aligns_forward(api, qtbot):
+    dialog = _open_add(api)
+    dialog.setForward((1.0, 0.0, 0.0))
+    qtbot.mouseClick(dialog.pickButton, LEFT)
+    assert dialog.isPicking()
+    api.pick("/Tote/body", (0.6 + 0.2, 0.0, 0.08))  # the right wall's outer face (+x)
+    assert not dialog.isPicking()
+    assert [s.value() for s in dialog.center] == pytest.approx([0.2, 0.0, 0.08])
+    assert [s.value() for s in dialog.forward] == pytest.approx([-1.0, 0.0, 0.0])
+    # a click without the button pressed is an ordinary selection
+    api.pick("/Tote/body", (0.6, 0.0, 0.0))
+    assert [s.value() for s in dialog.center] == pytest.approx([0.2, 0.0, 0.08])
+
+
+def test_pick_without_align_keeps_forward(api, qtbot):
+    dialog = _open_add(api)
+    dialog.alignCheck.setChecked(False)
+    qtbot.mouseClick(dialog.pickButton, LEFT)
+    api.pick("/Tote/body", (0.6, 0.145, 0.15))
+    assert [s.value() for s in dialog.center] == pytest.approx([0.0, 0.145, 0.15])
+    assert [s.value() for s in dialog.forward] == pytest.approx([0.0, 0.0, -1.0])
+
+
+def test_pick_with_a_non_finite_point_is_refused(api, qtbot):
+    dialog = _open_add(api)
+    before = [s.value() for s in dialog.center]
+    qtbot.mouseClick(dialog.pickButton, LEFT)
+    api.pick("/Tote/body", (float("nan"), 0.0, 0.0))
+    assert "Pick not used" in dialog.verdictText()
+    assert [s.value() for s in dialog.center] == before

@@ -86,6 +86,7 @@ class FakeUsdviewApi:
         self.dataModel = FakeDataModel(stage)
         self._window = window if window is not None else QtWidgets.QMainWindow()
         self.status: list[str] = []
+        self.selectedPoint = None
 
     @property
     def stage(self):
@@ -119,6 +120,11 @@ class FakeUsdviewApi:
 
     def AddPrimToSelection(self, prim) -> None:
         self.dataModel.selection.addPrim(prim)
+
+    def pick(self, path: str, point) -> None:
+        """Test helper: a viewport click on ``path`` that hit the surface at ``point`` (world)."""
+        self.selectedPoint = point
+        self.select(path)
 
     def select(self, *paths: str) -> None:
         """Test helper: select prims by path."""

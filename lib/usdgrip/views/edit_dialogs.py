@@ -16,9 +16,12 @@ from pxr import Sdf, Usd
 
 from usdgrip.authoring import AuthoringError, ProposalStage, SlotEdit, author_edit, check_edit
 from usdgrip.authoring.plans import plan_edit
+from usdgrip.authoring.world_frame import convert_edit_from_world
 from usdgrip.errors import GripperError
 from usdgrip.rules.engine import resolve_params
 from usdgrip.site_records import GripperSlot
+from usdgrip.surface_pick import compute_forward_against, find_picked_face
+from usdgrip.usd.geometry import read_object_mesh
 from usdgrip.usd.slots import get_slot_attribute_name, list_slot_names, read_gripper_slots
 from usdgrip.usd.stage import get_meters_per_unit
 from usdgrip.views import overlays
@@ -130,6 +133,15 @@ class SlotDialog(QtWidgets.QDialog):
         form.addRow("LR", self.lrCombo)
         form.addRow("Group", self.groupEdit)
         form.addRow("Author into", self.layerCombo)
+        self.pickButton = QtWidgets.QPushButton("Pick on surface")
+        self.pickButton.setObjectName("pick")
+        self.pickButton.setCheckable(True)
+        self.pickButton.setToolTip("The next click in the viewport sets the centre there")
+        self.alignCheck = QtWidgets.QCheckBox("Align to surface")
+        self.alignCheck.setObjectName("align")
+        self.alignCheck.setChecked(True)
+        self.alignCheck.setToolTip("The pick also sets forward against the picked face's normal")
+        form.addRow("", _row([self.pickButton, self.alignCheck]))
         self.verdictLabel = QtWidgets.QLabel("")
         self.verdictLabel.setObjectName("verdict")
         self.verdictLabel.setWordWrap(True)
@@ -217,6 +229,43 @@ class SlotDialog(QtWidgets.QDialog):
         """Set ``forward`` (Align to surface: against the picked face's normal)."""
         for spin, v in zip(self.forward, direction, strict=True):
             spin.setValue(float(v))
+
+    def isPicking(self) -> bool:
+        """Whether the next viewport click is taken as a pick (Pick on surface pressed)."""
+        return self.pickButton.isChecked() and self.isVisible()
+
+    def applyPick(self, world_point: tuple[float, float, float]) -> bool:
+        """Take a picked surface point (world, stage units) as the centre.
+
+        With Align to surface, ``forward`` is set against the nearest face's normal.
+        False (why shown) when the pick cannot be used.
+        """
+        self.pickButton.setChecked(False)
+        if self._stage is None:
+            return False
+        try:
+            forward = None
+            if self.alignCheck.isChecked():
+                prim = self._stage.GetPrimAtPath(self._prim)
+                mesh = read_object_mesh(prim, "world")
+                mpu = get_meters_per_unit(self._stage)
+                pick = find_picked_face(mesh.vertices, mesh.faces, [x * mpu for x in world_point])
+                forward = compute_forward_against(pick.normal)
+            local = convert_edit_from_world(
+                self._stage, SlotEdit(self._prim, "pick", center=world_point, forward=forward)
+            )
+        except (ValueError, GripperError) as exc:
+            self.verdictLabel.setText(f"Pick not used: {exc}")
+            return False
+        self._loading = True
+        try:
+            self.setCentre(local.center)
+            if local.forward is not None:
+                self.setForward(local.forward)
+        finally:
+            self._loading = False
+        self.refresh()
+        return True
 
     def refresh(self, *_: object) -> None:
         """Judge the edit, redraw the preview, enable OK only while nothing refuses it."""

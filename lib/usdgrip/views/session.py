@@ -222,7 +222,13 @@ class GrippersSession(QtCore.QObject):
             overlays.set_grasp_highlight(self.host.stage, index if index >= 0 else None)
 
     def _on_selection_changed(self, *_: object) -> None:
-        """Picking a grasp overlay in the viewport selects its row in the candidates list."""
+        """A click in the viewport: a pick for an armed slot dialog, or a grasp overlay's row."""
+        slot = self._widgets.get("slot")
+        if slot is not None and slot.isPicking():
+            point = self.host.picked_point
+            if point is not None:
+                slot.applyPick(point)
+            return
         panel = self._widgets.get("Candidates")
         if panel is None or self.grasps is None:
             return

@@ -26,6 +26,10 @@ class Viewer(Protocol):
         """Paths of the selected prims (empty when nothing is selected)."""
 
     @property
+    def picked_point(self) -> tuple[float, float, float] | None:
+        """Where the last viewport click hit the surface (world, stage units), or ``None``."""
+
+    @property
     def window(self) -> Any:
         """The viewer's main window: parent of every widget the session creates."""
 

@@ -41,6 +41,15 @@ class UsdviewHost:
         ]
 
     @property
+    def picked_point(self) -> tuple[float, float, float] | None:
+        """Where the last viewport click hit the surface (world, stage units), or ``None``.
+
+        usdview's ``selectedPoint``.
+        """
+        point = getattr(self.api, "selectedPoint", None)
+        return None if point is None else tuple(float(x) for x in point)
+
+    @property
     def window(self) -> Any:
         """The main usdview window: parent of every widget the commands create."""
         return self.api.qMainWindow
