@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES
@@ -157,3 +158,30 @@ def test_pick_with_a_non_finite_point_is_refused(api, qtbot):
     api.pick("/Tote/body", (float("nan"), 0.0, 0.0))
     assert "Pick not used" in dialog.verdictText()
     assert [s.value() for s in dialog.center] == before
+
+
+def test_pick_author_save_reopen_info_reads_it(api, qtbot, capsys):
+    from usdgrip.cli import main
+    from usdgrip.views.panels import ResultsPanel
+
+    path = api.stage.GetRootLayer().realPath
+    dialog = _open_add(api)
+    dialog.nameEdit.setText("front_rim")
+    qtbot.mouseClick(dialog.pickButton, LEFT)
+    api.pick("/Tote/body", (0.6, -0.145, 0.15))  # the front wall's top (+z)
+    dialog.layerCombo.setCurrentText(EDIT_LAYERS[1])
+    assert dialog.okEnabled(), dialog.verdictText()
+    qtbot.mouseClick(dialog.findChild(QtWidgets.QPushButton, "ok"), LEFT)
+    assert api.status[-1] == (
+        "usdgrip: authored </Tote> slot 'front_rim' into the root layer (Save writes it)"
+    )
+    panel = api.qMainWindow.findChild(ResultsPanel)
+    save = panel.findChild(QtWidgets.QPushButton, "save")
+    assert save.isEnabled()
+    qtbot.mouseClick(save, LEFT)
+    assert api.status[-1] == f"usdgrip: saved {path}"
+    text = Path(path).read_text()
+    assert "front_rim" in text and "__usdgrip" not in text
+    capsys.readouterr()
+    assert main(["info", path]) == 0
+    assert "front_rim" in capsys.readouterr().out

@@ -83,8 +83,9 @@ def preview_slot_edit(stage: Usd.Stage, edit: SlotEdit, scratch: ProposalStage) 
 class SlotDialog(QtWidgets.QDialog):
     """Add or edit one ``GripperSlotAPI`` instance of an object prim."""
 
-    authored = Signal(object)
-    """The :class:`~usdgrip.authoring.AuthoringVerdict` after OK authored the edit."""
+    authored = Signal(object, object)
+    """``(verdict, layer)`` after OK authored the edit: the
+    :class:`~usdgrip.authoring.AuthoringVerdict` and the ``Sdf.Layer`` written."""
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -299,10 +300,9 @@ class SlotDialog(QtWidgets.QDialog):
         """Author the edit into the chosen layer; False (reason shown) when it is refused."""
         if self._stage is None:
             return False
+        layer = self.targetLayer()
         try:
-            verdict = author_edit(
-                self._stage, self.edit(), layer=self.targetLayer(), scratch=self._scratch
-            )
+            verdict = author_edit(self._stage, self.edit(), layer=layer, scratch=self._scratch)
         except AuthoringError as exc:
             self.verdictLabel.setText(f"Refused: {exc}")
             self._ok.setEnabled(False)
@@ -311,7 +311,7 @@ class SlotDialog(QtWidgets.QDialog):
             self.verdictLabel.setText(f"Not authored: {exc}")
             return False
         self._clear_preview()
-        self.authored.emit(verdict)
+        self.authored.emit(verdict, layer)
         self.accept()
         return True
 

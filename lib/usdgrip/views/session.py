@@ -125,16 +125,29 @@ class GrippersSession(QtCore.QObject):
         self.show_widget(dialog)
         return dialog
 
-    def _show_authored(self, verdict) -> None:
-        """After OK: redraw the object's slots, revalidate, say where it went."""
+    def _show_authored(self, verdict, layer) -> None:
+        """After OK: redraw the object's slots, revalidate, say where it went.
+
+        Authored into the root layer, the results panel is shown with its target on
+        the root layer, so its **Save** writes the file (the CLI's write rules).
+        """
+        from usdgrip.views.panels import TARGET_LAYERS
+
+        stage = self.host.stage
         prim = verdict.edit.prim
         if prim not in self.slot_prims:
             self.slot_prims.append(prim)
         self.show_slots(self.slot_prims)
+        into_root = layer == stage.GetRootLayer()
         results = self._widgets.get("Results")
-        if results is not None:
-            results.setStage(self.host.stage, results.scope())
-        self.host.status(f"usdgrip: authored {verdict.edit.label}")
+        if results is not None or into_root:
+            results = self.results_panel()
+            if into_root:
+                results.setTargetLayer(TARGET_LAYERS[1])
+            results.setStage(stage, results.scope())
+            self.show_widget(results)
+        where = "the root layer (Save writes it)" if into_root else layer.identifier
+        self.host.status(f"usdgrip: authored {verdict.edit.label} into {where}")
 
     def load_grasps(self, path: str | None = None) -> None:
         """Open the Load Grasps dialog on the viewer's stage and selection (``path`` filled in)."""
