@@ -133,12 +133,13 @@ def test_pick_on_surface_sets_the_centre_and_aligns_forward(api, qtbot):
     dialog.setForward((1.0, 0.0, 0.0))
     qtbot.mouseClick(dialog.pickButton, LEFT)
     assert dialog.isPicking()
-    api.pick("/Tote/body", (0.6 + 0.2, 0.0, 0.08))  # the right wall's outer face (+x)
+    api.look((2.0, 0.0, 0.08), 90.0)  # looking along -X at the right wall's outer face (+x)
+    qtbot.mouseClick(api.stageView, LEFT, pos=QtCore.QPoint(100, 100))
     assert not dialog.isPicking()
     assert [s.value() for s in dialog.center] == pytest.approx([0.2, 0.0, 0.08])
     assert [s.value() for s in dialog.forward] == pytest.approx([-1.0, 0.0, 0.0])
-    # a click without the button pressed is an ordinary selection
-    api.pick("/Tote/body", (0.6, 0.0, 0.0))
+    # a click without the button pressed is an ordinary click
+    qtbot.mouseClick(api.stageView, LEFT, pos=QtCore.QPoint(60, 100))
     assert [s.value() for s in dialog.center] == pytest.approx([0.2, 0.0, 0.08])
 
 
@@ -146,18 +147,31 @@ def test_pick_without_align_keeps_forward(api, qtbot):
     dialog = _open_add(api)
     dialog.alignCheck.setChecked(False)
     qtbot.mouseClick(dialog.pickButton, LEFT)
-    api.pick("/Tote/body", (0.6, 0.145, 0.15))
-    assert [s.value() for s in dialog.center] == pytest.approx([0.0, 0.145, 0.15])
+    api.look((0.6, 0.145, 1.0))  # looking down at the back wall's top
+    qtbot.mouseClick(api.stageView, LEFT, pos=QtCore.QPoint(100, 100))
+    assert [s.value() for s in dialog.center] == pytest.approx([0.0, 0.145, 0.15]), (
+        dialog.verdictText()
+    )
     assert [s.value() for s in dialog.forward] == pytest.approx([0.0, 0.0, -1.0])
 
 
-def test_pick_with_a_non_finite_point_is_refused(api, qtbot):
+def test_a_click_beside_the_object_is_not_used(api, qtbot):
     dialog = _open_add(api)
     before = [s.value() for s in dialog.center]
     qtbot.mouseClick(dialog.pickButton, LEFT)
-    api.pick("/Tote/body", (float("nan"), 0.0, 0.0))
-    assert "Pick not used" in dialog.verdictText()
+    api.look((5.0, 5.0, 1.0))
+    qtbot.mouseClick(api.stageView, LEFT, pos=QtCore.QPoint(100, 100))
+    assert "Pick not used" in dialog.verdictText() and "missed" in dialog.verdictText()
     assert [s.value() for s in dialog.center] == before
+
+
+def test_alt_click_moves_the_camera_and_is_no_pick(api, qtbot):
+    dialog = _open_add(api)
+    qtbot.mouseClick(dialog.pickButton, LEFT)
+    api.look((0.6, 0.145, 1.0))
+    alt = QtCore.Qt.KeyboardModifier.AltModifier
+    qtbot.mouseClick(api.stageView, LEFT, alt, QtCore.QPoint(100, 100))
+    assert dialog.isPicking()
 
 
 def test_pick_author_save_reopen_info_reads_it(api, qtbot, capsys):
@@ -168,7 +182,8 @@ def test_pick_author_save_reopen_info_reads_it(api, qtbot, capsys):
     dialog = _open_add(api)
     dialog.nameEdit.setText("front_rim")
     qtbot.mouseClick(dialog.pickButton, LEFT)
-    api.pick("/Tote/body", (0.6, -0.145, 0.15))  # the front wall's top (+z)
+    api.look((0.6, -0.145, 1.0))  # looking down at the front wall's top (+z)
+    qtbot.mouseClick(api.stageView, LEFT, pos=QtCore.QPoint(100, 100))
     dialog.layerCombo.setCurrentText(EDIT_LAYERS[1])
     assert dialog.okEnabled(), dialog.verdictText()
     qtbot.mouseClick(dialog.findChild(QtWidgets.QPushButton, "ok"), LEFT)

@@ -1,8 +1,8 @@
-"""The face a picked surface point lies on, and its normal (pure numpy).
+"""Where a viewport click's ray meets an object's mesh, and that face's normal (pure numpy).
 
-A viewer reports where a click hit the surface (a world point); :func:`find_picked_face`
-finds the triangle of the object's mesh nearest that point (exact point–triangle
-distance) and its unit normal, which **Align to surface** turns into ``forward``
+A viewer turns a click into a world ray (its camera); :func:`intersect_ray` finds the
+nearest triangle the ray crosses (Möller–Trumbore, every triangle at once), the point
+and the face's unit normal, which **Align to surface** turns into ``forward``
 (:func:`compute_forward_against`: into the surface).
 """
 
@@ -11,76 +11,82 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
-#: Triangles with a cross product shorter than this (relative to the edge lengths) have no normal.
-DEGENERATE_AREA = 1e-12
+#: |det| below this (relative to the edge lengths): the ray runs along the face (no hit).
+PARALLEL = 1e-12
 
 
-class SurfacePick(NamedTuple):
-    """The triangle nearest a picked point."""
+class RayHit(NamedTuple):
+    """The first triangle a ray crosses."""
 
     face: int
     """Index of the triangle in ``faces``."""
+    point: tuple[float, float, float]
+    """Where the ray meets it (the mesh's units and frame)."""
     distance: float
-    """Distance from the picked point to it (the mesh's units)."""
+    """Along the ray, in units of ``direction``'s length."""
     normal: tuple[float, float, float]
-    """Its unit normal (right-hand rule: outward for counter-clockwise faces)."""
+    """The face's unit normal (right-hand rule: outward for counter-clockwise faces)."""
 
 
-def _segment_distance(p: NDArray, a: NDArray, b: NDArray) -> NDArray:
-    ab = b - a
-    denom = np.einsum("ij,ij->i", ab, ab)
-    t = np.einsum("ij,ij->i", p - a, ab) / np.where(denom > 0, denom, 1.0)
-    t = np.clip(t, 0.0, 1.0)
-    return np.linalg.norm(p - (a + ab * t[:, None]), axis=1)
+def _finite(value: ArrayLike, what: str) -> np.ndarray:
+    array = np.asarray(value, dtype=np.float64).reshape(-1)
+    if array.shape != (3,) or not np.isfinite(array).all():
+        raise ValueError(f"{what} {value!r}: expected three finite coordinates")
+    return array
 
 
-def find_picked_face(vertices: ArrayLike, faces: ArrayLike, point: ArrayLike) -> SurfacePick:
-    """The non-degenerate triangle nearest ``point`` and its unit normal.
+def intersect_ray(
+    vertices: ArrayLike, faces: ArrayLike, origin: ArrayLike, direction: ArrayLike
+) -> RayHit:
+    """The nearest triangle in front of ``origin`` along ``direction``.
 
     Raises:
-        ValueError: a point or vertex that is not finite, faces that are not (F, 3)
-            indices into ``vertices``, or no triangle with an area.
+        ValueError: an origin, direction or vertex that is not finite, a zero direction,
+            faces that are not (F, 3) indices into ``vertices``, or a ray that meets no
+            triangle (the click missed the object).
     """
+    o = _finite(origin, "ray origin")
+    d = _finite(direction, "ray direction")
+    if not np.linalg.norm(d) > 0:
+        raise ValueError("ray direction is zero")
     v = np.asarray(vertices, dtype=np.float64)
     f = np.asarray(faces)
-    p = np.asarray(point, dtype=np.float64).reshape(-1)
-    if p.shape != (3,) or not np.isfinite(p).all():
-        raise ValueError(f"picked point {point!r}: expected three finite coordinates")
     if v.ndim != 2 or v.shape[1] != 3 or not np.isfinite(v).all():
         raise ValueError("mesh vertices: expected (V, 3) finite coordinates")
     if f.ndim != 2 or f.shape[1] != 3 or not np.issubdtype(f.dtype, np.integer):
         raise ValueError("mesh faces: expected (F, 3) vertex indices")
     if f.size and (f.min() < 0 or f.max() >= len(v)):
         raise ValueError(f"mesh faces: an index outside 0..{len(v) - 1}")
-    a, b, c = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
-    cross = np.cross(b - a, c - a)
-    area = np.linalg.norm(cross, axis=1)
-    scale = np.maximum(np.linalg.norm(b - a, axis=1) * np.linalg.norm(c - a, axis=1), 1e-300)
-    usable = area > DEGENERATE_AREA * scale
-    if not usable.any():
-        raise ValueError("mesh: no triangle with an area (every face is degenerate)")
-    idx = np.flatnonzero(usable)
-    a, b, c, n = a[idx], b[idx], c[idx], cross[idx] / area[idx, None]
-    q = np.broadcast_to(p, a.shape)
-    height = np.einsum("ij,ij->i", q - a, n)
-    foot = q - n * height[:, None]
-    inside = np.ones(len(idx), dtype=bool)
-    for s, e in ((a, b), (b, c), (c, a)):
-        inside &= np.einsum("ij,ij->i", np.cross(e - s, foot - s), n) >= 0
-    edge = np.minimum.reduce(
-        [_segment_distance(q, a, b), _segment_distance(q, b, c), _segment_distance(q, c, a)]
+    a = v[f[:, 0]]
+    e1, e2 = v[f[:, 1]] - a, v[f[:, 2]] - a
+    p = np.cross(d, e2)
+    det = np.einsum("ij,ij->i", e1, p)
+    scale = np.linalg.norm(e1, axis=1) * np.linalg.norm(e2, axis=1) * np.linalg.norm(d)
+    ok = np.abs(det) > PARALLEL * np.maximum(scale, 1e-300)
+    inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+    s = o - a
+    u = np.einsum("ij,ij->i", s, p) * inv
+    q = np.cross(s, e1)
+    w = (q @ d) * inv
+    t = np.einsum("ij,ij->i", e2, q) * inv
+    hit = ok & (u >= 0) & (w >= 0) & (u + w <= 1) & (t > 0)
+    if not hit.any():
+        raise ValueError("the ray meets no face of the mesh (the click missed the object)")
+    best = int(np.flatnonzero(hit)[np.argmin(t[hit])])
+    normal = np.cross(e1[best], e2[best])
+    normal /= np.linalg.norm(normal)
+    point = o + d * t[best]
+    return RayHit(
+        best, tuple(float(x) for x in point), float(t[best]), tuple(float(x) for x in normal)
     )
-    distance = np.where(inside, np.abs(height), edge)
-    best = int(np.argmin(distance))
-    return SurfacePick(int(idx[best]), float(distance[best]), tuple(float(x) for x in n[best]))
 
 
 def compute_forward_against(normal: ArrayLike) -> tuple[float, float, float]:
     """``forward`` for a slot on a face with ``normal``: the approach into the surface."""
     n = np.asarray(normal, dtype=np.float64)
-    length = float(np.linalg.norm(n))
-    if n.shape != (3,) or not np.isfinite(length) or length == 0:
+    length = float(np.linalg.norm(n)) if n.shape == (3,) else 0.0
+    if not np.isfinite(length) or length == 0:
         raise ValueError(f"face normal {normal!r}: expected a finite non-zero direction")
     return tuple(float(x) for x in -n / length)

@@ -20,7 +20,7 @@ from usdgrip.authoring.world_frame import convert_edit_from_world
 from usdgrip.errors import GripperError
 from usdgrip.rules.engine import resolve_params
 from usdgrip.site_records import GripperSlot
-from usdgrip.surface_pick import compute_forward_against, find_picked_face
+from usdgrip.surface_pick import compute_forward_against, intersect_ray
 from usdgrip.usd.geometry import read_object_mesh
 from usdgrip.usd.slots import get_slot_attribute_name, list_slot_names, read_gripper_slots
 from usdgrip.usd.stage import get_meters_per_unit
@@ -235,25 +235,23 @@ class SlotDialog(QtWidgets.QDialog):
         """Whether the next viewport click is taken as a pick (Pick on surface pressed)."""
         return self.pickButton.isChecked() and self.isVisible()
 
-    def applyPick(self, world_point: tuple[float, float, float]) -> bool:
-        """Take a picked surface point (world, stage units) as the centre.
+    def applyPick(self, origin: tuple, direction: tuple) -> bool:
+        """Take a click's world ray (stage units): the centre where it meets the object.
 
-        With Align to surface, ``forward`` is set against the nearest face's normal.
-        False (why shown) when the pick cannot be used.
+        With Align to surface, ``forward`` is set against the face's normal there.
+        False (why shown) when the ray misses the object or its mesh cannot be read.
         """
         self.pickButton.setChecked(False)
         if self._stage is None:
             return False
         try:
-            forward = None
-            if self.alignCheck.isChecked():
-                prim = self._stage.GetPrimAtPath(self._prim)
-                mesh = read_object_mesh(prim, "world")
-                mpu = get_meters_per_unit(self._stage)
-                pick = find_picked_face(mesh.vertices, mesh.faces, [x * mpu for x in world_point])
-                forward = compute_forward_against(pick.normal)
+            mesh = read_object_mesh(self._stage.GetPrimAtPath(self._prim), "world")
+            mpu = get_meters_per_unit(self._stage)
+            hit = intersect_ray(mesh.vertices, mesh.faces, [x * mpu for x in origin], direction)
+            forward = compute_forward_against(hit.normal) if self.alignCheck.isChecked() else None
+            point = tuple(x / mpu for x in hit.point)
             local = convert_edit_from_world(
-                self._stage, SlotEdit(self._prim, "pick", center=world_point, forward=forward)
+                self._stage, SlotEdit(self._prim, "pick", center=point, forward=forward)
             )
         except (ValueError, GripperError) as exc:
             self.verdictLabel.setText(f"Pick not used: {exc}")

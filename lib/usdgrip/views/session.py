@@ -42,6 +42,7 @@ class GrippersSession(QtCore.QObject):
         self._widgets: dict[str, QtWidgets.QWidget] = {}
         host.connect_stage_replaced(self.rebuild)
         host.connect_selection_changed(self._on_selection_changed)
+        host.connect_viewport_clicked(self._on_viewport_clicked)
 
     # --- widgets ------------------------------------------------------------
 
@@ -235,13 +236,7 @@ class GrippersSession(QtCore.QObject):
             overlays.set_grasp_highlight(self.host.stage, index if index >= 0 else None)
 
     def _on_selection_changed(self, *_: object) -> None:
-        """A click in the viewport: a pick for an armed slot dialog, or a grasp overlay's row."""
-        slot = self._widgets.get("slot")
-        if slot is not None and slot.isPicking():
-            point = self.host.picked_point
-            if point is not None:
-                slot.applyPick(point)
-            return
+        """Picking a grasp overlay in the viewport selects its row in the candidates list."""
         panel = self._widgets.get("Candidates")
         if panel is None or self.grasps is None:
             return
@@ -251,6 +246,12 @@ class GrippersSession(QtCore.QObject):
             if name.isdigit() and int(name) < panel.rowCount():
                 panel.selectCandidate(int(name))
                 return
+
+    def _on_viewport_clicked(self, origin: tuple, direction: tuple) -> None:
+        """A click while Pick on surface is pressed: the slot dialog takes the ray."""
+        slot = self._widgets.get("slot")
+        if slot is not None and slot.isPicking():
+            slot.applyPick(origin, direction)
 
     def set_visible(self, visible: bool) -> None:
         """Show or hide all overlays."""

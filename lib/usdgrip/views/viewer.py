@@ -26,10 +26,6 @@ class Viewer(Protocol):
         """Paths of the selected prims (empty when nothing is selected)."""
 
     @property
-    def picked_point(self) -> tuple[float, float, float] | None:
-        """Where the last viewport click hit the surface (world, stage units), or ``None``."""
-
-    @property
     def window(self) -> Any:
         """The viewer's main window: parent of every widget the session creates."""
 
@@ -48,6 +44,9 @@ class Viewer(Protocol):
 
     def connect_selection_changed(self, slot: Callable[..., None]) -> None:
         """Call ``slot`` when the prim selection changes."""
+
+    def connect_viewport_clicked(self, slot: Callable[[tuple, tuple], None]) -> None:
+        """Call ``slot(origin, direction)``, the world ray (stage units) of a viewport click."""
 
     def connect_stage_replaced(self, slot: Callable[[], None]) -> None:
         """Call ``slot`` after the viewer replaces the stage (open, reload)."""
