@@ -123,6 +123,8 @@ class GrippersSession(QtCore.QObject):
             dialog.authored.connect(self._show_authored)
             self._widgets["slot"] = dialog
         dialog.setSlot(self.host.stage, selected[0], name)
+        self._show_guides()  # the preview is a guide
+        self._apply_visibility()
         self.show_widget(dialog)
         return dialog
 
