@@ -13,6 +13,10 @@ One run, two measurements:
 - **machine ceiling**: the same jobs=1 evaluation in one plain process, then in two
   independent processes at once: their throughput ratio is what two processes can get
   from this machine right now (a shared machine may give one session a fixed share);
+- **articulation vs proxy**: the same jobs=1 evaluation with each real gripper of
+  ``examples/grippers`` simulated from its own articulation (``--gripper-model
+  articulation``: links, joints, drives, mimics) against the proxy, measured back to back
+  in this run (target issue 24: the articulation at least half the proxy's trials/s);
 - **decomposition**: a non-convex torus of 20,000 triangles decomposed by CoACD
   with the default parameters into a fresh cache folder, then again (cache hit).
 
@@ -34,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -213,11 +218,65 @@ def bench_decomposition() -> None:
     )
 
 
+#: The real grippers (file, site) of examples/grippers.
+REAL_GRIPPERS = {
+    "franka_hand": ("franka_hand/franka_hand.usda", "/FrankaHand/panda_hand/gripper_site"),
+    "prismatic_two_finger": ("prismatic_two_finger.usda", "/PrismaticGripper/palm/tcp"),
+    "revolute_jaw": ("revolute_jaw.usda", "/RevoluteJawGripper/palm/tcp"),
+    "robotiq_2f85": ("robotiq_2f85/robotiq_2f85.usda", "/Robotiq_2F85/base/gripper_site"),
+}
+TARGET_ARTICULATION_RATIO = 0.5
+
+
+def bench_articulation(trials: int, count: int, cache: str) -> None:
+    """Trials/s of each real gripper's articulation against the proxy, jobs=1, this run."""
+    from pxr import Usd
+
+    from usdgrip.usd.articulation import read_gripper_articulation
+
+    vertices, faces = mug()
+    obj = make_physics_object(vertices, faces, mass=0.3, friction=0.8, cache_dir=cache)
+    scene = make_physics_scene(table=True)
+    params = EvaluationParams(trials=trials)
+    poses = candidates(count)
+    folder = Path(__file__).resolve().parent.parent / "examples" / "grippers"
+
+    def rate(gripper: PhysicsGripper) -> tuple[float, dict[str, int]]:
+        start = time.perf_counter()
+        results = evaluate_candidates(obj, gripper, poses, scene=scene, params=params)
+        seconds = time.perf_counter() - start
+        counts: dict[str, int] = {}
+        for r in results:
+            for name, n in r.outcomes.items():
+                if n:
+                    counts[name] = counts.get(name, 0) + n
+        return count * trials / seconds, counts
+
+    proxy, _ = rate(PhysicsGripper.proxy(0.085, 0.02, 50.0))
+    print(f"proxy: {proxy:.1f} trials/s (jobs=1)")
+    for name, (path, site) in REAL_GRIPPERS.items():
+        stage = Usd.Stage.Open(str(folder / path))
+        articulation = read_gripper_articulation(stage.GetPrimAtPath(site), is_site=True)
+        gripper = PhysicsGripper(
+            articulation.opening.opening_open, grip_force=50.0, articulation=articulation
+        )
+        value, counts = rate(gripper)
+        ratio = value / proxy
+        verdict = "met" if ratio >= TARGET_ARTICULATION_RATIO else "NOT met"
+        print(
+            f"articulation {name}: {value:.1f} trials/s = {ratio:.2f}x the proxy "
+            f"(target >= {TARGET_ARTICULATION_RATIO}: {verdict}); outcomes {counts}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=6)
     parser.add_argument("--candidates", type=int, default=50)
     parser.add_argument("--skip-decomposition", action="store_true")
+    parser.add_argument(
+        "--articulation-only", action="store_true", help="only the articulation vs proxy part"
+    )
     parser.add_argument("--plain-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -225,8 +284,12 @@ def main() -> None:
         plain_run(args.trials, args.candidates, args.cache)
         return
     with tempfile.TemporaryDirectory(prefix="usdgrip-bench-coacd-") as cache:
+        if args.articulation_only:
+            bench_articulation(args.trials, args.candidates, cache)
+            return
         bench_trials(args.trials, args.candidates, cache)
         bench_ceiling(args.trials, args.candidates, cache)
+        bench_articulation(args.trials, args.candidates, cache)
     if not args.skip_decomposition:
         bench_decomposition()
 

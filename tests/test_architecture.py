@@ -56,6 +56,7 @@ PURE = (
     "usdgrip.gripper_kinematics",
     "usdgrip.gripper_opening",
     "usdgrip.surface_pick",
+    "usdgrip.gripper_joint_values",
 )
 
 #: The rooms of lib/usdgrip and the arrows between them (docs/architecture.md draws this).
@@ -70,6 +71,8 @@ ROOMS: dict[str, Room] = {
     "migration": Room(("usdgrip.migration",), frozenset({"pure", "usd"})),
     # Checked authoring: the rules judge an edit on a private stage, then usd/ writes it.
     "authoring": Room(("usdgrip.authoring.*",), frozenset({"pure", "usd", "rules"})),
+    # Suggest: plans and simulates (grasping), then authors through the rules (authoring).
+    "suggest": Room(("usdgrip.suggest.*",), frozenset({"pure", "usd", "grasping", "authoring"})),
     "views": Room(
         ("usdgrip.views.*",), frozenset({"pure", "usd", "rules", "grasping", "authoring"})
     ),
@@ -101,6 +104,7 @@ ROOMS: dict[str, Room] = {
                 "authoring",
                 "render",
                 "batch",
+                "suggest",
             }
         ),
     ),

@@ -21,7 +21,7 @@ from usdgrip.grasping.line_evaluation import VERDICTS, evaluate_grasp_lines
 
 PROP = EXAMPLES / "graspable_prop.usda"
 GRIPPER = f"{EXAMPLES / 'gripper.usda'}:/Gripper/tcp"
-FEW = ("--candidates-per-line", "2")  # the two best of 72 approaches per line
+FEW = ("--candidates-per-line", "2", "--trials", "1")  # the two best of 72 approaches, one trial
 #: Over the example prop: the line that misses the block deactivated.
 ONLY_GOOD_LINE = 'over "Block"\n{\n    over "grasp_identifier_02" (\n        active = false\n    )\n    {\n    }\n}'
 

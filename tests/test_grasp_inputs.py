@@ -147,7 +147,7 @@ def test_plan_table_drops_grasps_that_cut_it_and_the_rest_hold(tmp_path, capsys)
         "--grasps", free, "--table", "-o", on_table,
     )  # fmt: skip
     cut = [c for c in read_isaac_grasp(on_table).grasps.values() if c.physics.outcome != "held"]
-    assert cut and all(dict(c.physics.collides_open_with) == {"support": 1} for c in cut)
+    assert cut and all(set(c.physics.collides_open_with) == {"support"} for c in cut)
     assert "collides_open hit: support" in out
     # plan --table: the planner drops them; plan --evaluate --table: the rest hold on it.
     planned = tmp_path / "table.yaml"

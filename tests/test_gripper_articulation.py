@@ -601,3 +601,19 @@ def test_a_broken_collider_mesh_is_one_note_and_the_rest_is_read(write_usda):
     assert masses[0].text == "physics:mass is -1; expected a finite value > 0: read as not authored"
     assert articulation.links[1].mass is None
     assert articulation.opening.opening_open == pytest.approx(0.08)  # the pads still read
+
+
+@pytest.mark.parametrize(
+    "new",
+    ["float physics:mass.timeSamples = {0: 0.05, 10: 0.07}", "float physics:mass = 0.05\n"],
+)
+def test_a_time_sampled_mass_reads_at_the_default_time_as_physics_does(write_usda, new):
+    """Only time samples: a note, as the physics reader refuses it (never the fallback 0)."""
+    articulation, notes = _notes(write_usda, {"float physics:mass = 0.05": new})
+    found = [n for n in notes if "physics:mass" in n.text]
+    if "timeSamples" not in new:
+        assert found == [] and articulation.links[1].mass == pytest.approx(0.05)
+        return
+    assert [n.code for n in found] == ["attribute-unusable"] * 2, found  # both fingers
+    assert "physics:mass is time-sampled with no default value" in found[0].text
+    assert articulation.links[1].mass is None

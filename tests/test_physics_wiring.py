@@ -269,7 +269,9 @@ def test_cli_exit_0_when_one_held_1_when_none(box_file, grasps_file, tmp_path, c
     out = tmp_path / "out.yaml"
     code, stdout, stderr = run_cli(capsys, *evaluate_args(box_file, grasps_file, out))
     assert code == 0, stderr
-    assert "held: 1 of 2 candidate(s)" in stdout and "outcomes: held 1, missed 1" in stdout
+    assert (
+        "held: 1 of 2 candidate(s)" in stdout and "outcomes: held 3, missed 3" in stdout
+    )  # 3 trials
     assert "by method: antipodal 1/2 held" in stdout
     assert stdout.index("g_centre") < stdout.index("g_beside")  # top list: best first
     assert "warning: " in stderr and "default friction 0.8" in stderr
@@ -277,7 +279,7 @@ def test_cli_exit_0_when_one_held_1_when_none(box_file, grasps_file, tmp_path, c
     entry = data["grasps"]["g_centre"]
     assert list(entry)[:3] == ["confidence", "position", "orientation"]
     assert entry["physics"] == {
-        "success_rate": 1.0, "trials": 1, "outcome": "held", "outcomes": {"held": 1}
+        "success_rate": 1.0, "trials": 3, "outcome": "held", "outcomes": {"held": 3}
     }  # fmt: skip
     assert data["metadata"]["physics"]["engine"] == "mujoco"
 

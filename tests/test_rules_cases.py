@@ -464,6 +464,9 @@ CASES = [
             ("double gripper:maxGripForce = nan", "gripper:maxGripForce is nan N"),
             ("double gripper:maxGripForce = -inf", "gripper:maxGripForce is -inf N"),
             ("double gripper:maxGripForce = inf", "gripper:maxGripForce is inf N"),
+            # The physics bound (site_limits.MAX_GRIP_FORCE): above it physics uses its default.
+            ("double gripper:maxGripForce = 1e7", "expected at most 100000 N, the strongest"),
+            ("float gripper:maxGripForce = 100001", "gripper:maxGripForce is 100001 N"),
             ('string gripper:maxGripForce = "235 N"', "gripper:maxGripForce is string"),
             ("float3 gripper:maxGripForce = (1, 2, 3)", "gripper:maxGripForce is float3"),
             # Issue 21 item 15: the schema's type is float; an integer is a type error too.
@@ -483,6 +486,7 @@ CASES = [
             "float gripper:maxGripForce",  # declared without a value: not authored
             "float gripper:maxGripForce = 235",
             "double gripper:maxGripForce = 1e-3",
+            "double gripper:maxGripForce = 100000",  # the bound itself
             "half gripper:maxGripForce = 140",
         )
     ),
@@ -734,3 +738,45 @@ def test_ga001_sublayer_and_reference(write_usda, tmp_path):
     messages = " ".join(i.message for i in report.issues)
     assert "sublayer @" in messages and "gone_sub.usda@" in messages and "reference @" in messages
     assert "gone_ref.usda" in messages and "there.usda" not in messages
+
+
+FAR = 'double3 xformOp:translate = ({})\nuniform token[] xformOpOrder = ["xformOp:translate"]'
+
+
+@pytest.mark.parametrize(
+    ("translate", "gs009", "gs001"),
+    [
+        ("1e9, 0, 0", "sits 1e+09 m from the world origin", "places it 1e+09 m from the origin"),
+        ("nan, 0, 0", "has NaN or infinite values", "not a finite 4x4 matrix"),
+        ("0, inf, 0", "has NaN or infinite values", "not a finite 4x4 matrix"),
+    ],
+)
+def test_slots_on_an_unplaceable_object_get_plain_findings(translate, gs009, gs001, open_usda):
+    """A far or non-finite object transform: GS.009 and GS.001 say so, neither crashes."""
+    snippet = on_box(slot(center="(0, 0, 0.05)"), BOX_MESH, FAR.format(translate))
+    issues = validate(open_usda(snippet), rules=["GS.009", "GS.001"]).issues
+    by_code = {code: [i for i in issues if i.code == code] for code in ("GS.009", "GS.001")}
+    assert [i.severity for i in by_code["GS.009"]] == ["failure"], issues
+    assert "cannot be checked against the object's surface" in by_code["GS.009"][0].message
+    assert gs009 in by_code["GS.009"][0].message
+    assert by_code["GS.001"] and all(gs001 in i.message for i in by_code["GS.001"]), issues
+    assert all(i.severity == "failure" for i in issues)
+
+
+@pytest.mark.parametrize(
+    ("translate", "fragment"),
+    [("1e9, 0, 0", "sits 1e+09 m from the world origin"), ("nan, 0, 0", "NaN or infinite")],
+)
+def test_grasp_lines_on_an_unplaceable_object_fail_gp001(translate, fragment, tmp_path):
+    """A far or non-finite object: each grasp line gets one plain GP.001 failure, no crash."""
+    text = (Path(__file__).parents[1] / "examples" / "graspable_prop.usda").read_text()
+    head = '    prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsMassAPI"]\n)\n{\n'
+    assert head in text
+    moved = text.replace(head, head + "    " + FAR.format(translate).replace("\n", "\n    ") + "\n")
+    path = tmp_path / "prop.usda"
+    path.write_text(moved)
+    issues = [i for i in validate(str(path), rules=["GP.001"]).issues]
+    assert [(i.code, i.severity) for i in issues] == [("GP.001", "failure")] * 2, issues
+    assert all(
+        "cannot meet its object </Block>" in i.message and fragment in i.message for i in issues
+    )

@@ -104,6 +104,7 @@ COMMAND_EXTRAS = {
     "plan": "plan",
     "batch plan": "plan",
     "evaluate": "physics",
+    "suggest": "plan",
     "render": "render",
 }
 

@@ -262,6 +262,12 @@ def compute_rigid_part(matrix: ArrayLike) -> Mat4:
         raise ValueError(f"matrix has shape {m.shape}; expected (4, 4)")
     if not np.isfinite(m).all():
         raise ValueError("matrix has NaN or infinite values; expected a finite transform")
+    (a, b, c), (d, e, f), (g, h, i) = m[:3, :3].tolist()
+    if b == c == d == f == g == h == 0.0 and a > 0 and e > 0 and i > 0:
+        # A translation and positive scales along the axes: the SVD's answer is exactly I.
+        rigid = np.eye(4)
+        rigid[:3, 3] = m[:3, 3]
+        return rigid
     u, _, vt = np.linalg.svd(m[:3, :3])
     rotation = u @ vt
     (a, b, c), (d, e, f), (g, h, i) = rotation.tolist()

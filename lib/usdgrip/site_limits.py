@@ -30,6 +30,23 @@ def get_max_opening_problem(
     return None
 
 
+#: Strongest grip force per finger (N) planned and simulated with: 100 kN, beyond any robot
+#: gripper (the strongest industrial parallel grippers close with tens of kN); a larger
+#: ``gripper:maxGripForce`` or ``--force`` is a unit mistake, and MuJoCo stops on a control
+#: above 1e10 ("huge value in CTRL"). GR.012 warns above it; physics uses its default force.
+MAX_GRIP_FORCE = 1e5
+
+
+def get_grip_force_limit_problem(force: float) -> str | None:
+    """The words for an authored ``gripper:maxGripForce`` above :data:`MAX_GRIP_FORCE`."""
+    if not force > MAX_GRIP_FORCE:
+        return None
+    return (
+        f"gripper:maxGripForce is {force:g} N; expected at most {MAX_GRIP_FORCE:g} N, the "
+        "strongest plausible grip: a unit mistake?"
+    )
+
+
 def get_site_limit_problem(value: float, name: str, unit: str) -> str | None:
     """An optional site limit (max payload in kg, max grip force in N) must be finite and > 0."""
     if math.isfinite(value) and value > 0:

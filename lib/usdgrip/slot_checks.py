@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from usdgrip.frames import MAX_WORLD_OFFSET_M, ZERO_LENGTH_TOLERANCE
-from usdgrip.grasp_line_geometry import check_segments_hit_mesh
+from usdgrip.grasp_line_geometry import SMALL_CAST_PAIRS, check_segments_hit_mesh
 
 #: Largest plausible slot up range, metres (GS.002 fails it; the sampler refuses it).
 #: ``DEFAULT_PARAMS["slot_up_range_max_m"]`` in the rules.
@@ -215,6 +215,10 @@ def compute_slot_surface_problems(
     world = np.asarray(object_to_world, dtype=np.float64)
     points = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
     local_centers = np.asarray(centers, dtype=np.float64).reshape(-1, 3)
+    if len(local_centers) * len(faces) <= SMALL_CAST_PAIRS and len(points) <= SMALL_SURFACE_POINTS:
+        return _compute_small_surface_problems(
+            local_centers, span_axes, up_ranges, world, meters_per_unit, points, faces
+        )
     with np.errstate(invalid="ignore", over="ignore"):
         c = local_centers @ world[:3, :3].T + world[:3, 3]
         s = np.asarray(span_axes, dtype=np.float64).reshape(-1, 3) @ world[:3, :3].T
@@ -237,3 +241,63 @@ def compute_slot_surface_problems(
         local_centers > local.max(axis=0) + margin[:, None], axis=1
     )
     return line_misses, outside & np.isfinite(up) & (up > 0)
+
+
+#: At most this many surface points (and :data:`SMALL_CAST_PAIRS` slot-triangle pairs),
+#: :func:`compute_slot_surface_problems` runs in plain Python (a box: each numpy call
+#: costs more than the arithmetic).
+SMALL_SURFACE_POINTS = 64
+
+
+def _norm3(x: float, y: float, z: float) -> float:
+    return math.sqrt(x * x + y * y + z * z)
+
+
+def _compute_small_surface_problems(
+    local_centers: np.ndarray,
+    span_axes: Any,
+    up_ranges: Any,
+    world: np.ndarray,
+    meters_per_unit: float,
+    points: np.ndarray,
+    faces: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`compute_slot_surface_problems` for a few slots and triangles, same arithmetic."""
+    (r0, r1, r2, _) = world.tolist()
+    rows = (r0[:3], r1[:3], r2[:3])
+    shift = (r0[3], r1[3], r2[3])
+    xs, ys, zs = points.T.tolist() if len(points) else ([math.nan], [math.nan], [math.nan])
+    low, high = (min(xs), min(ys), min(zs)), (max(xs), max(ys), max(zs))
+    mid = [0.5 * (a + b) for a, b in zip(low, high, strict=True)]
+    size = _norm3(*(b - a for a, b in zip(low, high, strict=True)))
+    spans = np.asarray(span_axes, dtype=np.float64).reshape(-1, 3).tolist()
+    starts, ends = [], []
+    for lc, span in zip(local_centers.tolist(), spans, strict=True):
+        c = [
+            r[0] * lc[0] + r[1] * lc[1] + r[2] * lc[2] + t for r, t in zip(rows, shift, strict=True)
+        ]
+        s = [r[0] * span[0] + r[1] * span[1] + r[2] * span[2] for r in rows]
+        norm = _norm3(*s)
+        scale = norm if norm > ZERO_LENGTH_TOLERANCE else 1.0
+        s = [v / scale for v in s]
+        reach = _norm3(*(a - b for a, b in zip(c, mid, strict=True))) + size + 1e-9
+        starts.append([a - reach * b for a, b in zip(c, s, strict=True)])
+        ends.append([a + reach * b for a, b in zip(c, s, strict=True)])
+    line_misses = ~check_segments_hit_mesh(starts, ends, points, faces)
+    try:
+        to_local = np.linalg.inv(world)
+    except np.linalg.LinAlgError:
+        return line_misses, np.zeros(len(local_centers), dtype=bool)
+    with np.errstate(invalid="ignore", over="ignore"):
+        local = points @ to_local[:3, :3].T + to_local[:3, 3]
+    lo, hi = local.min(axis=0).tolist(), local.max(axis=0).tolist()
+    up = np.asarray(up_ranges, dtype=np.float64).reshape(-1).tolist()
+    outside = []
+    for lc, u in zip(local_centers.tolist(), up, strict=True):
+        usable = math.isfinite(u) and u > 0
+        margin = u / meters_per_unit if usable else 0.0
+        out = any(v < a - margin for v, a in zip(lc, lo, strict=True)) or any(
+            v > b + margin for v, b in zip(lc, hi, strict=True)
+        )
+        outside.append(out and usable)
+    return line_misses, np.array(outside, dtype=bool)

@@ -35,12 +35,14 @@ STATUSES = ("ok", "findings", "error", "timeout", "crashed")
 JOB_STATUSES = ("ok", "findings", "error")
 VALIDATE_JOB = "usdgrip.batch.jobs:validate_file"
 PLAN_JOB = "usdgrip.batch.jobs:plan_file"
+GRIPPER_TEST_JOB = "usdgrip.batch.jobs:gripper_test_file"
 
 Job = Callable[..., Mapping[str, Any]]
 #: Modules the shipped jobs import on first call; workers load them at start-up.
 JOB_IMPORTS = {
     VALIDATE_JOB: ("usdgrip.rules",),
     PLAN_JOB: ("usdgrip.grasping.planner", "usdgrip.grasping.isaac_yaml", "usdgrip.contracts"),
+    GRIPPER_TEST_JOB: ("usdgrip.grasping.gripper_check",),
 }
 
 _JOB_CACHE: dict[str, Job] = {}
@@ -385,4 +387,49 @@ def plan_file(
             "grasps": len(result.grasps),
             "warnings": warnings,
         },
+    }
+
+
+def gripper_test_file(path: str, trials: int = 1, seed: int = 0) -> dict[str, Any]:
+    """Job: ``usdgrip evaluate --gripper-test`` on every gripper site of one file.
+
+    Returns:
+        ``status`` ``ok`` (every site passed or was skipped; also a file with no site),
+        ``findings`` (some site failed); ``counts`` (``failure``: sites that failed,
+        ``warning``: sites skipped); ``output`` (``sites``: per site ``site``, ``passed``,
+        ``skipped`` and each object's ``passed`` and nominal ``outcome``).
+
+    Raises:
+        GripperError: unreadable file, or a site FET028 refuses (no max opening, no
+            rigid-body ancestor).
+    """
+    from usdgrip.contracts import GripperRef
+    from usdgrip.grasping.gripper_check import check_gripper
+    from usdgrip.usd.discovery import iter_site_prims
+    from usdgrip.usd.stage import open_stage
+
+    sites = [str(prim.GetPath()) for prim, _ in iter_site_prims(open_stage(path))]
+    rows = []
+    for site in sites:
+        report = check_gripper(
+            GripperRef(asset_path=str(path), prim_path=site), trials=trials, seed=seed
+        )
+        rows.append(
+            {
+                "site": site,
+                "passed": report["passed"],
+                "skipped": report["skipped"],
+                "objects": {
+                    shape: {"passed": entry["passed"], "outcome": entry["results"][0]["outcome"]}
+                    for shape, entry in report["objects"].items()
+                },
+            }
+        )
+    failed = sum(1 for r in rows if not r["passed"] and not r["skipped"])
+    skipped = sum(1 for r in rows if r["skipped"])
+    counts = {k: v for k, v in (("failure", failed), ("warning", skipped)) if v}
+    return {
+        "status": "findings" if failed else "ok",
+        "counts": counts,
+        "output": {"sites": rows},
     }

@@ -11,7 +11,7 @@ from typing import Any
 
 from usdgrip.batch import DEFAULT_GLOB, PLAN_JOB, VALIDATE_JOB, run_batch
 from usdgrip.batch.executors import MAX_JOBS_PER_CPU, max_jobs
-from usdgrip.batch.jobs import compute_output_path
+from usdgrip.batch.jobs import GRIPPER_TEST_JOB, compute_output_path
 from usdgrip.batch.progress import Progress
 from usdgrip.batch.results import format_summary
 from usdgrip.cli.common import (
@@ -190,6 +190,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         plan,
         scene_help="USD file of obstacles around every object (in the objects' world frame)",
     )
+    add_gripper_test_action(actions)
 
 
 def parse_grippers(texts: list[str], max_candidates: int, seed: int) -> list[list[str]]:
@@ -265,9 +266,28 @@ def make_out_dir(out_dir: Path, text: str) -> None:
         ) from None
 
 
+def add_gripper_test_action(actions: Any) -> None:
+    """``usdgrip batch gripper-test ROOT``: FET028 on every gripper site under ROOT."""
+    action = actions.add_parser(
+        "gripper-test",
+        help="SimReady's FET028 gripper test on every gripper site under ROOT",
+        description="Run `usdgrip evaluate --gripper-test` on every gripper site of every USD "
+        "file under ROOT.\nExit 0 when every site passed or was skipped, 1 when any failed "
+        "or errored, 2 on usage.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_common(action)
+    action.add_argument(
+        "--trials", type=parse_positive_int, default=1, help="trials per object (default 1)"
+    )
+    action.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.batch_action is None:
-        raise ValueError("expected an action: usdgrip batch validate|plan ROOT (see --help)")
+        raise ValueError(
+            "expected an action: usdgrip batch validate|plan|gripper-test ROOT (see --help)"
+        )
     params: dict[str, Any]
     exclude: list[str] = []
     output_of = None
@@ -298,6 +318,9 @@ def run(args: argparse.Namespace) -> int:
         report_format = _check_report_options(args)
         if report_format in ("sarif", "junit") or args.annotations:
             params["locations"] = True
+    elif args.batch_action == "gripper-test":
+        job = GRIPPER_TEST_JOB
+        params = {"trials": args.trials, "seed": args.seed}
     else:
         job = PLAN_JOB
         out_dir = Path(args.out_dir).resolve()

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 #: Gripper collision models (``--gripper-model``; :data:`usdgrip.grasping.inputs.GRIPPER_MODELS`,
 #: not imported here so that ``--help`` stays fast).
-GRIPPER_MODELS = ("auto", "proxy", "geometry")
+GRIPPER_MODELS = ("auto", "proxy", "geometry", "articulation")
 
 
 def parse_positive_int(text: str) -> int:
@@ -48,20 +48,34 @@ def add_support_arguments(parser: Any, *, scene_help: str) -> None:
 
 
 def add_gripper_model_argument(parser: Any) -> None:
-    """``--gripper-model auto|proxy|geometry``."""
+    """``--gripper-model auto|proxy|geometry|articulation``."""
     parser.add_argument(
         "--gripper-model",
         choices=GRIPPER_MODELS,
         default="auto",
-        help="gripper collision shapes: auto (its UsdPhysics collision prims, else a proxy of "
-        "a palm and two finger boxes), proxy, or geometry (every mesh/shape of the gripper)",
+        help="gripper model: auto (the gripper's own articulation when it has finger joints, "
+        "else its UsdPhysics collision prims and two pads, else a proxy of a palm and two "
+        "finger boxes; a warning says which), proxy, geometry (every mesh/shape of the "
+        "gripper; simulated fingers are the articulation's when it has one), or articulation "
+        "(simulate the gripper's own links, joints and drives; refused without finger joints)",
     )
 
 
 def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
     """The simulation options ``evaluate`` and ``plan --evaluate`` share (``plan`` has --seed)."""
     parser.add_argument(
-        "--trials", type=int, default=1, metavar="N", help="trials per candidate (default 1)"
+        "--trials",
+        type=int,
+        default=3,
+        metavar="N",
+        help="trials per candidate: the nominal pose plus N-1 perturbed ones (default 3, so a "
+        "success rate is a rate; rates are reported with the trial count)",
+    )
+    parser.add_argument(
+        "--dump-scene",
+        metavar="DIR",
+        help="write each candidate's nominal trial as MJCF (candidate_NNNN.xml: object "
+        "pieces, hands at the grasp, support) into DIR, for MuJoCo's viewer",
     )
     parser.add_argument(
         "--force",
@@ -130,6 +144,7 @@ def build_evaluation_options(args: argparse.Namespace, **fields: Any) -> Any:
         "support": args.support,
         "table": args.table,
         "gripper_model": args.gripper_model,
+        "dump_scene": args.dump_scene,
         "jobs": args.jobs,
         "seed": args.seed,
         **fields,

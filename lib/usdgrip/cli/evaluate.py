@@ -61,6 +61,13 @@ Examples:
       --grasps out/mug_grasps.yaml --table --trials 3 -o out/mug_evaluated.yaml
   usdgrip evaluate examples/graspable_prop.usda --gripper examples/gripper.usda:/Gripper/tcp \\
       --lines -o out/graspable_prop_lines.json
+  usdgrip evaluate --gripper-test \\
+      examples/grippers/prismatic_two_finger.usda:/PrismaticGripper/palm/tcp -o out/fet028.json
+
+--gripper-test FILE:/SITE is SimReady's FET028 on the CPU (docs/physics.md, "Gripper
+test"): the gripper's own articulation closes on a cube (0.7 x max opening, 0.85 x max
+payload) and a sphere (0.5 x payload), lifts 20 cm, shakes 2 s at 2 Hz, releases; exit 0
+both held (or a gripper without finger joints, skipped), 1 not, 2 bad input.
 
 Exit 0 at least one candidate held (--lines: every grasp line has a grasp that held); 1 none
 held (--lines: some line has none, e.g. a line that misses the object; the output is still
@@ -75,7 +82,9 @@ CANDIDATES_PER_LINE = 24
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="OBJECT_FILE", help="USD file holding the object")
+    parser.add_argument(
+        "file", metavar="OBJECT_FILE", nargs="?", help="USD file holding the object"
+    )
     parser.add_argument(
         "--object",
         metavar="PRIM",
@@ -83,7 +92,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--gripper",
-        required=True,
         metavar="FILE:/SITE",
         help="gripper file and site prim, e.g. examples/gripper.usda:/Gripper/tcp",
     )
@@ -104,6 +112,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--lines",
         action="store_true",
         help="FET005 on the CPU: does a grasp on each grasp vector line (grasp_identifier*) hold",
+    )
+    what.add_argument(
+        "--gripper-test",
+        metavar="FILE:/SITE",
+        help="FET028 on the CPU: the gripper's own fingers close on SimReady's cube and "
+        "sphere, lift, shake and release (no OBJECT_FILE; -o report.json optional)",
     )
     parser.add_argument(
         "-o",
@@ -160,6 +174,11 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.grasping.isaac_yaml import read_isaac_grasp, write_isaac_grasp
     from usdgrip.grasping.target_evaluation import evaluate_targets, read_target_samples
 
+    if args.gripper_test is not None:
+        return run_gripper_test_cli(args)
+    for option, value in (("OBJECT_FILE", args.file), ("--gripper FILE:/SITE", args.gripper)):
+        if value is None:
+            raise ValueError(f"{option} is required (but with --gripper-test)")
     if args.show is not None and args.show < 0:
         raise ValueError(f"--show {args.show}: expected a number of candidates >= 0")
     # Refused before anything is read: the physics simulates only what the object rests on,
@@ -236,6 +255,63 @@ def run(args: argparse.Namespace) -> int:
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)
     return EXIT_OK if held else EXIT_FINDINGS
+
+
+def run_gripper_test_cli(args: argparse.Namespace) -> int:
+    """``--gripper-test FILE:/SITE``: exit 0 both shapes held (or skipped), 1 not, 2 bad input."""
+    import json
+
+    from usdgrip.cli import EXIT_FINDINGS, EXIT_OK
+    from usdgrip.fileio import check_output, check_output_path, write_text_output
+    from usdgrip.grasping.gripper_check import check_gripper
+
+    for option, value in (
+        ("OBJECT_FILE", args.file),
+        ("--gripper", args.gripper),
+        ("--object", args.object),
+        ("--gripper-frame", args.gripper_frame),
+        ("--scene", args.scene),
+        ("--support", args.support),
+        ("--candidates-per-line", args.candidates_per_line),
+    ):
+        if value is not None:
+            raise ValueError(
+                f"{option} {value}: not with --gripper-test (it tests the gripper alone)"
+            )
+    trials = 1 if args.trials is None else args.trials
+    if args.output is not None:
+        check_output_path(Path(args.output), [parse_gripper(args.gripper_test).asset_path])
+        check_output(Path(args.output))
+    report = check_gripper(parse_gripper(args.gripper_test), trials=trials, seed=args.seed or 0)
+    text = json.dumps(report, indent=2) + "\n"
+    if args.output is not None:
+        write_text_output(args.output, text)
+    if not args.quiet:
+        print(format_gripper_test(report), file=sys.stderr if args.output is None else sys.stdout)
+    if args.output is None:
+        sys.stdout.write(text)
+    return EXIT_OK if report["passed"] or report["skipped"] else EXIT_FINDINGS
+
+
+def format_gripper_test(report: dict[str, Any]) -> str:
+    """The summary lines of a ``--gripper-test`` report."""
+    head = f"gripper test {report['gripper']}: "
+    if report["skipped"]:
+        return head + f"skipped: {report['skipped']}"
+    lines = [
+        head
+        + ("PASS" if report["passed"] else "FAIL")
+        + f" ({report['trials']} trial(s) per object)"
+    ]
+    for shape, entry in report["objects"].items():
+        first = entry["results"][0]
+        lines.append(
+            f"  {shape:6s} {entry['held']}/{len(entry['results'])} held  "
+            f"size {first['size']:.4f} m  "
+            f"mass {first['mass']:.3f} kg  outcome {first['outcome']}  displacement "
+            f"{first['displacement'] * 1000:.1f} mm  pad force {first['pad_force']:.1f} N"
+        )
+    return "\n".join(lines)
 
 
 def _object_ref(file: str, prim: str) -> Any:

@@ -64,6 +64,8 @@ class PhysicsWorld(NamedTuple):
     notes: tuple[Note, ...]
     record: dict[str, Any]
     """The object, up and support parts of ``metadata.physics``."""
+    seconds: float = 0.0
+    """Time spent building it (reading, CoACD decomposition), counted in the runtime."""
 
 
 class PhysicsHand(NamedTuple):
@@ -74,6 +76,8 @@ class PhysicsHand(NamedTuple):
     notes: tuple[Note, ...]
     record: dict[str, Any]
     """``metadata.physics["gripper"]``."""
+    seconds: float = 0.0
+    """Time spent building it (finger decomposition), counted in the runtime."""
 
 
 def _floats(values: Any) -> list[float]:
@@ -114,6 +118,7 @@ def build_physics_world(inputs: GraspInputs, options: EvaluationOptions) -> Phys
         GripperError: no mesh, a bad authored mass, density or friction, a support prim
             whose geometry cannot be read.
     """
+    started = time.perf_counter()
     from usdgrip.grasping.physics import (
         DEFAULT_DENSITY,
         DEFAULT_FRICTION,
@@ -193,7 +198,7 @@ def build_physics_world(inputs: GraspInputs, options: EvaluationOptions) -> Phys
         "up": _floats(scene.up),
         "support": support.label,
     }
-    return PhysicsWorld(obj, scene, tuple(notes), record)
+    return PhysicsWorld(obj, scene, tuple(notes), record, time.perf_counter() - started)
 
 
 def _cache_notes() -> list[Note]:
@@ -213,6 +218,7 @@ def build_physics_hand(gripper: Gripper, options: EvaluationOptions) -> PhysicsH
 
     if gripper.skipped is not None:
         raise GripperError(gripper.skipped.render())
+    started = time.perf_counter()
     notes = [gripper.pad_note] if gripper.pad_note is not None else []
     force, force_from = options.force, "force option"
     if force is None:
@@ -229,9 +235,30 @@ def build_physics_hand(gripper: Gripper, options: EvaluationOptions) -> PhysicsH
                 )
             )
     model = gripper.collision_model
+    articulation = gripper.articulation if options.gripper_model != "proxy" else None
     hand = PhysicsGripper.from_collision_model(
         model, gripper.max_opening, gripper.pad_width, force, **_cache(options)
     )
+    source = model.source
+    if articulation is not None:
+        hand = PhysicsGripper(hand.max_opening, hand.pad_width, force, articulation=articulation)
+        source = "articulation"
+    if options.gripper_model == "auto":
+        driven = len(articulation.opening.driven) if articulation is not None else 0
+        why = (
+            f"the gripper's own articulation ({driven} driven finger joint(s), "
+            f"{len(articulation.links)} links)"
+            if articulation is not None
+            else f"{source} shapes with two pads ({gripper.articulation_absent or 'no joints'})"
+        )
+        notes.append(
+            Note(
+                "gripper_model_auto",
+                str(gripper.ref),
+                f"--gripper-model auto simulates {why}",
+                (gripper.label,),
+            )
+        )
     notes.extend(_cache_notes())
     record = {
         "site": str(gripper.ref),
@@ -239,9 +266,9 @@ def build_physics_hand(gripper: Gripper, options: EvaluationOptions) -> PhysicsH
         "pad_width_m": float(gripper.pad_width),
         "grip_force_n": float(force),
         "grip_force_from": force_from,
-        "collision_model": model.source,
+        "collision_model": source,
     }
-    return PhysicsHand(hand, tuple(notes), record)
+    return PhysicsHand(hand, tuple(notes), record, time.perf_counter() - started)
 
 
 def run_physics(
@@ -286,12 +313,51 @@ def run_physics(
         "up": world.record["up"],
         "support": world.record["support"],
         "summary": summarize_evaluations(results),
-        "runtime_seconds": time.perf_counter() - started,
+        # building the object and hand (CoACD decomposition) is part of the run's time
+        "runtime_seconds": time.perf_counter() - started + world.seconds + hand.seconds,
     }
+    if options.dump_scene is not None:
+        metadata["scenes"] = write_scenes(world, hand, poses, options)
     hits = summarize_open_hits([r.open_hits for r in results])
     if hits:
         metadata["collides_open_with"] = hits
     return results, metadata
+
+
+def write_scenes(
+    world: PhysicsWorld, hand: PhysicsHand, poses: np.ndarray, options: EvaluationOptions
+) -> str:
+    """Write ``candidate_NNNN.xml`` per candidate (its nominal trial) into ``dump_scene``.
+
+    Raises:
+        ValueError: the folder cannot be made or written (the message names it).
+    """
+    from pathlib import Path
+
+    from usdgrip.fileio import replace_atomically
+    from usdgrip.grasping.physics.engines import get_engine
+
+    folder = Path(str(options.dump_scene))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--dump-scene {folder}: cannot make the folder: {exc.strerror}") from None
+    from usdgrip.grasping.physics.candidate_trials import check_hand_poses
+
+    poses = check_hand_poses(poses)  # (N, H, 4, 4)
+    engine = get_engine("mujoco").build(
+        world.obj, hand.gripper, world.scene, poses.shape[1], options.evaluation_params()
+    )
+    for index, candidate in enumerate(poses):
+        text = engine.scene_xml(candidate)
+        try:
+            replace_atomically(
+                folder / f"candidate_{index:04d}.xml",
+                lambda temp, text=text: temp.write_text(text, encoding="utf-8"),
+            )
+        except OSError as exc:
+            raise ValueError(f"--dump-scene {folder}: cannot write: {exc.strerror}") from None
+    return str(folder)
 
 
 def resolve_one_gripper(

@@ -4,8 +4,10 @@ The planner's collision proxy (:meth:`usdgrip.grasping.collision.GripperCollisio
 and the simulated hand (:class:`usdgrip.grasping.physics.PhysicsGripper`) build their fingers
 from these numbers (metres), so a grasp that clears the support in planning places the
 same fingers in the simulation; a site without a usable grip line or grip force gets the
-same pad width and force in both. Pure: no imports.
+same pad width and force in both. Pure: the force limit is the site limits' (GR.012's).
 """
+
+from usdgrip import site_limits
 
 #: Finger (pad) thickness along the closing axis X.
 FINGER_THICKNESS = 0.01
@@ -22,8 +24,5 @@ DEFAULT_PAD_WIDTH = 0.02
 #: Grip force per finger (N) when neither the caller nor the site (``gripper:maxGripForce``)
 #: gives one.
 DEFAULT_GRIP_FORCE = 50.0
-#: Strongest grip force per finger (N) planned and simulated with: 100 kN, beyond any robot
-#: gripper (the strongest industrial parallel grippers close with tens of kN); a larger
-#: ``gripper:maxGripForce`` or ``--force`` is a unit mistake, and MuJoCo stops on a control
-#: above 1e10 ("huge value in CTRL").
-MAX_GRIP_FORCE = 1e5
+#: Strongest grip force per finger (N): :data:`usdgrip.site_limits.MAX_GRIP_FORCE` (GR.012's).
+MAX_GRIP_FORCE = site_limits.MAX_GRIP_FORCE

@@ -21,7 +21,7 @@ from usdgrip.grasping.stage_source import StageSource
 from usdgrip.site_limits import MAX_OPENING_M, get_max_opening_problem
 
 #: Gripper collision models (see :func:`read_gripper_model`).
-GRIPPER_MODELS = ("auto", "proxy", "geometry")
+GRIPPER_MODELS = ("auto", "proxy", "geometry", "articulation")
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +56,12 @@ class Gripper:
     """Why the gripper is left out (``gripper FILE:/Site: skipped: ...``), else ``None``."""
     problem: str | None = None
     """:func:`find_gripper_problem`'s verdict (the words of ``skipped``), else ``None``."""
+    articulation: Any = None
+    """The site's :class:`~usdgrip.gripper_articulation.GripperArticulation` when it has
+    driven finger joints with a pad each side, else ``None`` (read for every model: the
+    planner writes its joint values; the physics simulates it unless the model is ``proxy``)."""
+    articulation_absent: str | None = None
+    """Why the articulation is not simulated (no finger joints...), else ``None``."""
 
     @property
     def label(self) -> str:
@@ -171,6 +177,8 @@ def read_gripper_model(
         raise ValueError(f"gripper model {mode!r}; expected one of {', '.join(GRIPPER_MODELS)}")
     if mode == "proxy":
         return GripperCollisionModel.from_site(site, pad_width=pad_width)
+    if mode == "articulation":  # the planner's shapes are auto's; the physics simulates joints
+        mode = "auto"
     stage = (stages or StageSource()).open(gripper.asset_path)
     root = get_prim(stage, "/" + gripper.prim_path.strip("/").split("/")[0])
     if mode == "auto":
@@ -225,4 +233,46 @@ def read_gripper_inputs(
             max_opening=None, collision_model=None, skipped=skipped, problem=problem, **common
         )
     model = read_gripper_model(ref, site, gripper_model, stages, pad_width=pad)
-    return Gripper(max_opening=float(site.max_opening), collision_model=model, **common)
+    # Read for every model: the planner writes its joint values (the physics simulates it
+    # only when the model is not ``proxy``).
+    articulation, absent = read_simulated_articulation(ref, stages)
+    if gripper_model == "articulation" and articulation is None:
+        raise GripperError(
+            f"{ref.asset_path}: <{ref.prim_path}>: --gripper-model articulation: {absent}; "
+            "use --gripper-model auto or proxy"
+        )
+    return Gripper(
+        max_opening=float(site.max_opening),
+        collision_model=model,
+        articulation=articulation,
+        articulation_absent=absent,
+        **common,
+    )
+
+
+def read_simulated_articulation(
+    ref: GripperRef, stages: StageSource | None = None
+) -> tuple[Any, str | None]:
+    """The site's articulation when it can be simulated, else ``None`` and why not.
+
+    Simulated: driven finger joints (an opening report) and a pad link on each side.
+    """
+    from usdgrip.usd.articulation import read_gripper_articulation
+    from usdgrip.usd.stage import get_prim
+
+    stage = (stages or StageSource()).open(ref.asset_path)
+    record = read_gripper_articulation(get_prim(stage, ref.prim_path), is_site=True)
+    report = record.opening
+    if record.status == "none" or report is None or not report.driven:
+        return None, "the gripper has no driven finger joints"
+    sides = {chain.side for chain in report.fingers if chain.pad is not None}
+    if sides != {-1, 1}:
+        return None, "the finger joints move no pad on one side of the grip"
+    bare = [
+        record.links[chain.pad].path
+        for chain in report.fingers
+        if chain.pad is not None and not record.links[chain.pad].pieces
+    ]
+    if bare:
+        return None, f"the pad link <{bare[0]}> has no collider (PhysicsCollisionAPI)"
+    return record, None

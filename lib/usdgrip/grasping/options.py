@@ -183,7 +183,7 @@ class EvaluationOptions:
         TypeError: a number option that is not a number.
     """
 
-    trials: int = 1
+    trials: int = 3
     """Trials per candidate (trial 0 nominal, the others perturbed)."""
     force: float | None = None
     """Grip force per finger, N; wins over the site's ``gripper:maxGripForce``."""
@@ -198,7 +198,8 @@ class EvaluationOptions:
     table: bool = False
     """A plane just under the object's lowest point instead."""
     gripper_model: str = "auto"
-    """``auto``, ``proxy`` or ``geometry`` (the planner's collision model)."""
+    """``auto``, ``proxy``, ``geometry`` (the planner's collision model) or ``articulation``
+    (the physics simulates the gripper's own joints; ``auto`` does when it has some)."""
     jobs: int = 1
     """Worker processes; results do not depend on it."""
     seed: int = 0
@@ -209,6 +210,10 @@ class EvaluationOptions:
     """CoACD cache folder (default: the engine's)."""
     engine: str = DEFAULT_ENGINE
     """Simulation engine (:data:`usdgrip.grasping.physics.engines.ENGINES`)."""
+    dump_scene: str | None = None
+    """Folder (``--dump-scene DIR``): each candidate's nominal trial is written there as
+    MJCF, ``candidate_NNNN.xml`` (object pieces, hands at the grasp pose, support), for
+    MuJoCo's viewer (``python -m mujoco.viewer --mjcf FILE``)."""
 
     def __post_init__(self) -> None:
         for name, minimum in (("trials", 1), ("jobs", 1), ("seed", 0)):

@@ -241,7 +241,8 @@ def run_planning(
                     "no_candidate", gripper, "no candidate survived the fit and collision checks"
                 )
                 continue
-            run.grasps.update(build_candidates(gripper, proposals, kept, exclusions, options))
+            candidates = build_candidates(gripper, proposals, kept, exclusions, options)
+            run.grasps.update(add_joint_values(gripper, candidates, run))
     finally:
         for added in world.added:  # the object and the table leave the caller's scene as it was
             world.scene.remove(added)
@@ -508,6 +509,7 @@ def build_result(
     """Result step: the candidates and the metadata saying how they were made."""
     import usdgrip
 
+    object_frame, gripper_frame = choose_file_frames(inputs, request, run)
     support = inputs.support
     support_text = support.prim if support.kind == "prim" else support.kind
     mode = (
@@ -525,7 +527,111 @@ def build_result(
         generation_mode=mode,
         warnings=render_notes(run.notes),
     )
-    return GraspPlanningResult(grasps=run.grasps, metadata=metadata)
+    return GraspPlanningResult(
+        object_frame=object_frame,
+        gripper_frame=gripper_frame,
+        grasps=run.grasps,
+        metadata=metadata,
+    )
+
+
+#: A site prim whose world frame is this close to its grasp frame G (metres, and radians
+#: through the rotation's largest entry) is G: the file can name it as its gripper_frame.
+FRAME_MATCH_TOLERANCE = 1e-9
+
+
+def add_joint_values(
+    gripper: Gripper, candidates: dict[str, GraspCandidate], run: PlanningRun
+) -> dict[str, GraspCandidate]:
+    """Each candidate with Isaac Sim's Grasp Editor joint values, when the gripper has joints.
+
+    ``cspace_position``: every moving finger joint where the pads, closing from open, reach
+    the candidate's ``width`` (:func:`usdgrip.gripper_joint_values.compute_joint_values`;
+    mimic followers and loop joints included); ``pregrasp_cspace_position``: the open hand.
+    Without joints a warning says why they are absent (the Grasp Editor's Import Grasps
+    reads them).
+    """
+    from usdgrip.gripper_joint_values import (
+        compute_joint_value_table,
+        compute_joint_values,
+        find_joint_value_problem,
+    )
+
+    problem = find_joint_value_problem(gripper.articulation)
+    if problem is not None:
+        reason = gripper.articulation_absent if gripper.articulation is None else problem
+        run.note(
+            "joint_values_absent",
+            gripper,
+            f"no cspace_position / pregrasp_cspace_position written: {reason or problem} "
+            "(Isaac Sim's Grasp Editor needs them to show a grasp; its scripting import "
+            "reads the poses without them)",
+        )
+        return candidates
+    table = compute_joint_value_table(gripper.articulation)
+    opened = table.open_values
+    clamped = {"open": 0, "closed": 0}
+    out = {}
+    for key, candidate in candidates.items():
+        width = candidate.width if candidate.width is not None else float(table.gaps[0])
+        closed, where = compute_joint_values(table, width)
+        if where in clamped:
+            clamped[where] += 1
+        out[key] = candidate.model_copy(
+            update={"cspace_position": closed, "pregrasp_cspace_position": dict(opened)}
+        )
+    if clamped["closed"]:
+        run.note(
+            "joint_values_clamped",
+            gripper,
+            f"{clamped['closed']} candidate(s) are narrower than the pads' closed gap "
+            f"({float(table.gaps[-1]):.4f} m): their cspace_position is the closed limit",
+        )
+    return out
+
+
+def choose_file_frames(
+    inputs: GraspInputs, request: GraspPlanningRequest, run: PlanningRun
+) -> tuple[str | None, str | None]:
+    """The file's ``object_frame`` and ``gripper_frame`` (Isaac Sim's Grasp Editor's keys).
+
+    Written when some candidate carries joint values: ``object_frame`` the object prim (M),
+    ``gripper_frame`` the site prim, when the request has one gripper and the site prim's
+    world frame is its grasp frame G (the poses are T_M_G, so they are that prim's); else
+    a warning says why ``gripper_frame`` is absent.
+    """
+    if not any(c.cspace_position is not None for c in run.grasps.values()):
+        return None, None
+    object_frame = inputs.object.prim_path
+    grippers = [inputs.find_gripper(ref) for ref in request.grippers]
+    if len(grippers) != 1:
+        run.notes.append(
+            Note(
+                "gripper_frame_absent",
+                object_frame,
+                f"no gripper_frame written: the file holds {len(grippers)} grippers' grasps "
+                "and gripper_frame names one prim (plan one gripper per file for Isaac Sim's "
+                "Grasp Editor)",
+                ("grasps",),
+            )
+        )
+        return object_frame, None
+    gripper = grippers[0]
+    site = gripper.site
+    from usdgrip.frames import compute_rigid_part
+
+    world = compute_rigid_part(site.world_transform)
+    difference = np.abs(world - np.asarray(site.grasp_frame)).max()
+    if not difference <= FRAME_MATCH_TOLERANCE:
+        run.note(
+            "gripper_frame_absent",
+            gripper,
+            f"no gripper_frame written: the site prim's axes are not its grasp frame G "
+            f"(they differ by up to {difference:.3g}); the poses are T_M_G, of no prim: "
+            "author the site so its local +Z is the approach and +X the closing direction",
+        )
+        return object_frame, None
+    return object_frame, site.path
 
 
 __all__ = [

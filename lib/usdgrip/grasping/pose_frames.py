@@ -162,7 +162,9 @@ def resolve_pose_frames(
                     (label,),
                 )
             )
-    if result.metadata is None or result.object_frame is not None:
+    # usdgrip's own file names its pose frame as object_frame too (for the Grasp Editor):
+    # nothing to say then.
+    if result.metadata is None or result.object_frame not in (None, result.metadata.pose_frame):
         notes.append(_object_frame_note(result, object_path, label))
     return PoseFrames(
         gripper_frame=frame,

@@ -17,6 +17,7 @@ import numpy as np
 from pxr import Usd, UsdGeom
 
 from usdgrip.errors import GripperError
+from usdgrip.frames import MAX_WORLD_OFFSET_M
 from usdgrip.grasp_line_geometry import GraspLine, SurfacePoints, compute_surface_points
 from usdgrip.gripper_articulation import GripperArticulation
 from usdgrip.lambdasim import RecordProblem, SlotRecord
@@ -209,7 +210,8 @@ class SlotContext:
     def compute_object_to_world(self, meters_per_unit: float) -> np.ndarray | None:
         """The prim's local-to-world (4, 4) in metres, as the slot readers snapshot it.
 
-        ``None`` when it is finite and well-conditioned (smallest singular value above
+        ``None`` when it is finite, within :data:`~usdgrip.frames.MAX_WORLD_OFFSET_M` of
+        the origin and well-conditioned (smallest singular value above
         1e-11 m and 1e-5 of the largest), so that it can degenerate no slot frame and
         the per-slot world check is skipped: a few C++ calls instead of numpy per slot.
         """
@@ -228,6 +230,8 @@ class SlotContext:
             math.isfinite(det + frobenius_sq + translation * translation)
             and det > 1e-11 * frobenius_sq
             and det > 1e-5 * frobenius_sq**1.5
+            # Far off (GS.001 names the offset): float64 loses the slot's edges there.
+            and max(map(abs, translation)) * meters_per_unit <= MAX_WORLD_OFFSET_M
         )
         if regular:
             return None

@@ -105,6 +105,15 @@ def check_grasp_line_misses_object(context: StageContext) -> Iterator[Finding]:
     """GP.001: segment p0-p1 against every triangle of the object's non-guide geometry."""
     for line in context.grasp_lines.lines:
         if not line.is_usable:
+            if not np.isfinite(line.object_transform).all():
+                # An object that cannot be placed: GP.002 sees the line's world points
+                # unusable; the object's surface says why (one finding, never silence).
+                surface = context.get_object_surface(line.object_path)
+                if isinstance(surface, GripperError):
+                    yield Finding(
+                        f"grasp vector line cannot meet its object <{line.object_path}>: {surface}",
+                        prim=line.path,
+                    )
             continue  # GSP.001 / GP.002 say why
         hits = context.get_surface_points(line)
         if isinstance(hits, GripperError):

@@ -19,7 +19,7 @@ from pxr import Sdf, Usd, UsdGeom, Vt
 
 from usdgrip.rules.contexts import SiteContext
 from usdgrip.rules.records import Finding, Fix, rule
-from usdgrip.site_limits import get_max_opening_problem
+from usdgrip.site_limits import get_grip_force_limit_problem, get_max_opening_problem
 from usdgrip.site_records import CurveInfo
 from usdgrip.usd.names import (
     FORWARD_AXIS_NAMES,
@@ -467,16 +467,19 @@ def check_site_declared(context: SiteContext) -> Iterator[Finding]:
     "warning",
     scope="site",
     title="Gripper max grip force",
-    summary="When authored, the max grip force must be finite and > 0 N.",
+    summary="When authored, the max grip force must be finite, > 0 N and at most 100 kN.",
     message="Gripper site {prim}: max grip force is not a finite value > 0 N.",
     tags=("grippers", "physics"),
 )
 def check_grip_force(context: SiteContext) -> Iterator[Finding]:
-    """GR.012: authored ``gripper:maxGripForce`` finite and > 0 (no legacy name)."""
+    """GR.012: authored ``gripper:maxGripForce`` finite, > 0 and at most MAX_GRIP_FORCE."""
     # The reader judged it (``_read_limit``): a bad value reads as not authored.
     problem = context.site.problems.get(MAX_GRIP_FORCE_ATTRS[0])
     if problem is not None:
         yield Finding(problem)
+    force = context.site.max_grip_force
+    if force is not None and (limit := get_grip_force_limit_problem(force)) is not None:
+        yield Finding(f"{limit} (planning and physics use the default grip force instead)")
 
 
 @rule(

@@ -300,7 +300,11 @@ def check_slot_misses_object(context: SlotContext) -> Iterator[Finding]:
     try:
         surface = read_object_surface(prim, context.xform_cache)
     except GripperError as error:
-        if read_collision_shapes(prim, prefer_collision=False):
+        try:
+            has_shapes = bool(read_collision_shapes(prim, prefer_collision=False))
+        except GripperError:
+            has_shapes = True  # geometry that cannot be placed (a non-finite or far transform)
+        if has_shapes:
             yield Finding(f"the slots cannot be checked against the object's surface: {error}")
         return  # no Mesh, Cube, Sphere, Cylinder or Capsule: nothing to meet
     mpu = context.meters_per_unit or get_meters_per_unit(prim.GetStage())

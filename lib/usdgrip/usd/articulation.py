@@ -40,7 +40,13 @@ from usdgrip.gripper_opening import compute_opening_report
 from usdgrip.usd.discovery import PHYSICS_TOKENS, compute_site_markers, compute_token_hints
 from usdgrip.usd.geometry import compute_shape_mesh, read_collision_shape
 from usdgrip.usd.sites import read_gripper_site
-from usdgrip.usd.stage import TRAVERSAL, compute_world_transform, get_meters_per_unit, require_prim
+from usdgrip.usd.stage import (
+    TRAVERSAL,
+    compute_world_transform,
+    get_meters_per_unit,
+    read_attribute_value,
+    require_prim,
+)
 
 #: At most this many joints joined to the palm are read (more: a note, the proxy is used).
 MAX_GRIPPER_JOINTS = 1000
@@ -209,8 +215,22 @@ class _Reader:
         return fallback if value is None else value
 
     def number(self, prim: Usd.Prim, name: str, fallback: float | None = None) -> float | None:
-        """A finite float attribute, else ``fallback`` (a non-number or NaN gets a note)."""
-        raw = self.value(prim, name)
+        """A finite float attribute, else ``fallback`` (a non-number or NaN gets a note).
+
+        Read at the default time code as the physics readers read it
+        (:func:`~usdgrip.usd.stage.read_attribute_value`): a value only time-sampled is
+        not the schema's fallback (0 for the physics masses and densities) but unusable,
+        and says so in a note.
+        """
+        attr = prim.GetAttribute(name)
+        raw = attr.Get() if attr else None
+        if attr and (raw is None or raw == 0):  # None or the physics fallback: a default?
+            _, problem = read_attribute_value(attr, "number", raw, 0.0 if raw == 0 else None)
+            if problem is not None and "time-sampled" in problem:
+                self.note(
+                    "attribute-unusable", str(prim.GetPath()), f"{problem}; read as not authored"
+                )
+                return fallback
         if raw is None:
             return fallback
         try:

@@ -29,6 +29,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from usdgrip.contracts import PHYSICS_OUTCOMES
+from usdgrip.grasping.physics.articulated_hand import (
+    STOP_FRACTION,
+    ArticulatedHand,
+    add_articulated_hand,
+)
 from usdgrip.grasping.physics.engines import TrialBatch, TrialResult
 from usdgrip.grasping.physics.params import EvaluationParams
 from usdgrip.grasping.physics.world import PhysicsGripper, PhysicsObject, PhysicsScene
@@ -68,7 +73,7 @@ def build_mjcf(
     for i, points in enumerate(scene.support_pieces):
         assets.append(f'<mesh name="support_{i}" vertex="{_fmt(points)}"/>')
     for h in range(hands):
-        for k, shape in enumerate(gripper.palm):
+        for k, shape in enumerate(() if gripper.articulation is not None else gripper.palm):
             if shape.kind == "convex":
                 assets.append(f'<mesh name="palm_{h}_{k}" vertex="{_fmt(shape.points)}"/>')
     support = f'contype="{_SUPPORT_BITS[0]}" conaffinity="{_SUPPORT_BITS[1]}" friction="0 0 0"'
@@ -118,6 +123,10 @@ def build_mjcf(
             f'<inertial pos="0 0 0" mass="{params.hand_mass!r}" '
             f'diaginertia="{_fmt((params.hand_mass * 0.01,) * 3)}"/>'
         )
+        equalities.append(f'<weld body1="hand_{h}" body2="target_{h}"/>')
+        if gripper.articulation is not None:  # its links go under hand_{h} (MujocoEngine)
+            world.append("</body>")
+            continue
         for k, shape in enumerate(gripper.palm):
             quat = np.empty(4)
             mujoco.mju_mat2Quat(quat, np.ascontiguousarray(shape.pose[:3, :3]).ravel())
@@ -148,7 +157,6 @@ def build_mjcf(
                 f'ctrlrange="0 {gripper.grip_force!r}"/>'
             )
         world.append("</body>")
-        equalities.append(f'<weld body1="hand_{h}" body2="target_{h}"/>')
         equalities.append(
             f'<joint joint1="slide_{h}_left" joint2="slide_{h}_right" polycoef="0 1 0 0 0"/>'
         )
@@ -207,7 +215,26 @@ class MujocoEngine:
             params,
         )
         self.xml = build_mjcf(obj, gripper, scene, hands, params)
-        self.model = mujoco.MjModel.from_xml_string(self.xml)
+        #: Per hand, the names of its articulated parts (empty for the pad gripper).
+        self.articulated: list[ArticulatedHand] = []
+        if gripper.articulation is None:
+            self.model = mujoco.MjModel.from_xml_string(self.xml)
+        else:
+            spec = mujoco.MjSpec.from_string(self.xml)
+            for h in range(hands):
+                self.articulated.append(
+                    add_articulated_hand(
+                        spec,
+                        spec.body(f"hand_{h}"),
+                        gripper.articulation,
+                        prefix=f"hand_{h}_",
+                        contype=_HAND_BITS[0],
+                        conaffinity=_HAND_BITS[1],
+                        force_limit=gripper.grip_force,
+                    )
+                )
+            self.model = spec.compile()
+            self.xml = spec.to_xml()
         self.data = mujoco.MjData(self.model)
         m = self.model
         body, geom, joint = (
@@ -232,17 +259,41 @@ class MujocoEngine:
         geom_body = m.geom_bodyid
         self._object_geoms = np.flatnonzero(geom_body == self._object_body)
         self._object_geom_mask = geom_body == self._object_body
-        self._pad_geoms = ids(geom, "pad_{h}_{s}")
         hand_bodies = [mujoco.mj_name2id(m, body, f"hand_{h}") for h in range(hands)]
         self._hand_bodies = np.array(hand_bodies)
         self._hand_qpos = m.jnt_qposadr[m.body_jntadr[self._hand_bodies]]
         targets = [mujoco.mj_name2id(m, body, f"target_{h}") for h in range(hands)]
         self._hand_mocap = m.body_mocapid[targets]
-        finger_bodies = geom_body[self._pad_geoms.ravel()]
-        self._hand_geom_mask = np.isin(geom_body, [*hand_bodies, *finger_bodies])
-        slides = ids(joint, "slide_{h}_{s}")
-        self._slide_qpos = m.jnt_qposadr[slides]
-        self._slide_dof = m.jnt_dofadr[slides]
+        if not self.articulated:
+            pads = ids(geom, "pad_{h}_{s}")
+            #: Per hand and side, the ids of the pad geoms.
+            self._pad_sets = [[pads[h, s : s + 1] for s in range(2)] for h in range(hands)]
+            finger_bodies = geom_body[pads.ravel()]
+            self._hand_geom_mask = np.isin(geom_body, [*hand_bodies, *finger_bodies])
+            slides = ids(joint, "slide_{h}_{s}")
+            self._slide_qpos = m.jnt_qposadr[slides]
+            self._slide_dof = m.jnt_dofadr[slides]
+            self._finger_dofs = self._slide_dof.ravel()
+        else:
+            self._pad_sets = [
+                [np.array([m.geom(n).id for n in names]) for names in hand.pad_geoms]
+                for hand in self.articulated
+            ]
+            self._hand_geom_mask = np.zeros(m.ngeom, dtype=bool)
+            for hand in self.articulated:
+                self._hand_geom_mask[[m.geom(n).id for n in hand.geoms]] = True
+            driven = [
+                (m.joint(hand.joints[j]).id, m.actuator(a).id, hand, j)
+                for hand in self.articulated
+                for j, a in hand.actuators.items()
+            ]
+            self._driven_qpos = np.array([m.jnt_qposadr[j] for j, _, _, _ in driven])
+            self._finger_dofs = np.array([m.jnt_dofadr[j] for j, _, _, _ in driven])
+            self._driven_ctrl = np.array([a for _, a, _, _ in driven])
+            self._driven_open = np.array([hand.open_positions[j] for _, _, hand, j in driven])
+            self._driven_closed = np.array([hand.closed_positions[j] for _, _, hand, j in driven])
+            self._driven_target = np.array([hand.close_targets[j] for _, _, hand, j in driven])
+            self._pad_open_x = None  # pad centres along closing in the open hand (first trial)
         self._base_mass = float(m.body_mass[self._object_body])
         self._base_inertia = m.body_inertia[self._object_body].copy()
         self._base_friction = m.geom_friction[self._object_geoms, 0].copy()
@@ -271,19 +322,53 @@ class MujocoEngine:
     def _fingers_touching(self) -> NDArray[np.bool_]:
         """(hands, 2) whether each pad touches the object."""
         geoms, dist = self._contacts()
-        touching = np.zeros(self._pad_geoms.shape, dtype=bool)
+        touching = np.zeros((self.hands, 2), dtype=bool)
         if len(geoms) == 0:
             return touching
         close = dist < self.params.touch_distance
         on_object = self._object_geom_mask[geoms]
         for h in range(self.hands):
             for s in range(2):
-                pad = self._pad_geoms[h, s]
-                hit = ((geoms[:, 0] == pad) & on_object[:, 1]) | (
-                    (geoms[:, 1] == pad) & on_object[:, 0]
+                pad = self._pad_sets[h][s]
+                hit = (np.isin(geoms[:, 0], pad) & on_object[:, 1]) | (
+                    np.isin(geoms[:, 1], pad) & on_object[:, 0]
                 )
                 touching[h, s] = bool((hit & close).any())
+        for h, s in np.argwhere(~touching):  # no contact: a gap below touch_distance counts
+            touching[h, s] = any(
+                mujoco.mj_geomDistance(
+                    self.model, self.data, int(pad), int(piece), self.params.touch_distance, None
+                )
+                < self.params.touch_distance
+                for pad in self._pad_sets[h][s]
+                for piece in self._object_geoms
+            )
         return touching
+
+    def _pad_x(self) -> NDArray[np.float64]:
+        """(hands, 2) centre of each side's pad geoms along its hand's closing axis (X)."""
+        d = self.data
+        out = np.empty((self.hands, 2))
+        for h, body in enumerate(self._hand_bodies):
+            rotation = d.xmat[body].reshape(3, 3)
+            for s in range(2):
+                centre = d.geom_xpos[self._pad_sets[h][s]].mean(axis=0)
+                out[h, s] = (rotation.T @ (centre - d.xpos[body]))[0]
+        return out
+
+    def _closure(self) -> tuple[float, bool]:
+        """The first hand's jaw opening (m) and whether a finger closed to its stop."""
+        d = self.data
+        if not self.articulated:
+            closure = d.qpos[self._slide_qpos]
+            opening = float(self.gripper.max_opening - closure[0].sum())
+            return opening, bool((closure >= self.gripper.max_opening / 2 - _STOP_MARGIN).any())
+        travel = self._pad_x() - self._pad_open_x
+        opening = float(self.articulated[0].opening_open - (travel[0, 0] - travel[0, 1]))
+        q = d.qpos[self._driven_qpos]
+        span = np.abs(self._driven_closed - self._driven_open)
+        at_stop = np.abs(q - self._driven_closed) <= STOP_FRACTION * span
+        return opening, bool(at_stop.any())
 
     def _deepest_hand_penetration(self) -> tuple[float, str | None]:
         """Deepest hand penetration (m) and what it is into: ``object`` or ``support``."""
@@ -316,6 +401,20 @@ class MujocoEngine:
         rotation = d.xmat[body].reshape(3, 3)
         return rotation.T @ (d.xipos[self._object_body] - d.xpos[body])
 
+    def scene_xml(self, poses: NDArray[np.float64]) -> str:
+        """MJCF of this world with the hands (and their targets) at ``poses`` ``(hands, 4, 4)``.
+
+        Loadable by ``mujoco.MjModel.from_xml_path``; gravity as in the lift phase.
+        """
+        spec = mujoco.MjSpec.from_string(self.xml)
+        for h in range(self.hands):
+            quat = _quat_from_matrix(poses[h, :3, :3])
+            for name in (f"hand_{h}", f"target_{h}"):
+                body = spec.body(name)
+                body.pos, body.quat = poses[h, :3, 3], quat
+        spec.option.gravity = -GRAVITY * self.scene.up
+        return spec.to_xml()
+
     # ------------------------------------------------------------------ trial
     def run_trial(
         self, poses: NDArray[np.float64], friction_scale: float = 1.0, mass_scale: float = 1.0
@@ -328,7 +427,11 @@ class MujocoEngine:
         mujoco.mj_resetData(m, d)
         m.opt.gravity[:] = 0.0
         self._set_mocap(poses, hands_too=True)
+        if self.articulated:
+            d.ctrl[self._driven_ctrl] = self._driven_open  # hold the fingers open
         mujoco.mj_forward(m, d)
+        if self.articulated and self._pad_open_x is None:
+            self._pad_open_x = self._pad_x()
         nan = float("nan")
         depth, hit = self._deepest_hand_penetration()
         if depth > p.penetration_tolerance:
@@ -339,10 +442,14 @@ class MujocoEngine:
             m.opt.gravity[:] = gravity
             if not self._advance(round(p.settle_time / dt)):
                 return TrialResult("unstable", nan, nan)
-        # close to stall
-        d.ctrl[:] = self.gripper.grip_force
+        # close to stall: the pads' motors push with the grip force; an articulation's
+        # position drives aim at the closed limits, within their force limits
+        if self.articulated:
+            d.ctrl[self._driven_ctrl] = self._driven_target
+        else:
+            d.ctrl[:] = self.gripper.grip_force
         close_steps = max(1, round(p.close_time / dt))
-        dofs = self._slide_dof.ravel()
+        dofs = self._finger_dofs
         step = 0
         while step < close_steps:
             if not self._advance(_CHECK_EVERY):
@@ -350,10 +457,8 @@ class MujocoEngine:
             step += _CHECK_EVERY
             if np.abs(d.qvel[dofs]).max() < p.stall_speed and step * dt > 0.05:
                 break
-        closure = d.qpos[self._slide_qpos]
-        opening = float(self.gripper.max_opening - closure[0].sum())
-        at_stop = closure >= self.gripper.max_opening / 2 - _STOP_MARGIN
-        if at_stop.any() or not self._fingers_touching().all():
+        opening, at_stop = self._closure()
+        if at_stop or not self._fingers_touching().all():
             return TrialResult("missed", nan, opening)
         # gravity on: hold, lift, shake (the hands move together, rigidly)
         m.opt.gravity[:] = gravity
@@ -385,9 +490,11 @@ class MujocoEngine:
         }
         worst = 0.0
         mocap = self._hand_mocap
+        window = max(1, round(p.contact_window / dt))
         for phase, (positions, quats) in phases.items():
             failed = False
             steps = len(positions)
+            last_touch = np.full((self.hands, 2), -(10**9))  # step of each pad's last contact
             for i in range(steps):
                 d.mocap_pos[mocap] = positions[i]
                 d.mocap_quat[mocap] = quats[i]
@@ -401,7 +508,9 @@ class MujocoEngine:
                 if shift > p.drop_distance:
                     return TrialResult(f"dropped_{phase}", worst, opening)
                 failed = failed or shift >= p.slip_tolerance
-            touching = self._fingers_touching()
+                if i + 1 > steps - window - _CHECK_EVERY:  # the window at the phase's end
+                    last_touch[self._fingers_touching()] = i
+            touching = last_touch >= steps - window
             if failed or not touching.all():
                 kind = "dropped" if not touching.any() else "slipped"
                 return TrialResult(f"{kind}_{phase}", worst, opening)

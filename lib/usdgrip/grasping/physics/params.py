@@ -118,7 +118,13 @@ class EvaluationParams:
     drop_distance: float = 0.05
     """Displacement relative to the hand past which the object has dropped (early stop), m."""
     touch_distance: float = 0.001
-    """A finger touches the object when their contact distance is below this, m."""
+    """A finger touches the object when their distance is below this, m: a pad with no
+    contact is measured (``mujoco.mj_geomDistance`` to each object piece), so a pad a hair
+    off the object still touches it."""
+    contact_window: float = 0.05
+    """A pad has lost the object at the end of a phase only when it touched it at no check
+    in the last ``contact_window`` seconds: at high force contacts come and go (about
+    every 30 ms at 235 N), and one step is not a verdict."""
     max_speed: float = 20.0
     """Object speed (m/s) above which the simulation counts as diverged (``unstable``)."""
     max_penetration: float = 0.005
@@ -166,6 +172,7 @@ class EvaluationParams:
             "slip_tolerance",
             "drop_distance",
             "touch_distance",
+            "contact_window",
             "max_speed",
             "max_penetration",
         ]

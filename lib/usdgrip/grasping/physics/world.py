@@ -328,6 +328,12 @@ class PhysicsGripper:
     pad_depth: float = DEFAULT_PAD_DEPTH
     tip_offset: float = DEFAULT_TIP_OFFSET
     palm: tuple[GripperShape, ...] = ()
+    articulation: Any = field(default=None, compare=False)
+    """The gripper's own articulation (:class:`~usdgrip.gripper_articulation.GripperArticulation`
+    with an opening report): when set, the engine builds the hand from it
+    (:func:`~usdgrip.grasping.physics.articulated_hand.add_articulated_hand`) and the pads,
+    ``palm`` and ``grip_force`` (the force limit of drives that author none) are not the
+    fingers."""
 
     def __post_init__(self) -> None:
         for name in ("max_opening", "pad_width", "grip_force", "pad_thickness", "pad_depth"):
@@ -340,6 +346,11 @@ class PhysicsGripper:
             if not isinstance(shape, GripperShape):
                 raise TypeError(f"gripper palm holds {type(shape).__name__}; expected GripperShape")
         object.__setattr__(self, "palm", palm)
+        joints = self.articulation
+        if joints is not None and (
+            getattr(joints, "opening", None) is None or not joints.opening.driven
+        ):
+            raise ValueError("gripper articulation has no driven finger joint; expected one")
 
     @classmethod
     def proxy(

@@ -1,0 +1,269 @@
+"""Suggest grasp slots for an object: plan, simulate, cluster what held, prove, author.
+
+:func:`suggest_slots` runs the pipeline of ``docs/authoring.md`` ("Suggest") and returns
+a :class:`SlotSuggestions` record; nothing is printed and nothing is written.
+:func:`author_slot_suggestions` authors the proven slots on a stage (each checked by the
+rules first, see :mod:`usdgrip.authoring`), with their evidence as ``customData``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from usdgrip.contracts import GripperRef
+from usdgrip.suggest.regions import SlotRegion, name_region
+from usdgrip.suggest.screening import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_MAX_SLOTS,
+    DEFAULT_MIN_SUCCESS,
+    DEFAULT_TRIALS,
+    EVIDENCE_KEY,
+    PROOF_SAMPLES,
+    LeftOut,
+    Progress,
+    SuggestionCancelled,
+    SuggestOptions,
+    check_cancel,
+    evaluate_planned,
+    make_request,
+    screen_grasps,
+)
+
+
+@dataclass(frozen=True)
+class SlotSuggestion:
+    """One proven slot: where it goes (object prim frame, stage units) and its evidence."""
+
+    name: str
+    center: tuple[float, float, float]
+    forward: tuple[float, float, float]
+    span_axis: tuple[float, float, float]
+    up_range: float
+    """Metres."""
+    slot_input_angle: float
+    """Degrees."""
+    planned_success: float
+    """Mean success of the held grasps the region was made of."""
+    proven_success: float
+    """Held share of the slot samples' trials."""
+    samples: int
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SlotSuggestions:
+    """What :func:`suggest_slots` found."""
+
+    object: str
+    gripper: str
+    slots: tuple[SlotSuggestion, ...]
+    left_out: tuple[LeftOut, ...]
+    planned: int
+    held: int
+    seconds: dict[str, float]
+    """Where the time went: ``plan``, ``evaluate``, ``prove``."""
+    notes: tuple[str, ...] = ()
+
+
+def _world_slot(region: SlotRegion, frame: np.ndarray, meters_per_unit: float) -> dict:
+    """The region's slot in world coordinates (stage units): ``SlotEdit`` fields."""
+    rotation = frame[:3, :3]
+    centre = (rotation @ region.center + frame[:3, 3]) / meters_per_unit
+    return {
+        "center": tuple(float(v) for v in centre),
+        "forward": tuple(float(v) for v in rotation @ region.forward),
+        "span_axis": tuple(float(v) for v in rotation @ region.span_axis),
+        "up_range": float(region.up_range),
+        "slot_input_angle": float(region.input_angle_deg),
+    }
+
+
+def suggest_slots(
+    file: str,
+    prim: str,
+    gripper: GripperRef,
+    options: SuggestOptions | None = None,
+    *,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> SlotSuggestions:
+    """Slots on ``prim`` of ``file`` that ``gripper`` holds, each proven by its samples.
+
+    Screens the object (:func:`~usdgrip.suggest.screening.screen_grasps`: plan, simulate,
+    cluster what held into regions), and proves each region's slot:
+    it is authored on a private copy of the stage, sampled into :data:`PROOF_SAMPLES`
+    grasps by the ``slots`` backend and simulated; a slot whose samples hold less than
+    ``min_success`` of their trials is left out, saying why.
+
+    Raises:
+        ValueError, GripperError, StageOpenError: bad input (one line).
+        SuggestionCancelled: ``cancel()`` returned True.
+    """
+    import usdgrip
+    from usdgrip.authoring import AuthoringError, SlotEdit, author_edit
+    from usdgrip.authoring.world_frame import convert_edit_from_world
+    from usdgrip.usd.stage import open_stage
+
+    options = SuggestOptions() if options is None else options
+    report = progress or (lambda message, fraction: None)
+    screened = screen_grasps(file, prim, gripper, options, report, cancel)
+    seconds, notes, regions = screened.seconds, screened.notes, screened.regions
+    if screened.inputs is None:
+        return SlotSuggestions(prim, str(gripper), (), (), 0, 0, seconds, notes)
+    stage, obj, mpu = screened.stage, screened.inputs.object, screened.meters_per_unit
+    bounds = (obj.vertices.min(axis=0), obj.vertices.max(axis=0))
+    taken: set[str] = set()
+    from usdgrip.usd.slots import list_slot_instances
+
+    taken |= set(list_slot_instances(stage.GetPrimAtPath(prim)))
+    kept: list[SlotSuggestion] = []
+    left: list[LeftOut] = []
+    started = time.perf_counter()
+    for index, region in enumerate(regions):
+        check_cancel(cancel)
+        name = name_region(region.center, bounds, obj.lift_up, taken)
+        taken.add(name)
+        if len(kept) >= options.max_slots:
+            left.append(LeftOut(name, f"more than --max-slots {options.max_slots} regions held"))
+            continue
+        report(f"proving slot {name!r}", 0.6 + 0.4 * index / max(len(regions), 1))
+        edit = convert_edit_from_world(
+            stage, SlotEdit(prim, name, **_world_slot(region, obj.world_frame, mpu))
+        )
+        proof = open_stage(file)  # a private copy: the proof's slot goes in its session layer
+        try:
+            author_edit(proof, edit, layer=proof.GetSessionLayer())
+        except AuthoringError as exc:
+            reason = "; ".join(exc.verdict.describe(item) for item in exc.verdict.refused)
+            left.append(LeftOut(name, f"the rules refuse it: {reason}"))
+            continue
+        proven, samples = _prove(file, prim, gripper, name, proof, options, cancel)
+        if proven < options.min_success:
+            left.append(
+                LeftOut(
+                    name,
+                    f"its {samples} samples held {proven:.0%} of their trials, under "
+                    f"--min-success {options.min_success:.0%}",
+                )
+            )
+            continue
+        evidence = {
+            "gripper": str(gripper),
+            "trials": options.trials,
+            "samples": samples,
+            "success_rate": round(proven, 4),
+            "planned_grasps_held": len(region.members),
+            "seed": options.seed,
+            "usdgrip_version": usdgrip.__version__,
+        }
+        kept.append(
+            SlotSuggestion(
+                name,
+                tuple(edit.center),
+                tuple(edit.forward),
+                tuple(edit.span_axis),
+                float(edit.up_range),
+                float(edit.slot_input_angle),
+                region.success,
+                proven,
+                samples,
+                evidence,
+            )
+        )
+    seconds["prove"] = time.perf_counter() - started
+    report("done", 1.0)
+    return SlotSuggestions(
+        prim, str(gripper), tuple(kept), tuple(left), screened.planned, screened.held, seconds,
+        notes,
+    )  # fmt: skip
+
+
+def _prove(
+    file: str,
+    prim: str,
+    gripper: GripperRef,
+    name: str,
+    stage: Any,
+    options: SuggestOptions,
+    cancel: Callable[[], bool] | None,
+) -> tuple[float, int]:
+    """Held share of the trials of the slot's samples, and how many samples were simulated."""
+    from usdgrip.grasping.inputs import StageSource, read_grasp_inputs
+    from usdgrip.grasping.options import PlanningOptions
+    from usdgrip.grasping.planner import plan_grasps
+
+    request = make_request(file, prim, gripper, PROOF_SAMPLES * 4, options.seed)
+    inputs = read_grasp_inputs(
+        request.object.geometry, request.grippers, table=options.table,
+        gripper_model=options.gripper_model, stages=StageSource({file: stage}),
+    )  # fmt: skip
+    planning = PlanningOptions(
+        methods=("slots",), table=options.table, gripper_model=options.gripper_model
+    )
+    planned = plan_grasps(request, options=planning, inputs=inputs)
+    mine = {k: g for k, g in planned.grasps.items() if g.slot == name}
+    if not mine:
+        return 0.0, 0
+    chosen = dict(list(mine.items())[:PROOF_SAMPLES])
+    planned = planned.model_copy(update={"grasps": chosen})
+    check_cancel(cancel)
+    evaluated = evaluate_planned(planned, inputs, options, cancel)
+    rates = [g.physics.success_rate for g in evaluated.grasps.values() if g.physics]
+    return (float(np.mean(rates)) if rates else 0.0), len(rates)
+
+
+def author_slot_suggestions(
+    stage: Any, suggestions: SlotSuggestions, layer: Any = None
+) -> list[Any]:
+    """Author every suggested slot on ``stage`` (``layer``: its root by default).
+
+    Each slot is checked by the rules before anything is written
+    (:func:`usdgrip.authoring.author_edit`); its evidence goes in the object prim's
+    ``customData["usdgrip:suggestion"][name]``.
+
+    Returns:
+        The :class:`~usdgrip.authoring.AuthoringVerdict` of each slot.
+
+    Raises:
+        AuthoringError: the rules refuse a slot (those before it are authored).
+    """
+    from pxr import Usd
+
+    from usdgrip.authoring import SlotEdit, author_edit
+
+    layer = stage.GetRootLayer() if layer is None else layer
+    verdicts = []
+    for slot in suggestions.slots:
+        edit = SlotEdit(
+            suggestions.object, slot.name, center=slot.center, forward=slot.forward,
+            span_axis=slot.span_axis, up_range=slot.up_range,
+            slot_input_angle=slot.slot_input_angle,
+        )  # fmt: skip
+        verdicts.append(author_edit(stage, edit, layer=layer))
+        with Usd.EditContext(stage, layer):
+            stage.GetPrimAtPath(suggestions.object).SetCustomDataByKey(
+                f"{EVIDENCE_KEY}:{slot.name}", slot.evidence
+            )
+    return verdicts
+
+
+__all__ = [
+    "DEFAULT_CANDIDATES",
+    "DEFAULT_MAX_SLOTS",
+    "DEFAULT_MIN_SUCCESS",
+    "DEFAULT_TRIALS",
+    "EVIDENCE_KEY",
+    "PROOF_SAMPLES",
+    "LeftOut",
+    "SlotSuggestion",
+    "SlotSuggestions",
+    "SuggestOptions",
+    "SuggestionCancelled",
+    "author_slot_suggestions",
+    "suggest_slots",
+]
