@@ -74,7 +74,8 @@ ROOMS: dict[str, Room] = {
     # Suggest: plans and simulates (grasping), then authors through the rules (authoring).
     "suggest": Room(("usdgrip.suggest.*",), frozenset({"pure", "usd", "grasping", "authoring"})),
     "views": Room(
-        ("usdgrip.views.*",), frozenset({"pure", "usd", "rules", "grasping", "authoring"})
+        ("usdgrip.views.*",),
+        frozenset({"pure", "usd", "rules", "grasping", "authoring", "suggest"}),
     ),
     # render draws with the overlays' glyphs and grasp sets (pure numpy), no other views/.
     "render": Room(

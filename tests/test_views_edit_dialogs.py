@@ -200,3 +200,70 @@ def test_pick_author_save_reopen_info_reads_it(api, qtbot, capsys):
     capsys.readouterr()
     assert main(["info", path]) == 0
     assert "front_rim" in capsys.readouterr().out
+
+
+@pytest.fixture
+def pan_api(qtbot, tmp_path):
+    pan = tmp_path / "pan.usda"
+    shutil.copy(EXAMPLES / "pan.usda", pan)
+    window = QtWidgets.QMainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    return FakeUsdviewApi(Usd.Stage.Open(str(pan)), window)
+
+
+def _suggest_dialog(api):
+    from usdgrip.views.dialogs import SuggestSlotsDialog
+
+    api.select("/Pan")
+    commands.suggest_slots(api)
+    dialog = api.qMainWindow.findChild(SuggestSlotsDialog)
+    dialog.setGripperAsset(str(EXAMPLES / "gripper.usda"))
+    dialog.siteCombo.setCurrentText("/Gripper/tcp")
+    dialog.trialsSpin.setValue(1)
+    dialog.maxSlotsSpin.setValue(2)
+    dialog.tableCheck.setChecked(True)
+    return dialog
+
+
+def test_suggest_slots_runs_in_a_worker_previews_then_authors(pan_api, qtbot):
+    api = pan_api
+    dialog = _suggest_dialog(api)
+    assert dialog.objectCombo.currentText() == "/Pan" and not dialog.isModal()
+    author = dialog.findChild(QtWidgets.QPushButton, "author")
+    assert not author.isEnabled()
+    qtbot.mouseClick(dialog.findChild(QtWidgets.QPushButton, "run"), LEFT)
+    qtbot.waitUntil(lambda: not dialog.isRunning(), timeout=120000)
+    found = dialog.found
+    assert found is not None and found.slots, dialog.message()
+    names = [s.name for s in found.slots]
+    preview = overlays.list_overlays(api.stage, "preview")
+    assert preview == [f"/__usdgrip_overlays/preview/Pan_{n}" for n in names]
+    root = api.stage.GetRootLayer()
+    assert not any(n in root.ExportToString() for n in names)  # previewed, not authored
+    dialog.layerCombo.setCurrentText(EDIT_LAYERS[1])
+    assert author.isEnabled()
+    qtbot.mouseClick(author, LEFT)
+    assert overlays.list_overlays(api.stage, "preview") == []
+    slots = usdgrip.read_gripper_slots(api.stage.GetPrimAtPath("/Pan"))
+    assert sorted(s.name for s in slots) == sorted(names)
+    assert root.GetPrimAtPath(overlays.OVERLAY_ROOT) is None
+
+
+def test_suggest_slots_cancel_authors_nothing(pan_api, qtbot):
+    api = pan_api
+    dialog = _suggest_dialog(api)
+    before = api.stage.GetRootLayer().ExportToString()
+    with qtbot.waitSignal(dialog.runner.cancelled, timeout=120000):
+        qtbot.mouseClick(dialog.findChild(QtWidgets.QPushButton, "run"), LEFT)
+        qtbot.mouseClick(dialog.findChild(QtWidgets.QPushButton, "cancel"), LEFT)
+    assert dialog.found is None and "Cancelled" in dialog.message()
+    assert api.stage.GetRootLayer().ExportToString() == before
+    assert overlays.list_overlays(api.stage, "preview") == []
+
+
+def test_suggest_slots_needs_a_gripper_site(pan_api, qtbot):
+    dialog = _suggest_dialog(pan_api)
+    dialog.siteCombo.clear()
+    assert not dialog.run()
+    assert dialog.message() == "Choose a gripper asset with a gripper site."

@@ -15,7 +15,7 @@ from typing import Any
 from pxr import Sdf, Usd
 
 from usdgrip.authoring import AuthoringError, ProposalStage, SlotEdit, author_edit, check_edit
-from usdgrip.authoring.plans import plan_edit
+from usdgrip.authoring.plans import map_identity, plan_edit
 from usdgrip.authoring.world_frame import convert_edit_from_world
 from usdgrip.errors import GripperError
 from usdgrip.rules.engine import resolve_params
@@ -62,18 +62,35 @@ def _row(widgets: list[Any]) -> QtWidgets.QWidget:
     return box
 
 
-def preview_slot_edit(stage: Usd.Stage, edit: SlotEdit, scratch: ProposalStage) -> list[str]:
-    """Draw the slot ``edit`` would author (in the session layer's preview scope)."""
-    plan = plan_edit(stage, edit, resolve_params(None))
+def preview_slot_edits(
+    stage: Usd.Stage, edits: list[SlotEdit], scratch: ProposalStage | None = None
+) -> list[str]:
+    """Draw the slots ``edits`` would author, in the session layer's preview scope.
+
+    The edits are authored together on ``scratch`` (a :class:`ProposalStage` of
+    ``stage``; default a new one) and read back as world slots; an edit that cannot be
+    planned or read (a degenerate frame) is not drawn.
+    """
+    scratch = scratch if scratch is not None else ProposalStage(stage)
+    params = resolve_params(None)
+    scratch.reset()
+    names: dict[str, set[str]] = {}
+    with Sdf.ChangeBlock():
+        for edit in edits:
+            try:
+                plan = plan_edit(stage, edit, params)
+            except (ValueError, GripperError):
+                continue
+            if plan.write is not None and not edit.remove:
+                plan.write(scratch.session, map_identity)
+                names.setdefault(edit.prim, set()).add(edit.name)
     slots: list[GripperSlot] = []
-    if plan.write is not None and not edit.remove:
-        scratch.author(plan.write)
+    for prim, wanted in names.items():
         try:
-            found = read_gripper_slots(scratch.stage.GetPrimAtPath(edit.prim), [edit.name])
+            slots += read_gripper_slots(scratch.stage.GetPrimAtPath(prim), wanted)
         except (ValueError, GripperError):
-            found = []
-        slots = [s for s in found if s.name == edit.name]
-        scratch.reset()
+            continue
+    scratch.reset()
     try:
         return overlays.author_slot_overlays(stage, slots, overlays.PREVIEW_SCOPE)
     except ValueError:  # a degenerate frame: nothing to draw
@@ -284,7 +301,7 @@ class SlotDialog(QtWidgets.QDialog):
         head = "OK: the rules accept this slot." if verdict.ok else "Refused by the rules:"
         self.verdictLabel.setText("\n".join([head, *lines]))
         self._ok.setEnabled(verdict.ok)
-        preview_slot_edit(self._stage, edit, self._scratch)
+        preview_slot_edits(self._stage, [edit], self._scratch)
 
     def targetLayer(self) -> Sdf.Layer | None:
         """The layer OK authors into."""

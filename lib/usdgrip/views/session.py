@@ -128,6 +128,27 @@ class GrippersSession(QtCore.QObject):
         self.show_widget(dialog)
         return dialog
 
+    def suggest_slots(self):
+        """Open the Suggest Slots… dialog on the viewer's stage and selection."""
+        from usdgrip.views.dialogs import SuggestSlotsDialog
+
+        if self.host.stage is None:
+            self.host.status("usdgrip: open a stage first.")
+            return None
+        dialog = self._widgets.get("suggest")
+        if dialog is None:
+            dialog = SuggestSlotsDialog(self.host.window)
+            dialog.authored.connect(
+                lambda verdicts, layer: [self._show_authored(v, layer) for v in verdicts]
+            )
+            self._widgets["suggest"] = dialog
+        if not dialog.isRunning():
+            dialog.setStage(self.host.stage, self.host.selected_paths)
+        self._show_guides()  # the suggestions are previewed as guides
+        self._apply_visibility()
+        self.show_widget(dialog)
+        return dialog
+
     def _show_authored(self, verdict, layer) -> None:
         """After OK: redraw the object's slots, revalidate, say where it went.
 

@@ -90,6 +90,12 @@ def edit_slot(usdview_api: Any) -> None:
         session.slot_dialog(names[0])
 
 
+def suggest_slots(usdview_api: Any) -> None:
+    """Open the Suggest Slots… dialog (plan, simulate, prove in a worker; preview; author)."""
+    if (session := _session(usdview_api)) is not None:
+        session.suggest_slots()
+
+
 def load_grasps(usdview_api: Any) -> None:
     """Open the Load Grasps dialog: an Isaac-Grasp file of any writer, on the selected object."""
     if (session := _session(usdview_api)) is not None:
