@@ -267,3 +267,66 @@ def test_suggest_slots_needs_a_gripper_site(pan_api, qtbot):
     dialog.siteCombo.clear()
     assert not dialog.run()
     assert dialog.message() == "Choose a gripper asset with a gripper site."
+
+
+def test_remove_a_slot_from_the_root_layer(api, qtbot):
+    from usdgrip.views.edit_dialogs import RemoveDialog
+
+    api.select("/Tote")
+    commands.remove_authored(api)
+    dialog = api.qMainWindow.findChild(RemoveDialog)
+    assert [dialog.itemCombo.itemText(i) for i in range(dialog.itemCombo.count())] == [
+        "slot left_edge",
+        "slot right_edge",
+    ]
+    dialog.layerCombo.setCurrentText(EDIT_LAYERS[1])
+    qtbot.mouseClick(dialog.findChild(QtWidgets.QPushButton, "remove"), LEFT)
+    assert "GS.008" in dialog.verdictText()  # the group 'carry' is left with one member
+    names = [s.name for s in usdgrip.read_gripper_slots(api.stage.GetPrimAtPath("/Tote"))]
+    assert names == ["right_edge"]
+    assert api.status[-1].startswith("usdgrip: removed </Tote> slot 'left_edge' from the root")
+
+
+def test_remove_a_grasp_line(qtbot, tmp_path):
+    from usdgrip.views.edit_dialogs import RemoveDialog
+
+    path = tmp_path / "prop.usda"
+    shutil.copy(EXAMPLES / "graspable_prop.usda", path)
+    window = QtWidgets.QMainWindow()
+    qtbot.addWidget(window)
+    api = FakeUsdviewApi(Usd.Stage.Open(str(path)), window)
+    prim = next(p for p in api.stage.Traverse() if p.GetName().startswith("grasp_identifier"))
+    api.select(str(prim.GetPath().GetParentPath()))
+    commands.remove_authored(api)
+    dialog = window.findChild(RemoveDialog)
+    labels = [dialog.itemCombo.itemText(i) for i in range(dialog.itemCombo.count())]
+    assert f"grasp line {prim.GetName()}" in labels
+    dialog.itemCombo.setCurrentText(f"grasp line {prim.GetName()}")
+    assert dialog.removeSelected(), dialog.verdictText()
+    after = api.stage.GetPrimAtPath(prim.GetPath())
+    assert not after or not after.IsActive(), api.stage.GetSessionLayer().ExportToString()
+    assert prim.GetName() in api.stage.GetRootLayer().ExportToString()  # root untouched
+
+
+def test_remove_on_a_prim_with_nothing_to_remove(api):
+    from usdgrip.views.edit_dialogs import RemoveDialog
+
+    api.select("/Tote/body")
+    commands.remove_authored(api)
+    dialog = api.qMainWindow.findChild(RemoveDialog)
+    assert not dialog.findChild(QtWidgets.QPushButton, "remove").isEnabled()
+    assert not dialog.removeSelected()
+
+
+def test_discard_session_edits_drops_tried_slots_and_keeps_overlays(api, qtbot):
+    dialog = _open_add(api)
+    _type(qtbot, dialog.center[1], "0.145")
+    _type(qtbot, dialog.center[2], "0.12")
+    assert dialog.accept_edit()  # into the session layer
+    commands.show_slots(api)
+    assert "slot1" in [s.name for s in usdgrip.read_gripper_slots(api.stage.GetPrimAtPath("/Tote"))]
+    commands.discard_session_edits(api)
+    names = [s.name for s in usdgrip.read_gripper_slots(api.stage.GetPrimAtPath("/Tote"))]
+    assert names == ["left_edge", "right_edge"]
+    assert len(overlays.list_overlays(api.stage, "slots")) == 2
+    assert api.status[-1] == "usdgrip: discarded the session layer's edits (1 prim(s))"

@@ -586,7 +586,7 @@ class SuggestSlotsDialog(_GripperDialog):
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         from usdgrip.suggest import DEFAULT_MAX_SLOTS, DEFAULT_MIN_SUCCESS, DEFAULT_TRIALS
-        from usdgrip.views.edit_dialogs import EDIT_LAYERS
+        from usdgrip.views.edit_dialogs import make_layer_combo
 
         super().__init__(parent)
         self.found = None
@@ -608,9 +608,7 @@ class SuggestSlotsDialog(_GripperDialog):
         self.seedSpin.setRange(0, MAX_SEED)
         self.tableCheck = QtWidgets.QCheckBox("on a table (lift from a support)")
         self.tableCheck.setObjectName("table")
-        self.layerCombo = QtWidgets.QComboBox()
-        self.layerCombo.setObjectName("layer")
-        self.layerCombo.addItems(EDIT_LAYERS)
+        self.layerCombo = make_layer_combo()
         self.suggestionList = QtWidgets.QListWidget()
         self.suggestionList.setObjectName("suggestions")
         self.form.addRow("Object", self.objectCombo)
@@ -714,13 +712,11 @@ class SuggestSlotsDialog(_GripperDialog):
 
     def targetLayer(self):
         """The layer Author writes into (session or root)."""
-        from usdgrip.views.edit_dialogs import EDIT_LAYERS
+        from usdgrip.views.edit_dialogs import get_layer_of
 
         if self._stage is None:
             return None
-        if self.layerCombo.currentText() == EDIT_LAYERS[1]:
-            return self._stage.GetRootLayer()
-        return self._stage.GetSessionLayer()
+        return get_layer_of(self._stage, self.layerCombo.currentText())
 
     def authorSuggestions(self) -> bool:
         """Author the suggested slots (rules first); False with the reason shown."""

@@ -137,9 +137,7 @@ class SlotDialog(QtWidgets.QDialog):
         self.lrCombo.addItems(LR_CHOICES)
         self.groupEdit = QtWidgets.QLineEdit("")
         self.groupEdit.setObjectName("group")
-        self.layerCombo = QtWidgets.QComboBox()
-        self.layerCombo.setObjectName("layer")
-        self.layerCombo.addItems(EDIT_LAYERS)
+        self.layerCombo = make_layer_combo()
         form.addRow("Object", self.objectLabel)
         form.addRow("Slot name", self.nameEdit)
         self._centerLabel = QtWidgets.QLabel("Centre")
@@ -307,9 +305,7 @@ class SlotDialog(QtWidgets.QDialog):
         """The layer OK authors into."""
         if self._stage is None:
             return None
-        if self.layerCombo.currentText() == EDIT_LAYERS[1]:
-            return self._stage.GetRootLayer()
-        return self._stage.GetSessionLayer()
+        return get_layer_of(self._stage, self.layerCombo.currentText())
 
     def accept_edit(self) -> bool:
         """Author the edit into the chosen layer; False (reason shown) when it is refused."""
@@ -362,3 +358,124 @@ class SlotDialog(QtWidgets.QDialog):
         self.lrCombo.setCurrentText(str(lr) if lr in LR_CHOICES else LR_CHOICES[0])
         group = get("groupName")
         self.groupEdit.setText(str(group) if group else "")
+
+
+def make_layer_combo() -> QtWidgets.QComboBox:
+    """The "Author into" choice every authoring dialog shows (:data:`EDIT_LAYERS`)."""
+    combo = QtWidgets.QComboBox()
+    combo.setObjectName("layer")
+    combo.addItems(EDIT_LAYERS)
+    return combo
+
+
+def get_layer_of(stage: Usd.Stage, choice: str) -> Sdf.Layer:
+    """The layer an "Author into" choice names."""
+    return stage.GetRootLayer() if choice == EDIT_LAYERS[1] else stage.GetSessionLayer()
+
+
+def list_removables(stage: Usd.Stage, prim_path: str) -> list[tuple[str, Any]]:
+    """What Remove… offers on a prim: ``(label, edit)`` for its slots and grasp lines.
+
+    Slots are the prim's ``GripperSlotAPI`` instances; grasp lines are its
+    ``grasp_identifier*`` children (or the prim itself when it is one).
+    """
+    from usdgrip.authoring import LineEdit
+    from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX
+    from usdgrip.usd.slots import list_slot_instances
+
+    prim = stage.GetPrimAtPath(prim_path)
+    if not prim:
+        return []
+    found: list[tuple[str, Any]] = [
+        (f"slot {name}", SlotEdit(prim_path, name, remove=True))
+        for name in list_slot_instances(prim)
+    ]
+    lines = [prim] if prim.GetName().startswith(GRASP_LINE_PREFIX) else []
+    lines += [c for c in prim.GetChildren() if c.GetName().startswith(GRASP_LINE_PREFIX)]
+    for line in lines:
+        parent = str(line.GetPath().GetParentPath())
+        found.append(
+            (f"grasp line {line.GetName()}", LineEdit(parent, line.GetName(), remove=True))
+        )
+    return found
+
+
+class RemoveDialog(QtWidgets.QDialog):
+    """Remove one slot or grasp line of the selected prim (``author_edit`` with ``remove``)."""
+
+    authored = Signal(object, object)
+    """``(verdict, layer)`` after the removal was authored."""
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setModal(False)
+        self._stage: Usd.Stage | None = None
+        self._edits: list[Any] = []
+        self.itemCombo = QtWidgets.QComboBox()
+        self.itemCombo.setObjectName("item")
+        self.layerCombo = make_layer_combo()
+        self.verdictLabel = QtWidgets.QLabel("")
+        self.verdictLabel.setObjectName("verdict")
+        self.verdictLabel.setWordWrap(True)
+        self._remove = QtWidgets.QPushButton("Remove")
+        self._remove.setObjectName("remove")
+        close = QtWidgets.QPushButton("Close")
+        close.setObjectName("cancel")
+        form = QtWidgets.QFormLayout()
+        form.addRow("Remove", self.itemCombo)
+        form.addRow("From", self.layerCombo)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.verdictLabel)
+        layout.addWidget(_row([self._remove, close]))
+        self._remove.clicked.connect(self.removeSelected)
+        close.clicked.connect(self.reject)
+
+    def setPrim(self, stage: Usd.Stage, prim_path: str) -> None:
+        """List the slots and grasp lines of ``prim_path``."""
+        self._stage = stage
+        self.setWindowTitle(f"Grippers: remove from {prim_path}")
+        found = list_removables(stage, prim_path)
+        self._edits = [edit for _, edit in found]
+        self.itemCombo.clear()
+        self.itemCombo.addItems([label for label, _ in found])
+        self._remove.setEnabled(bool(found))
+        self.verdictLabel.setText("" if found else f"{prim_path}: no slot or grasp line here.")
+
+    def verdictText(self) -> str:
+        """What the verdict line shows."""
+        return self.verdictLabel.text()
+
+    def removeSelected(self) -> bool:
+        """Author the chosen removal into the chosen layer; False with the reason shown."""
+        index = self.itemCombo.currentIndex()
+        if self._stage is None or index < 0:
+            return False
+        layer = get_layer_of(self._stage, self.layerCombo.currentText())
+        try:
+            verdict = author_edit(self._stage, self._edits[index], layer=layer)
+        except (ValueError, GripperError) as exc:
+            self.verdictLabel.setText(f"Not removed: {exc}")
+            return False
+        notes = [verdict.describe(item) for item in verdict.items]
+        self.verdictLabel.setText("\n".join([f"Removed {self.itemCombo.currentText()}.", *notes]))
+        self.authored.emit(verdict, layer)
+        self.itemCombo.removeItem(index)
+        del self._edits[index]
+        self._remove.setEnabled(bool(self._edits))
+        return True
+
+
+def discard_session_edits(stage: Usd.Stage) -> int:
+    """Remove every opinion of the session layer but the overlays; returns how many root prims.
+
+    Discard Session Edits: what was authored "to try" goes; the overlays stay.
+    """
+    layer = stage.GetSessionLayer()
+    if layer is None:
+        return 0
+    names = [s.name for s in layer.rootPrims if s.path != overlays.OVERLAY_ROOT]
+    with Sdf.ChangeBlock():
+        for name in names:
+            del layer.rootPrims[name]
+    return len(names)

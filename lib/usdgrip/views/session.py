@@ -149,6 +149,33 @@ class GrippersSession(QtCore.QObject):
         self.show_widget(dialog)
         return dialog
 
+    def remove_dialog(self):
+        """Open Remove… on the selected prim (its slots and grasp lines)."""
+        from usdgrip.views.edit_dialogs import RemoveDialog
+
+        selected = self.host.selected_paths
+        if self.host.stage is None or not selected:
+            self.host.status("usdgrip: select the prim to remove a slot or grasp line from.")
+            return None
+        dialog = self._widgets.get("remove")
+        if dialog is None:
+            dialog = RemoveDialog(self.host.window)
+            dialog.authored.connect(self._show_authored)
+            self._widgets["remove"] = dialog
+        dialog.setPrim(self.host.stage, selected[0])
+        self.show_widget(dialog)
+        return dialog
+
+    def discard_session_edits(self) -> int:
+        """Remove what was authored into the session layer (the overlays stay)."""
+        from usdgrip.views.edit_dialogs import discard_session_edits
+
+        count = discard_session_edits(self.host.stage) if self.host.stage is not None else 0
+        if self.slot_prims:
+            self.show_slots(self.slot_prims)
+        self.host.status(f"usdgrip: discarded the session layer's edits ({count} prim(s))")
+        return count
+
     def _show_authored(self, verdict, layer) -> None:
         """After OK: redraw the object's slots, revalidate, say where it went.
 
@@ -171,7 +198,10 @@ class GrippersSession(QtCore.QObject):
             results.setStage(stage, results.scope())
             self.show_widget(results)
         where = "the root layer (Save writes it)" if into_root else layer.identifier
-        self.host.status(f"usdgrip: authored {verdict.edit.label} into {where}")
+        done = "removed from" if getattr(verdict.edit, "remove", False) else "authored into"
+        self.host.status(
+            f"usdgrip: {done.split()[0]} {verdict.edit.label} {done.split()[1]} {where}"
+        )
 
     def load_grasps(self, path: str | None = None) -> None:
         """Open the Load Grasps dialog on the viewer's stage and selection (``path`` filled in)."""

@@ -90,6 +90,18 @@ def edit_slot(usdview_api: Any) -> None:
         session.slot_dialog(names[0])
 
 
+def remove_authored(usdview_api: Any) -> None:
+    """Open Remove…: a slot or grasp line of the selected prim."""
+    if (session := _session(usdview_api)) is not None:
+        session.remove_dialog()
+
+
+def discard_session_edits(usdview_api: Any) -> None:
+    """Remove what was authored into the session layer "to try" (overlays stay)."""
+    if (session := _session(usdview_api)) is not None:
+        session.discard_session_edits()
+
+
 def suggest_slots(usdview_api: Any) -> None:
     """Open the Suggest Slots… dialog (plan, simulate, prove in a worker; preview; author)."""
     if (session := _session(usdview_api)) is not None:
