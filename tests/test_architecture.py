@@ -55,6 +55,7 @@ PURE = (
     "usdgrip.gripper_articulation",
     "usdgrip.gripper_kinematics",
     "usdgrip.gripper_opening",
+    "usdgrip.surface_pick",
     "usdgrip.gripper_joint_values",
 )
 
@@ -73,7 +74,8 @@ ROOMS: dict[str, Room] = {
     # Suggest: plans and simulates (grasping), then authors through the rules (authoring).
     "suggest": Room(("usdgrip.suggest.*",), frozenset({"pure", "usd", "grasping", "authoring"})),
     "views": Room(
-        ("usdgrip.views.*",), frozenset({"pure", "usd", "rules", "grasping", "authoring"})
+        ("usdgrip.views.*",),
+        frozenset({"pure", "usd", "rules", "grasping", "authoring", "suggest"}),
     ),
     # render draws with the overlays' glyphs and grasp sets (pure numpy), no other views/.
     "render": Room(

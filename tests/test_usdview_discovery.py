@@ -34,6 +34,12 @@ EXPECTED_MENU = [
     "Load Grasps…",
     "Export Grasps…",
     "",
+    "Add Slot…",
+    "Edit Slot…",
+    "Remove…",
+    "Discard Session Edits",
+    "Suggest Slots…",
+    "",
     "Clear Overlays",
     "Overlays visible",
 ]
@@ -86,7 +92,7 @@ def test_loading_path_finds_and_loads_the_container(loaded):
 
 def test_every_command_is_registered_once_with_the_prefix(loaded):
     names = [c[1] for c in loaded["calls"] if c[0] == "registerCommandPlugin"]
-    assert len(names) == 9
+    assert len(names) == 14
     assert len(set(names)) == len(names)
     assert all(n.startswith("Grippers.") for n in names)
     added = [c[2] for c in loaded["calls"] if c[0] == "addItem"]

@@ -104,6 +104,9 @@ def run(tmp_path_factory) -> dict:
 def _drive(work: Path, record: Path) -> None:
     shutil.rmtree(work, ignore_errors=True)
     (work / "shots").mkdir(parents=True)
+    author_tote = work / "author" / "tote.usda"
+    author_tote.parent.mkdir()
+    shutil.copyfile(EXAMPLES / "tote.usda", author_tote)
     fixable = work / "GR.003-gripper-grip-line.usda"
     shutil.copyfile(EXAMPLES / "broken" / fixable.name, fixable)
     editor = write_grasp_editor_file(
@@ -116,6 +119,7 @@ def _drive(work: Path, record: Path) -> None:
     config = {
         "editor": str(editor),
         "fixable": str(fixable),
+        "author_tote": str(author_tote),
         "broken": sorted(str(p) for p in (EXAMPLES / "broken").glob("*.usda")),
         "export": str(work / "exported.yaml"),
         "shots": str(work / "shots"),
@@ -337,3 +341,25 @@ def test_usdgrip_env_beside_usd_core_keeps_usdviews_pxr(tmp_path, tmp_path_facto
     assert Path(record["usdgrip"]).resolve().is_relative_to(site), record["usdgrip"]
     assert record["menu"] == EXPECTED_MENU
     assert record["status"] == "usdgrip: 2 slot(s) shown on 1 prim(s)"
+
+
+def test_add_slot_by_picking_on_the_tote_saved_and_read_by_info(run):
+    step = run["steps"]["add_slot"]
+    assert step["picking_before"] and not step["picking_after"]
+    assert step["center"] == pytest.approx([0.0, -0.145, 0.15], abs=0.01)
+    assert step["forward"] == pytest.approx([0.0, 0.0, -1.0], abs=1e-6)
+    assert step["ok"], step["verdict"]
+    assert step["layers"]["preview"] == ["/__usdgrip_overlays/preview/Tote_front_rim"]
+    assert step["display_guide"] is True  # the preview is a guide: drawn
+    assert not step["dialog_visible"]
+    assert step["authored_status"] == (
+        "usdgrip: authored </Tote> slot 'front_rim' into the root layer (Save writes it)"
+    )
+    path = Path(run["config"]["author_tote"])
+    assert step["saved_status"] == f"usdgrip: saved {path}"
+    text = path.read_text()
+    assert "gripperSlot:front_rim:center" in text and "__usdgrip" not in text
+    info = subprocess.run(
+        [sys.executable, "-m", "usdgrip", "info", str(path)], capture_output=True, text=True
+    )
+    assert info.returncode == 0 and "front_rim" in info.stdout, info.stderr

@@ -8,7 +8,7 @@ Mirrors ``pxr/usdImaging/usdviewq/usdviewApi.py``: ``stage``, ``selectedPrims``,
 
 from __future__ import annotations
 
-from pxr import Usd
+from pxr import Gf, Usd
 from PySide6 import QtCore, QtWidgets
 
 
@@ -59,6 +59,14 @@ class FakeViewSettings(QtCore.QObject):
         self.signalSettingChanged.emit()
 
 
+class StageView(QtWidgets.QWidget):
+    """usdview's viewport widget (found by its class name), a plain widget here."""
+
+    def __init__(self, parent: QtWidgets.QWidget) -> None:
+        super().__init__(parent)
+        self.resize(200, 200)
+
+
 class FakeDataModel(QtCore.QObject):
     signalStageReplaced = QtCore.Signal()
 
@@ -86,6 +94,8 @@ class FakeUsdviewApi:
         self.dataModel = FakeDataModel(stage)
         self._window = window if window is not None else QtWidgets.QMainWindow()
         self.status: list[str] = []
+        self.currentGfCamera = None
+        self.stageView = StageView(self._window)
 
     @property
     def stage(self):
@@ -119,6 +129,16 @@ class FakeUsdviewApi:
 
     def AddPrimToSelection(self, prim) -> None:
         self.dataModel.selection.addPrim(prim)
+
+    @property
+    def viewportSize(self):
+        return self.stageView.width(), self.stageView.height()
+
+    def look(self, eye, rotation_y: float = 0.0) -> None:
+        """Test helper: the camera at ``eye`` looking down -Z, turned ``rotation_y`` degrees about Y."""
+        matrix = Gf.Matrix4d().SetRotate(Gf.Rotation(Gf.Vec3d(0, 1, 0), rotation_y))
+        matrix.SetTranslateOnly(Gf.Vec3d(*eye))
+        self.currentGfCamera = Gf.Camera(matrix)
 
     def select(self, *paths: str) -> None:
         """Test helper: select prims by path."""

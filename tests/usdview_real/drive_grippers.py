@@ -96,6 +96,7 @@ def _drive(app, config, out):
             "root_dirty": root.dirty,
             "slots": children(stage, "/__usdgrip_overlays/slots"),
             "grasps": children(stage, "/__usdgrip_overlays/grasps"),
+            "preview": children(stage, "/__usdgrip_overlays/preview"),
         }
 
     def select(*paths):
@@ -372,6 +373,59 @@ def _drive(app, config, out):
         "display_guide": api.dataModel.viewSettings.displayGuide,
         "bbox": _range(app._stageView._bbox),
     }
+
+    # --- Add Slot…: pick on a copy of the tote, author into the root layer, Save ---------------
+    import importlib
+
+    # usdview's own Qt binding's QtTest: the viewport takes a real click
+    QtTest = importlib.import_module(QtCore.__name__.rsplit(".", 1)[0] + ".QtTest")
+
+    from usdgrip.views.edit_dialogs import SlotDialog
+
+    app._parserData.usdFile = config["author_tote"]
+    trigger("File", "Reopen Stage")
+    frame_tote()
+    select("/Tote")
+    trigger("Grippers", "Add Slot…")
+    slot = window.findChild(SlotDialog)
+    slot.nameEdit.setText("front_rim")
+    slot.pickButton.click()
+    camera = api.currentGfCamera
+    frustum = camera.frustum
+    matrix = frustum.ComputeViewMatrix() * frustum.ComputeProjectionMatrix()
+    width, height = api.viewportSize
+    ndc = matrix.Transform(Gf.Vec3d(0.6, -0.145, 0.15))  # the front wall's top, world
+    pixel = QtCore.QPoint(round((ndc[0] + 1) / 2 * width), round((1 - ndc[1]) / 2 * height))
+    picking = slot.isPicking()
+    QtTest.QTest.mouseClick(
+        app._stageView,
+        QtCore.Qt.MouseButton.LeftButton,
+        QtCore.Qt.KeyboardModifier.NoModifier,
+        pixel,
+    )
+    settle(0.3)
+    picked = {
+        "picking_before": picking,
+        "picking_after": slot.isPicking(),
+        "center": [s.value() for s in slot.center],
+        "forward": [s.value() for s in slot.forward],
+        "verdict": slot.verdictText(),
+        "ok": slot.okEnabled(),
+        "layers": layers(),
+    }
+    slot.move(window.mapToGlobal(QtCore.QPoint(0, 90)))  # over the prim tree: the viewport shows
+    picked["display_guide"] = api.dataModel.viewSettings.displayGuide
+    screenshot("usdview_add_slot.png")
+    slot.layerCombo.setCurrentText("Root layer")
+    slot.findChild(QtWidgets.QPushButton, "ok").click()
+    settle()
+    picked["authored_status"] = status()
+    picked["dialog_visible"] = slot.isVisible()
+    results.findChild(QtWidgets.QPushButton, "save").click()
+    settle()
+    picked["saved_status"] = status()
+    picked["after_save"] = layers()
+    steps["add_slot"] = picked
 
 
 def children(stage, path):

@@ -569,3 +569,181 @@ def _planning_methods() -> tuple[str, ...]:
     except ImportError:
         return ()
     return tuple(METHODS)
+
+
+class SuggestSlotsDialog(_GripperDialog):
+    """Suggest physics-proven slots for one object (``usdgrip.suggest.suggest_slots``).
+
+    Run plans, simulates and proves in the worker; the suggested slots are then drawn as
+    preview overlays (session layer) and listed, and **Author** writes them into the layer
+    chosen (``author_slot_suggestions``: the rules first). The file on disk is what is
+    read (the suggest library opens it), so unsaved edits in the viewer are not seen.
+    """
+
+    TITLE = "Grippers: suggest slots"
+    authored = Signal(object, object)
+    """``(verdicts, layer)`` after Author wrote the suggested slots."""
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        from usdgrip.suggest import DEFAULT_MAX_SLOTS, DEFAULT_MIN_SUCCESS, DEFAULT_TRIALS
+        from usdgrip.views.edit_dialogs import make_layer_combo
+
+        super().__init__(parent)
+        self.found = None
+        self.maxSlotsSpin = QtWidgets.QSpinBox()
+        self.maxSlotsSpin.setObjectName("maxSlots")
+        self.maxSlotsSpin.setRange(1, 64)
+        self.maxSlotsSpin.setValue(DEFAULT_MAX_SLOTS)
+        self.minSuccessSpin = QtWidgets.QDoubleSpinBox()
+        self.minSuccessSpin.setObjectName("minSuccess")
+        self.minSuccessSpin.setRange(0.0, 1.0)
+        self.minSuccessSpin.setSingleStep(0.05)
+        self.minSuccessSpin.setValue(DEFAULT_MIN_SUCCESS)
+        self.trialsSpin = QtWidgets.QSpinBox()
+        self.trialsSpin.setObjectName("trials")
+        self.trialsSpin.setRange(1, 100)
+        self.trialsSpin.setValue(DEFAULT_TRIALS)
+        self.seedSpin = QtWidgets.QSpinBox()
+        self.seedSpin.setObjectName("seed")
+        self.seedSpin.setRange(0, MAX_SEED)
+        self.tableCheck = QtWidgets.QCheckBox("on a table (lift from a support)")
+        self.tableCheck.setObjectName("table")
+        self.layerCombo = make_layer_combo()
+        self.suggestionList = QtWidgets.QListWidget()
+        self.suggestionList.setObjectName("suggestions")
+        self.form.addRow("Object", self.objectCombo)
+        self.form.addRow("Gripper asset", self.gripperRow)
+        self.form.addRow("Gripper site", self.siteCombo)
+        self.form.addRow("Max slots", self.maxSlotsSpin)
+        self.form.addRow("Min success", self.minSuccessSpin)
+        self.form.addRow("Trials", self.trialsSpin)
+        self.form.addRow("Seed", self.seedSpin)
+        self.form.addRow("", self.tableCheck)
+        self.form.addRow("Author into", self.layerCombo)
+        self.form.addRow("Suggested", self.suggestionList)
+        self._author = QtWidgets.QPushButton("Author")
+        self._author.setObjectName("author")
+        self._author.setEnabled(False)
+        self._author.clicked.connect(self.authorSuggestions)
+        buttons = self.layout().itemAt(self.layout().count() - 1).layout()  # Run, Cancel
+        buttons.insertWidget(buttons.indexOf(self._run) + 1, self._author)
+
+    def _prepare(self):
+        from usdgrip.contracts import GripperRef
+        from usdgrip.suggest import SuggestionCancelled, SuggestOptions, suggest_slots
+
+        if self._stage is None:
+            raise ValueError("Open a stage first.")
+        file = self._stage.GetRootLayer().realPath
+        if not file:
+            raise ValueError("The stage has no file: save it first (suggest reads the file).")
+        site = self.siteCombo.currentText()
+        if not site:
+            raise ValueError("Choose a gripper asset with a gripper site.")
+        options = SuggestOptions(
+            max_slots=self.maxSlotsSpin.value(),
+            min_success=self.minSuccessSpin.value(),
+            trials=self.trialsSpin.value(),
+            seed=self.seedSpin.value(),
+            table=self.tableCheck.isChecked(),
+        )
+        gripper = GripperRef(asset_path=self._gripper_asset(), prim_path=site)
+        prim = self.objectCombo.currentText()
+        self._clear_suggestions()
+
+        def task(context: TaskContext):
+            def progress(message: str, fraction: float) -> None:
+                context.report(round(fraction * 100), 100, message)
+
+            try:
+                return suggest_slots(
+                    file,
+                    prim,
+                    gripper,
+                    options,
+                    progress=progress,
+                    cancel=lambda: context.cancelled,
+                )
+            except SuggestionCancelled:
+                raise TaskCancelled from None
+
+        return task, lambda found: found
+
+    def _on_finished(self, value: Any) -> None:
+        self._set_running(False)
+        self._progress.setRange(0, 1)
+        self._progress.setValue(1)
+        self.showSuggestions(value)
+
+    def showSuggestions(self, found) -> None:
+        """List ``found`` (``SlotSuggestions``) and preview its slots (session layer)."""
+        from usdgrip.views.edit_dialogs import preview_slot_edits
+
+        self.found = found
+        self.suggestionList.clear()
+        for s in found.slots:
+            self.suggestionList.addItem(
+                f"{s.name}: held {s.proven_success:.0%} of {s.samples} sample(s)"
+            )
+        for left in found.left_out:
+            self.suggestionList.addItem(f"left out {left.name}: {left.reason}")
+        if self._stage is not None:
+            preview_slot_edits(self._stage, [self._edit_of(s) for s in found.slots])
+        self._author.setEnabled(bool(found.slots))
+        self._message.setText(
+            f"{len(found.slots)} slot(s) suggested, {len(found.left_out)} left out "
+            f"({found.held} of {found.planned} planned grasp(s) held); Author writes them."
+            if found.slots
+            else f"Nothing held well enough: {len(found.left_out)} left out; nothing to author."
+        )
+
+    def _edit_of(self, s):
+        from usdgrip.authoring import SlotEdit
+
+        return SlotEdit(
+            self.found.object,
+            s.name,
+            center=s.center,
+            forward=s.forward,
+            span_axis=s.span_axis,
+            up_range=s.up_range,
+            slot_input_angle=s.slot_input_angle,
+        )
+
+    def targetLayer(self):
+        """The layer Author writes into (session or root)."""
+        from usdgrip.views.edit_dialogs import get_layer_of
+
+        if self._stage is None:
+            return None
+        return get_layer_of(self._stage, self.layerCombo.currentText())
+
+    def authorSuggestions(self) -> bool:
+        """Author the suggested slots (rules first); False with the reason shown."""
+        from usdgrip.suggest import author_slot_suggestions
+
+        if self._stage is None or self.found is None or not self.found.slots:
+            return False
+        layer = self.targetLayer()
+        try:
+            verdicts = author_slot_suggestions(self._stage, self.found, layer=layer)
+        except (ValueError, GripperError) as exc:
+            self._message.setText(f"Not authored: {exc}")
+            return False
+        self._clear_suggestions()
+        self._message.setText(f"Authored {len(verdicts)} slot(s).")
+        self.authored.emit(verdicts, layer)
+        return True
+
+    def _clear_suggestions(self) -> None:
+        from usdgrip.views import overlays
+
+        self.found = None
+        self.suggestionList.clear()
+        self._author.setEnabled(False)
+        if self._stage is not None and self._stage.GetSessionLayer() is not None:
+            overlays.clear_overlays(self._stage, overlays.PREVIEW_SCOPE.name)
+
+    def done(self, result: int) -> None:
+        self._clear_suggestions()
+        super().done(result)

@@ -48,6 +48,8 @@ OVERLAY_ROOT = Sdf.Path("/__usdgrip_overlays")
 SLOTS_SCOPE = OVERLAY_ROOT.AppendChild("slots")
 GRASPS_SCOPE = OVERLAY_ROOT.AppendChild("grasps")
 GRASP_LINES_SCOPE = OVERLAY_ROOT.AppendChild("grasp_lines")
+#: What an authoring dialog would author, drawn while it is open (replaced on every change).
+PREVIEW_SCOPE = OVERLAY_ROOT.AppendChild("preview")
 #: SimReady's grasp-line guide colour, and the length of the pad tick at each end (metres).
 GRASP_LINE_COLOR = (0.1, 0.85, 0.2)
 PAD_TICK = 0.01
@@ -150,8 +152,10 @@ def _unique_name(text: str, taken: set[str]) -> str:
     return name
 
 
-def author_slot_overlays(stage: Usd.Stage, slots: Sequence[GripperSlot]) -> list[str]:
-    """Draw slots in the session layer, replacing earlier slot overlays.
+def author_slot_overlays(
+    stage: Usd.Stage, slots: Sequence[GripperSlot], scope: Sdf.Path = SLOTS_SCOPE
+) -> list[str]:
+    """Draw slots in the session layer, replacing earlier slot overlays (of ``scope``).
 
     Each slot becomes ``/__usdgrip_overlays/slots/<object>_<slot>``: the offset
     range along Up, the tilt fan and the closing axis (see
@@ -160,6 +164,7 @@ def author_slot_overlays(stage: Usd.Stage, slots: Sequence[GripperSlot]) -> list
     Args:
         stage: stage with a session layer.
         slots: world snapshots from :func:`usdgrip.read_gripper_slots`.
+        scope: where they go (:data:`PREVIEW_SCOPE` for a dialog's preview).
 
     Returns:
         Paths of the overlay prims, in slot order.
@@ -174,10 +179,10 @@ def author_slot_overlays(stage: Usd.Stage, slots: Sequence[GripperSlot]) -> list
     paths: list[str] = []
     taken: set[str] = set()
     with Sdf.ChangeBlock():
-        _ensure_root(layer, SLOTS_SCOPE)
+        _ensure_root(layer, scope)
         for slot, shape, color in zip(slots, shapes, colors, strict=True):
             name = _unique_name(f"{Sdf.Path(slot.prim).name}_{slot.name}", taken)
-            path = SLOTS_SCOPE.AppendChild(name)
+            path = scope.AppendChild(name)
             spec = _write_curves(layer, path, shape.all, color, LINE_WIDTH, mpu)
             spec.customData = dict(
                 spec.customData, **{"usdgripPrim": slot.prim, "usdgripSlot": slot.name}

@@ -42,6 +42,7 @@ class GrippersSession(QtCore.QObject):
         self._widgets: dict[str, QtWidgets.QWidget] = {}
         host.connect_stage_replaced(self.rebuild)
         host.connect_selection_changed(self._on_selection_changed)
+        host.connect_viewport_clicked(self._on_viewport_clicked)
 
     # --- widgets ------------------------------------------------------------
 
@@ -107,6 +108,100 @@ class GrippersSession(QtCore.QObject):
             dialog.resultReady.connect(self._show_loaded if kind == "load" else self.show_grasps)
             self._widgets[kind] = dialog
         return dialog
+
+    def slot_dialog(self, name: str | None = None):
+        """Open the Add Slot… (``name`` None) or Edit Slot… dialog on the selected prim."""
+        from usdgrip.views.edit_dialogs import SlotDialog
+
+        selected = self.host.selected_paths
+        if self.host.stage is None or not selected:
+            self.host.status("usdgrip: select the object prim to add a slot to.")
+            return None
+        dialog = self._widgets.get("slot")
+        if dialog is None:
+            dialog = SlotDialog(self.host.window)
+            dialog.authored.connect(self._show_authored)
+            self._widgets["slot"] = dialog
+        dialog.setSlot(self.host.stage, selected[0], name)
+        self._show_guides()  # the preview is a guide
+        self._apply_visibility()
+        self.show_widget(dialog)
+        return dialog
+
+    def suggest_slots(self):
+        """Open the Suggest Slots… dialog on the viewer's stage and selection."""
+        from usdgrip.views.dialogs import SuggestSlotsDialog
+
+        if self.host.stage is None:
+            self.host.status("usdgrip: open a stage first.")
+            return None
+        dialog = self._widgets.get("suggest")
+        if dialog is None:
+            dialog = SuggestSlotsDialog(self.host.window)
+            dialog.authored.connect(
+                lambda verdicts, layer: [self._show_authored(v, layer) for v in verdicts]
+            )
+            self._widgets["suggest"] = dialog
+        if not dialog.isRunning():
+            dialog.setStage(self.host.stage, self.host.selected_paths)
+        self._show_guides()  # the suggestions are previewed as guides
+        self._apply_visibility()
+        self.show_widget(dialog)
+        return dialog
+
+    def remove_dialog(self):
+        """Open Remove… on the selected prim (its slots and grasp lines)."""
+        from usdgrip.views.edit_dialogs import RemoveDialog
+
+        selected = self.host.selected_paths
+        if self.host.stage is None or not selected:
+            self.host.status("usdgrip: select the prim to remove a slot or grasp line from.")
+            return None
+        dialog = self._widgets.get("remove")
+        if dialog is None:
+            dialog = RemoveDialog(self.host.window)
+            dialog.authored.connect(self._show_authored)
+            self._widgets["remove"] = dialog
+        dialog.setPrim(self.host.stage, selected[0])
+        self.show_widget(dialog)
+        return dialog
+
+    def discard_session_edits(self) -> int:
+        """Remove what was authored into the session layer (the overlays stay)."""
+        from usdgrip.views.edit_dialogs import discard_session_edits
+
+        count = discard_session_edits(self.host.stage) if self.host.stage is not None else 0
+        if self.slot_prims:
+            self.show_slots(self.slot_prims)
+        self.host.status(f"usdgrip: discarded the session layer's edits ({count} prim(s))")
+        return count
+
+    def _show_authored(self, verdict, layer) -> None:
+        """After OK: redraw the object's slots, revalidate, say where it went.
+
+        Authored into the root layer, the results panel is shown with its target on
+        the root layer, so its **Save** writes the file (the CLI's write rules).
+        """
+        from usdgrip.views.panels import TARGET_LAYERS
+
+        stage = self.host.stage
+        prim = verdict.edit.prim
+        if prim not in self.slot_prims:
+            self.slot_prims.append(prim)
+        self.show_slots(self.slot_prims)
+        into_root = layer == stage.GetRootLayer()
+        results = self._widgets.get("Results")
+        if results is not None or into_root:
+            results = self.results_panel()
+            if into_root:
+                results.setTargetLayer(TARGET_LAYERS[1])
+            results.setStage(stage, results.scope())
+            self.show_widget(results)
+        where = "the root layer (Save writes it)" if into_root else layer.identifier
+        done = "removed from" if getattr(verdict.edit, "remove", False) else "authored into"
+        self.host.status(
+            f"usdgrip: {done.split()[0]} {verdict.edit.label} {done.split()[1]} {where}"
+        )
 
     def load_grasps(self, path: str | None = None) -> None:
         """Open the Load Grasps dialog on the viewer's stage and selection (``path`` filled in)."""
@@ -204,6 +299,12 @@ class GrippersSession(QtCore.QObject):
             if name.isdigit() and int(name) < panel.rowCount():
                 panel.selectCandidate(int(name))
                 return
+
+    def _on_viewport_clicked(self, origin: tuple, direction: tuple) -> None:
+        """A click while Pick on surface is pressed: the slot dialog takes the ray."""
+        slot = self._widgets.get("slot")
+        if slot is not None and slot.isPicking():
+            slot.applyPick(origin, direction)
 
     def set_visible(self, visible: bool) -> None:
         """Show or hide all overlays."""

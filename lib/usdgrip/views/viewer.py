@@ -45,5 +45,8 @@ class Viewer(Protocol):
     def connect_selection_changed(self, slot: Callable[..., None]) -> None:
         """Call ``slot`` when the prim selection changes."""
 
+    def connect_viewport_clicked(self, slot: Callable[[tuple, tuple], None]) -> None:
+        """Call ``slot(origin, direction)``, the world ray (stage units) of a viewport click."""
+
     def connect_stage_replaced(self, slot: Callable[[], None]) -> None:
         """Call ``slot`` after the viewer replaces the stage (open, reload)."""

@@ -32,6 +32,11 @@ COMMANDS = (
     ("planGrasps", "Plan Grasps…", "Plan grasp candidates for the selected object", False),
     ("loadGrasps", "Load Grasps…", "Show an Isaac-Grasp file of any writer", False),
     ("exportGrasps", "Export Grasps…", "Write the shown grasps as Isaac-Grasp YAML", False),
+    ("addSlot", "Add Slot…", "Add a grasp slot to the selected object (checked, previewed)", True),
+    ("editSlot", "Edit Slot…", "Edit the selected object's slot (checked, previewed)", False),
+    ("removeAuthored", "Remove…", "Remove a slot or grasp line of the selected prim", False),
+    ("discardSessionEdits", "Discard Session Edits", "Drop what was authored to try", False),
+    ("suggestSlots", "Suggest Slots…", "Suggest physics-proven slots, previewed first", False),
     ("clearOverlays", "Clear Overlays", "Remove every usdgrip overlay (session layer)", True),
     ("toggleOverlays", "Overlays visible", "Show or hide the usdgrip overlays", False),
 )

@@ -70,6 +70,44 @@ def plan_grasps(usdview_api: Any) -> None:
         session.show_widget(dialog)
 
 
+def add_slot(usdview_api: Any) -> None:
+    """Open the Add Slot… dialog on the selected object prim."""
+    if (session := _session(usdview_api)) is not None:
+        session.slot_dialog()
+
+
+def edit_slot(usdview_api: Any) -> None:
+    """Open the Edit Slot… dialog on the selected object prim's first slot."""
+    if (session := _session(usdview_api)) is not None:
+        from usdgrip.usd.slots import list_slot_names
+
+        paths = session.host.selected_paths
+        prim = session.host.stage.GetPrimAtPath(paths[0]) if paths else None
+        names = list_slot_names(prim) if prim else []
+        if not names:
+            session.host.status("usdgrip: select an object prim with a slot to edit.")
+            return
+        session.slot_dialog(names[0])
+
+
+def remove_authored(usdview_api: Any) -> None:
+    """Open Remove…: a slot or grasp line of the selected prim."""
+    if (session := _session(usdview_api)) is not None:
+        session.remove_dialog()
+
+
+def discard_session_edits(usdview_api: Any) -> None:
+    """Remove what was authored into the session layer "to try" (overlays stay)."""
+    if (session := _session(usdview_api)) is not None:
+        session.discard_session_edits()
+
+
+def suggest_slots(usdview_api: Any) -> None:
+    """Open the Suggest Slots… dialog (plan, simulate, prove in a worker; preview; author)."""
+    if (session := _session(usdview_api)) is not None:
+        session.suggest_slots()
+
+
 def load_grasps(usdview_api: Any) -> None:
     """Open the Load Grasps dialog: an Isaac-Grasp file of any writer, on the selected object."""
     if (session := _session(usdview_api)) is not None:

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pxr import Sdf, Usd
+from pxr import Gf, Sdf, Usd
+
+from usdgrip.views.qt import QtCore, QtWidgets, Signal
 
 
 class UsdviewHost:
@@ -80,6 +82,84 @@ class UsdviewHost:
         """Call ``slot`` on a prim selection change (``selection.signalPrimSelectionChanged``)."""
         self.api.dataModel.selection.signalPrimSelectionChanged.connect(slot)
 
+    def connect_viewport_clicked(self, slot: Callable[[tuple, tuple], None]) -> None:
+        """Call ``slot(origin, direction)`` (a world ray, stage units) on a viewport click.
+
+        usdview's own ``selectedPoint`` cannot be used: 24.11 truncates its x and y to
+        integers (``pickObject`` reuses them as window coordinates). The ray is cast from
+        usdview's camera (``currentGfCamera``, its free camera's window conformed to the
+        viewport vertically) through the clicked pixel; Alt-drags (camera moves) are not
+        clicks.
+        """
+        view = _find_stage_view(self.api.qMainWindow)
+        if view is None:
+            return
+        tracker = view.findChild(_ClickTracker, CLICK_TRACKER)
+        if tracker is None:
+            tracker = _ClickTracker(view, self.api)
+        tracker.clicked.connect(slot)
+
     def connect_stage_replaced(self, slot: Callable[[], None]) -> None:
         """Call ``slot`` after usdview replaces the stage (File > Open, Reload)."""
         self.api.dataModel.signalStageReplaced.connect(slot)
+
+
+#: objectName of the click tracker installed on usdview's StageView.
+CLICK_TRACKER = "usdgripClickTracker"
+
+
+def _find_stage_view(window: Any) -> Any:
+    """The viewport widget of usdview (class ``StageView``), or ``None``."""
+    if window is None:
+        return None
+    for widget in window.findChildren(QtWidgets.QWidget):
+        if type(widget).__name__ == "StageView":
+            return widget
+    return None
+
+
+def compute_click_ray(camera: Gf.Camera, width: float, height: float, x: float, y: float):
+    """The world ray (origin, unit direction) through pixel ``(x, y)`` of a viewport.
+
+    The frustum's window is conformed to the viewport as usdview's free camera does
+    (``CameraUtil.MatchVertically``: its height kept, its width from the aspect).
+    """
+    frustum = camera.frustum
+    window = frustum.GetWindow()
+    low, high = window.GetMin(), window.GetMax()
+    half = (high[1] - low[1]) / 2.0 * width / max(height, 1.0)
+    mid = (low[0] + high[0]) / 2.0
+    frustum.SetWindow(Gf.Range2d(Gf.Vec2d(mid - half, low[1]), Gf.Vec2d(mid + half, high[1])))
+    ray = frustum.ComputePickRay(Gf.Vec2d(2.0 * x / width - 1.0, 1.0 - 2.0 * y / height))
+    direction = ray.direction.GetNormalized()
+    if frustum.GetProjectionType() == Gf.Frustum.Perspective:
+        origin = frustum.GetPosition()  # from the eye, not the near plane
+    else:
+        origin = ray.startPoint - direction * frustum.GetNearFar().GetMin()
+    return tuple(origin), tuple(direction)
+
+
+class _ClickTracker(QtCore.QObject):
+    """Turns a left click (no Alt) on the viewport into a world ray."""
+
+    clicked = Signal(object, object)
+
+    def __init__(self, view: Any, api: Any) -> None:
+        super().__init__(view)
+        self.setObjectName(CLICK_TRACKER)
+        self._api = api
+        view.installEventFilter(self)
+
+    def eventFilter(self, watched: Any, event: Any) -> bool:
+        if (
+            event.type() == QtCore.QEvent.Type.MouseButtonPress
+            and event.button() == QtCore.Qt.MouseButton.LeftButton
+            and not event.modifiers() & QtCore.Qt.KeyboardModifier.AltModifier
+        ):
+            camera = self._api.currentGfCamera
+            if camera is not None:
+                pos = event.position() if hasattr(event, "position") else event.pos()
+                self.clicked.emit(
+                    *compute_click_ray(camera, watched.width(), watched.height(), pos.x(), pos.y())
+                )
+        return False
