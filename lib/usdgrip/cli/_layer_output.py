@@ -121,3 +121,20 @@ class LayerTarget:
 
         anchor = Path(args.file) if is_streamed(self.path) else self.path
         return compute_layer_for(root, anchor)
+
+    def write(self, layer: Any) -> None:
+        """Export ``layer`` to the target with the CLI's write rules, and print its notes."""
+        from usdgrip.cli import print_notes
+        from usdgrip.usd.layer_files import export_layer
+
+        notes = export_layer(layer, self.path, unchanged=self.snapshot, comments=self.comments)
+        print_notes(self.path, notes)
+
+    @staticmethod
+    def print_moved(moved: list[str], stream: Any) -> None:
+        """Say which relative asset paths ``-o`` re-anchored."""
+        for line in moved:
+            print(
+                f"moved:   {line} (relative asset path re-anchored to the output's folder)",
+                file=stream,
+            )

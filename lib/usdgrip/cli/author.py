@@ -233,9 +233,7 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.authoring import AuthoringError, author_edit
     from usdgrip.authoring.plans import plan_edit
     from usdgrip.authoring.world_frame import convert_edit_from_world
-    from usdgrip.cli import print_notes
     from usdgrip.fileio import display_path, is_standard_output
-    from usdgrip.usd.layer_files import export_layer
     from usdgrip.usd.stage import get_meters_per_unit
 
     _check_text(args)
@@ -270,18 +268,13 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 0
-        notes = export_layer(layer, written, unchanged=target.snapshot, comments=target.comments)
-        print_notes(written, notes)
+        target.write(layer)
     finally:
         # USD shares a layer within a process: whoever else holds FILE (usdview, Kit, a
         # library caller) sees the file again, not the edit.
         if not target.created and root.dirty and not was_dirty:
             root.Reload(force=True)
-    for line in moved:
-        print(
-            f"moved:   {line} (relative asset path re-anchored to the output's folder)",
-            file=report_to,
-        )
+    target.print_moved(moved, report_to)
     created = " (new edits layer: open it to see FILE with the edits)" if target.created else ""
     print(f"wrote {display_path(written)}: {_summary(edit, existing)}{created}", file=report_to)
     return 0

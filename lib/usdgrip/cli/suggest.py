@@ -150,7 +150,7 @@ def _print_text(found: Any, stream: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import usdgrip  # noqa: F401  (registers the schema before a stage opens)
-    from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, print_notes
+    from usdgrip.cli import EXIT_FINDINGS, EXIT_OK
     from usdgrip.contracts import parse_gripper
     from usdgrip.fileio import display_path
     from usdgrip.suggest import (
@@ -160,7 +160,6 @@ def run(args: argparse.Namespace) -> int:
         suggest_lines,
         suggest_slots,
     )
-    from usdgrip.usd.layer_files import export_layer
 
     options = SuggestOptions(
         max_slots=args.max_count, min_success=args.min_success, trials=args.trials,
@@ -200,18 +199,11 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(layer.ExportToString())
             print(f"dry run: would write {display_path(target.path)}", file=sys.stderr)
             return EXIT_OK
-        notes = export_layer(
-            layer, target.path, unchanged=target.snapshot, comments=target.comments
-        )
-        print_notes(target.path, notes)
+        target.write(layer)
     finally:
         if not target.created and root.dirty and not was_dirty:
             root.Reload(force=True)
-    for line in moved:
-        print(
-            f"moved:   {line} (relative asset path re-anchored to the output's folder)",
-            file=report_to,
-        )
+    target.print_moved(moved, report_to)
     names = ", ".join(repr(item.name) for item in made)
     print(
         f"wrote {display_path(target.path)}: {kind}(s) {names} on <{args.object}>", file=report_to
