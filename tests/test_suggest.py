@@ -105,6 +105,10 @@ def test_nothing_held_is_exit_1_and_writes_nothing(tmp_path, capsys):
         (["--object", "/Nope"], "/Nope"),
         (["--object", "/Pan", "--min-success", "0"], "min_success 0.0"),
         (["--object", "/Pan", "--trials", "0"], "trials 0"),
+        (["--object", "/Pan", "--candidates", "200000"], "candidates 200000"),
+        (["--object", "/Pan", "--seed", "-1"], "--seed -1"),
+        (["--object", ""], "--object ''"),
+        (["--object", "/Pan", "--min-success", "nan"], "min_success nan"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(pan, tmp_path, capsys, extra, message):

@@ -151,6 +151,7 @@ def _print_text(found: Any, stream: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import usdgrip  # noqa: F401  (registers the schema before a stage opens)
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK
+    from usdgrip.cli.plan import build_request
     from usdgrip.contracts import parse_gripper
     from usdgrip.fileio import display_path
     from usdgrip.suggest import (
@@ -166,6 +167,8 @@ def run(args: argparse.Namespace) -> int:
         candidates=args.candidates, seed=args.seed, table=args.table,
     )  # fmt: skip
     gripper = parse_gripper(args.gripper)
+    # The request contract's checks (prim path, seed, candidate count), one line each, first.
+    build_request(args.file, args.object, [gripper], args.candidates, args.seed)
     target = LayerTarget(args)  # refusals (read-only, usdz, -o FILE) before any work
     suggest, author = (
         (suggest_slots, author_slot_suggestions)

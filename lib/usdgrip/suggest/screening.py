@@ -18,8 +18,9 @@ import numpy as np
 from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
 from usdgrip.suggest.regions import SlotRegion, compute_slot_regions
 
-#: Planned candidates simulated by default.
+#: Planned candidates simulated by default, and at most.
 DEFAULT_CANDIDATES = 40
+MAX_CANDIDATES = 10_000
 #: Trials per candidate and per slot sample by default.
 DEFAULT_TRIALS = 2
 #: A region (and its proof) must hold at least this share of its trials by default.
@@ -49,10 +50,10 @@ class SuggestOptions:
     gripper_model: str = "auto"
 
     def __post_init__(self) -> None:
-        for name, low in (("max_slots", 1), ("trials", 1), ("candidates", 1)):
+        for name, high in (("max_slots", 100), ("trials", 1000), ("candidates", MAX_CANDIDATES)):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ValueError(f"{name} {value!r}: expected a whole number >= {low}")
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= high:
+                raise ValueError(f"{name} {value!r}: expected a whole number in 1..{high}")
         ok = isinstance(self.min_success, int | float) and not isinstance(self.min_success, bool)
         if not ok or not 0.0 < float(self.min_success) <= 1.0:
             raise ValueError(f"min_success {self.min_success!r}: expected a rate in (0, 1]")
