@@ -14,6 +14,7 @@ from usdgrip.cli.common import (
     add_physics_arguments,
     add_support_arguments,
     build_evaluation_options,
+    engine_label,
     format_physics_header,
     format_pose,
     format_summary_lines,
@@ -393,7 +394,7 @@ def format_lines_report(report: dict[str, Any]) -> str:
     """The ``--lines`` report as text: a header, then per line its verdict and the grasp."""
     summary, meta = report["summary"], report["physics"] or {}
     params = meta.get("parameters", {})
-    engine = f"MuJoCo {meta['engine_version']}, " if "engine_version" in meta else ""
+    engine = f"{engine_label(meta)}, " if "engine_version" in meta else ""
     out = [
         f"{report['object']}: {summary['held']} of {summary['lines']} grasp line(s) held",
         f"  gripper {report['gripper']}, support {meta.get('support', 'none')}, "

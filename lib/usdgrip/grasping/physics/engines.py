@@ -13,6 +13,9 @@ builds it, imported only when the engine is used (like trimesh's optional ray ba
 - ``mujoco`` (:mod:`usdgrip.grasping.physics.mujoco_engine`): MuJoCo on the CPU, one
   compiled model per worker process, trials one after another; the evaluation spreads
   candidates over worker processes (``jobs``).
+- ``mjwarp`` (:mod:`usdgrip.grasping.physics.mjwarp_engine`, the ``gpu`` extra): MuJoCo
+  Warp, every candidate × trial one world, all stepped together on a Warp device (a CUDA
+  GPU, else Warp's CPU device).
 
 A batched engine (``batched=True``, e.g. MuJoCo Warp stepping candidates × trials together
 on a GPU) receives every candidate's trials in one :meth:`GraspEngine.run_batch` call in
@@ -83,7 +86,9 @@ class EngineRecord:
 
     The module defines ``build_engine(obj, gripper, scene, hands, params) -> GraspEngine``
     and ``describe_engine(params) -> dict`` (engine name, versions and parameters for
-    ``metadata.physics``).
+    ``metadata.physics``), and may define ``check_engine()`` (raise ValueError, one line,
+    for what the engine cannot run without: a package, a device) and
+    ``check_combination(gripper)`` (refuse what it does not simulate).
     """
 
     name: str
@@ -103,6 +108,26 @@ class EngineRecord:
         except ImportError as exc:
             raise ValueError(f"physics engine {self.name!r} is unavailable: {exc}") from None
 
+    def check(self) -> None:
+        """Refuse, in one line, an engine that cannot run here (before any file is read).
+
+        Raises:
+            ValueError: its module, a package or a device it needs is missing.
+        """
+        check = getattr(self.load(), "check_engine", None)
+        if check is not None:
+            check()
+
+    def check_combination(self, gripper: Any) -> None:
+        """Refuse a gripper the engine does not simulate (before any trial).
+
+        Raises:
+            ValueError: the combination is unsupported (the message says what to use).
+        """
+        check = getattr(self.load(), "check_combination", None)
+        if check is not None:
+            check(gripper)
+
     def build(self, obj: Any, gripper: Any, scene: Any, hands: int, params: Any) -> GraspEngine:
         """Build the engine's world (compile errors surface here)."""
         return self.load().build_engine(obj, gripper, scene, hands, params)
@@ -115,7 +140,10 @@ class EngineRecord:
 #: Engines by name.
 ENGINES: dict[str, EngineRecord] = {
     record.name: record
-    for record in (EngineRecord("mujoco", "usdgrip.grasping.physics.mujoco_engine"),)
+    for record in (
+        EngineRecord("mujoco", "usdgrip.grasping.physics.mujoco_engine"),
+        EngineRecord("mjwarp", "usdgrip.grasping.physics.mjwarp_engine", batched=True),
+    )
 }
 
 
