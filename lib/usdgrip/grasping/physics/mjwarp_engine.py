@@ -23,6 +23,7 @@ caches them in its kernel cache (``WARP_CACHE_PATH``, else ``$XDG_CACHE_HOME/war
 
 from __future__ import annotations
 
+import importlib
 import os
 import warnings
 from typing import Any
@@ -55,13 +56,17 @@ def _modules() -> tuple[Any, Any]:
     Raises:
         ValueError: one of them is missing or does not match the installed MuJoCo.
     """
-    from usdgrip.extras import MissingExtraError, import_optional
+    from usdgrip.extras import MODULES
 
+    missing: ImportError | None = None
     try:
-        wp = import_optional("warp", prefer=("gpu",))
-        mjw = import_optional("mujoco_warp", prefer=("gpu",))
-    except MissingExtraError as exc:  # one line: which package, and the extra that brings it
-        raise ValueError(f"--engine mjwarp {exc}") from None
+        wp = importlib.import_module("warp")
+        mjw = importlib.import_module("mujoco_warp")
+    except ImportError as exc:
+        missing = exc
+    if missing is not None:  # raised here, not in the handler: this line is the message
+        name = missing.name if missing.name in ("warp", "mujoco_warp") else "mujoco_warp"
+        raise ValueError(f"--engine mjwarp needs {MODULES[name]}: pip install 'usdgrip[gpu]'")
     from importlib.metadata import PackageNotFoundError, version
 
     try:
