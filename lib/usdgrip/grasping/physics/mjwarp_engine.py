@@ -43,8 +43,14 @@ from usdgrip.grasping.physics.world import PhysicsGripper, PhysicsObject, Physic
 
 #: Environment variable naming the Warp device (``cpu``, ``cuda:0``); default: Warp's preferred.
 DEVICE_VARIABLE = "USDGRIP_WARP_DEVICE"
-#: Contacts allocated per world (MuJoCo Warp's contact buffer is shared by all worlds).
+#: Contacts allocated per world (MuJoCo Warp's contact buffer is shared by all worlds) and
+#: constraint rows per world and hand (weld, limits, mimic) besides the contacts' rows: room
+#: for 32 contacts of condim 4 per hand (the CPU engine's peak on the bench's mug of 44
+#: convex pieces: 18 contacts, 79 rows). A world that overflows either is ``unstable``,
+#: as a MuJoCo warning makes a CPU trial; more rows cost every world time (the solver's
+#: dense rows: 4 rows per contact doubled a step on Warp's CPU device).
 CONTACTS_PER_WORLD = 64
+ROWS_PER_HAND = 144
 
 _SETTLE, _CLOSE, _LIFT, _SHAKE, _DONE = range(5)
 _PHASE_NAMES = {_LIFT: "lift", _SHAKE: "shake"}
@@ -240,7 +246,13 @@ class MjwarpEngine:
             wm.body_inertia.assign(body_inertia)
             wm.geom_friction.assign(geom_friction)
             wm.opt.gravity = wp.zeros(worlds, dtype=wp.vec3)
-            wd = mjw.make_data(m, nworld=worlds, naconmax=CONTACTS_PER_WORLD * worlds)
+            wm.opt.warn_overflow = 0  # read per world from ``overflow``: that trial is unstable
+            wd = mjw.make_data(
+                m,
+                nworld=worlds,
+                naconmax=CONTACTS_PER_WORLD * worlds,
+                njmax=ROWS_PER_HAND * self.hands,
+            )
         wd.qpos.assign(qpos0)
         wd.mocap_pos.assign(mocap_pos0)
         wd.mocap_quat.assign(mocap_quat0)
