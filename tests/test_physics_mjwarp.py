@@ -266,3 +266,9 @@ def test_plan_engine_needs_evaluate(tmp_path, capsys):
     )  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2 and "--engine given without --evaluate" in err
+
+
+def test_gripper_test_refuses_another_engine(capsys):
+    code = main(["evaluate", "--gripper-test", GRIPPER_ARG, "--engine", "mjwarp"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "not with --gripper-test" in err

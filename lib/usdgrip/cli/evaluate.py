@@ -280,6 +280,11 @@ def run_gripper_test_cli(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"{option} {value}: not with --gripper-test (it tests the gripper alone)"
             )
+    if args.engine != "mujoco":
+        raise ValueError(
+            f"--engine {args.engine}: not with --gripper-test (FET028's cube and sphere run on "
+            "the CPU engine, mujoco)"
+        )
     trials = 1 if args.trials is None else args.trials
     if args.output is not None:
         check_output_path(Path(args.output), [parse_gripper(args.gripper_test).asset_path])
