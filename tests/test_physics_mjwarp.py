@@ -110,13 +110,23 @@ def test_engines_agree_on_the_example_candidates():
     assert evaluated["mujoco"].metadata.physics["engine"] == "mujoco"
 
 
-@needs_mjwarp
-def test_per_world_mass_friction_and_poses_give_the_cpu_outcomes():
-    """One batch mixing every outcome kind: each world's own pose, mass and friction count."""
+def _box_world():
     box = trimesh.creation.box((0.05, 0.05, 0.1))
     obj = make_physics_object(box.vertices, box.faces, mass=0.3, friction=0.8, use_cache=False)
     gripper = PhysicsGripper.proxy(max_opening=0.085, pad_width=0.02, grip_force=50.0)
-    scene = make_physics_scene(table=True)
+    return obj, gripper, make_physics_scene(table=True)
+
+
+@needs_mjwarp
+def test_per_world_mass_friction_and_poses_give_the_cpu_outcomes(monkeypatch):
+    """One batch mixing every outcome kind: each world's own pose, mass and friction count.
+
+    In worlds of at most 8 at a time (two device batches: 8 + 7).
+    """
+    from usdgrip.grasping.physics import mjwarp_engine
+
+    monkeypatch.setattr(mjwarp_engine, "MAX_WORLDS", 8)
+    obj, gripper, scene = _box_world()
     rng = np.random.default_rng(0)
     poses = []
     for _ in range(12):  # across, beside, into the box, at different heights
@@ -168,6 +178,23 @@ def test_cli_evaluate_engine_mjwarp_writes_the_report(tmp_path, capsys):
     assert "MuJoCo Warp 4." in captured.out and " on cpu" in captured.out
     text = out.read_text()
     assert "engine: mjwarp" in text and "outcome: missed" in text
+
+
+@needs_mjwarp
+def test_worlds_that_all_collide_open_never_reach_the_device(monkeypatch):
+    from usdgrip.grasping.physics import mjwarp_engine
+
+    obj, gripper, scene = _box_world()
+    engine = get_engine("mjwarp").build(obj, gripper, scene, 1, EvaluationParams())
+    monkeypatch.setattr(engine.mjw, "put_model", lambda *a, **k: pytest.fail("stepped"))
+    inside = _pose(DOWN_Y, (0.0, 0.0, -0.04))  # the palm deep in the box
+    batch = TrialBatch(np.stack([inside] * 3)[:, None, None], np.ones((3, 1)), np.ones((3, 1)))
+    rows = engine.run_batch(batch)
+    assert [r[0].outcome for r in rows] == ["collides_open"] * 3
+    assert {r[0].hit for r in rows} <= {"object", "support"}
+    empty = TrialBatch(np.zeros((0, 2, 1, 4, 4)), np.ones((0, 2)), np.ones((0, 2)))
+    assert engine.run_batch(empty) == []
+    assert mjwarp_engine.MAX_WORLDS >= 1024
 
 
 # --- refusals (no MuJoCo Warp run needed) -----------------------------------------------------

@@ -51,6 +51,9 @@ DEVICE_VARIABLE = "USDGRIP_WARP_DEVICE"
 #: dense rows: 4 rows per contact doubled a step on Warp's CPU device).
 CONTACTS_PER_WORLD = 64
 ROWS_PER_HAND = 144
+#: Worlds stepped together at most; more trials run in batches of this size (bounds the
+#: memory: about 0.4 MB per world here, most of it the hands' lift and shake targets).
+MAX_WORLDS = 4096
 
 _SETTLE, _CLOSE, _LIFT, _SHAKE, _DONE = range(5)
 _PHASE_NAMES = {_LIFT: "lift", _SHAKE: "shake"}
@@ -175,15 +178,27 @@ class MjwarpEngine:
 
     # ------------------------------------------------------------------ the batch
     def run_batch(self, batch: TrialBatch) -> list[list[TrialResult]]:
-        """Every trial of ``batch``, all worlds stepped together."""
-        wp, mjw, cpu, p = self.wp, self.mjw, self.cpu, self.params
+        """Every trial of ``batch``: up to :data:`MAX_WORLDS` worlds stepped together at a time."""
         n, trials = batch.friction_scales.shape
         worlds = n * trials
-        if worlds == 0:
-            return [[] for _ in range(n)]
         poses = np.asarray(batch.poses, dtype=np.float64).reshape(worlds, self.hands, 4, 4)
         friction = np.asarray(batch.friction_scales, dtype=np.float64).reshape(worlds)
         mass = np.asarray(batch.mass_scales, dtype=np.float64).reshape(worlds)
+        results: list[TrialResult] = []
+        for start in range(0, worlds, MAX_WORLDS):
+            chunk = slice(start, start + MAX_WORLDS)
+            results += self._run_worlds(poses[chunk], friction[chunk], mass[chunk])
+        return [results[c * trials : (c + 1) * trials] for c in range(n)]
+
+    def _run_worlds(
+        self,
+        poses: NDArray[np.float64],
+        friction: NDArray[np.float64],
+        mass: NDArray[np.float64],
+    ) -> list[TrialResult]:
+        """One trial per world (poses ``(W, H, 4, 4)``), all stepped together."""
+        wp, mjw, cpu, p = self.wp, self.mjw, self.cpu, self.params
+        worlds = len(poses)
         m, d = cpu.model, cpu.data
         nan = float("nan")
         results: list[TrialResult | None] = [None] * worlds
@@ -204,7 +219,7 @@ class MjwarpEngine:
             qpos0[w], mocap_pos0[w], mocap_quat0[w] = d.qpos, d.mocap_pos, d.mocap_quat
         active = np.array([r is None for r in results])
         if not active.any():
-            return self._rows(results, n, trials)
+            return self._finished(results)
         # an ended world is parked: the object away from the hands and the support, at
         # rest without gravity, so it adds no contacts to the buffer all worlds share
         object_qpos = m.jnt_qposadr[m.body_jntadr[cpu._object_body]]
@@ -408,7 +423,7 @@ class MjwarpEngine:
                 wd.mocap_pos.assign(mocap_pos)
                 wd.mocap_quat.assign(mocap_quat)
                 parked.clear()
-        return self._rows(results, n, trials)
+        return self._finished(results)
 
     def _state(self, wd: Any, worlds: int) -> dict[str, Any]:
         """The worlds' state as numpy: positions, velocities, frames, deepest contact, overflow."""
@@ -442,12 +457,11 @@ class MjwarpEngine:
             )
 
     @staticmethod
-    def _rows(results: list[TrialResult | None], n: int, trials: int) -> list[list[TrialResult]]:
-        out: list[list[TrialResult]] = []
-        for c in range(n):
-            row = results[c * trials : (c + 1) * trials]
-            out.append([r if r is not None else TrialResult("unstable", 0.0, 0.0) for r in row])
-        return out
+    def _finished(results: list[TrialResult | None]) -> list[TrialResult]:
+        """The results, every world ended (the loop runs until none is left)."""
+        if any(r is None for r in results):  # pragma: no cover - the loop ends every world
+            raise RuntimeError("a MuJoCo Warp world ended without an outcome")
+        return [r for r in results if r is not None]
 
 
 def build_engine(
