@@ -52,7 +52,8 @@ DEVICE_VARIABLE = "USDGRIP_WARP_DEVICE"
 CONTACTS_PER_WORLD = 64
 ROWS_PER_HAND = 144
 #: Worlds stepped together at most; more trials run in batches of this size (bounds the
-#: memory: about 0.4 MB per world here, most of it the hands' lift and shake targets).
+#: memory: contacts, constraint rows and the hands' targets grow with the worlds, about
+#: 0.1 MB per world and hand).
 MAX_WORLDS = 4096
 
 _SETTLE, _CLOSE, _LIFT, _SHAKE, _DONE = range(5)
@@ -282,7 +283,10 @@ class MjwarpEngine:
         failed = np.zeros(worlds, dtype=bool)
         last_touch = np.full((worlds, self.hands, 2), -(10**9))
         reference = np.zeros((worlds, 3))
-        trajectories: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
+        # per world, the hands' targets of its lift then shake (filled when its lift begins)
+        motion_steps = phase_len[_LIFT] + phase_len[_SHAKE]
+        target_pos = np.zeros((worlds, motion_steps, self.hands, 3))
+        target_quat = np.zeros((worlds, motion_steps, self.hands, 4))
         mocap_pos, mocap_quat = mocap_pos0.copy(), mocap_quat0.copy()
         mocap_ids = cpu._hand_mocap
         hand0 = cpu._hand_bodies[0]
@@ -324,10 +328,8 @@ class MjwarpEngine:
                 p.lift_height + p.shake_amplitude * wave,
                 np.radians(p.shake_angle) * wave,
             )
-            trajectories[w] = (
-                np.concatenate([lifted[0], shaken[0]]),
-                np.concatenate([lifted[1], shaken[1]]),
-            )
+            target_pos[w] = np.concatenate([lifted[0], shaken[0]])
+            target_quat[w] = np.concatenate([lifted[1], shaken[1]])
             phase[w], steps_in[w] = _LIFT, 0
             last_touch[w] = -(10**9)
             failed[w] = False
@@ -345,12 +347,11 @@ class MjwarpEngine:
             ctrl[running & (phase >= _CLOSE)] = close_ctrl
             ctrl_device.assign(ctrl)
             moving = np.flatnonzero(running & (phase >= _LIFT))
-            for w in moving:
-                offset = steps_in[w] + (0 if phase[w] == _LIFT else phase_len[_LIFT])
-                positions, quats = trajectories[w]
-                mocap_pos[w, mocap_ids] = positions[offset]
-                mocap_quat[w, mocap_ids] = quats[offset]
             if len(moving):
+                offset = steps_in[moving] + np.where(phase[moving] == _LIFT, 0, phase_len[_LIFT])
+                rows = moving[:, None]
+                mocap_pos[rows, mocap_ids[None]] = target_pos[moving, offset]
+                mocap_quat[rows, mocap_ids[None]] = target_quat[moving, offset]
                 wd.mocap_pos.assign(mocap_pos)
                 wd.mocap_quat.assign(mocap_quat)
             with wp.ScopedDevice(self.device):
@@ -385,24 +386,22 @@ class MjwarpEngine:
                         if phase[w] == _LIFT:
                             gravity_on[w] = True
             moved = checking & motion_check
-            if moved.any():
+            if moved.any():  # the CPU engine's lift and shake checks, for every world at once
                 now = in_hand(state["xpos"], state["xmat"], state["xipos"])
-                for w in np.flatnonzero(moved):
+                shift = np.linalg.norm(now - reference, axis=1)
+                worst[moved] = np.maximum(worst[moved], shift[moved])
+                dropped = moved & (shift > p.drop_distance)
+                for w in np.flatnonzero(dropped):
+                    finish(w, f"dropped_{_PHASE_NAMES[int(phase[w])]}", worst[w], opening[w])
+                moved &= ~dropped
+                failed[moved] |= shift[moved] >= p.slip_tolerance
+                # the contact window at the phase's end: the pads touching, world by world
+                for w in np.flatnonzero(moved & (steps_in > length - window - _CHECK_EVERY)):
+                    self._load(state["qpos"][w], (mocap_pos[w], mocap_quat[w]))
+                    last_touch[w][cpu._fingers_touching()] = steps_in[w] - 1
+                for w in np.flatnonzero(moved & (steps_in == length)):  # the phase ends
                     name = _PHASE_NAMES[int(phase[w])]
-                    steps = phase_len[int(phase[w])]
-                    i = steps_in[w] - 1
-                    shift = float(np.linalg.norm(now[w] - reference[w]))
-                    worst[w] = max(worst[w], shift)
-                    if shift > p.drop_distance:
-                        finish(w, f"dropped_{name}", worst[w], opening[w])
-                        continue
-                    failed[w] = failed[w] or shift >= p.slip_tolerance
-                    if i + 1 > steps - window - _CHECK_EVERY:
-                        self._load(state["qpos"][w], (mocap_pos[w], mocap_quat[w]))
-                        last_touch[w][cpu._fingers_touching()] = i
-                    if i + 1 < steps:
-                        continue
-                    touching = last_touch[w] >= steps - window
+                    touching = last_touch[w] >= length[w] - window
                     if failed[w] or not touching.all():
                         kind = "dropped" if not touching.any() else "slipped"
                         finish(w, f"{kind}_{name}", worst[w], opening[w])
