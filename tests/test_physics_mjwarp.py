@@ -299,3 +299,18 @@ def test_gripper_test_refuses_another_engine(capsys):
     code = main(["evaluate", "--gripper-test", GRIPPER_ARG, "--engine", "mjwarp"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "not with --gripper-test" in err
+
+
+@needs_mjwarp
+def test_an_unusable_kernel_cache_is_one_line_exit_2(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    done = _run_hidden(
+        "", "evaluate", str(tmp_path / "absent.usda"), "--object", "/Mug", "--gripper",
+        GRIPPER_ARG, "--grasps", str(tmp_path / "absent.yaml"), "-o", str(tmp_path / "o.yaml"),
+        "--engine", "mjwarp", env={"WARP_CACHE_PATH": str(blocker / "cache")},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert "Warp's kernel cache" in last and "WARP_CACHE_PATH" in last
+    assert "Traceback" not in done.stderr

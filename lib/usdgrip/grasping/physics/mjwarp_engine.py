@@ -101,7 +101,14 @@ def _device(wp: Any) -> Any:
         warnings.simplefilter("ignore")
         wp.config.quiet = True
         wp.config.log_level = wp.LOG_WARNING  # no line per kernel module loaded
-        wp.init()
+        try:
+            wp.init()
+        except OSError as exc:  # its kernel cache cannot be made
+            where = os.environ.get("WARP_CACHE_PATH", exc.filename)
+            raise ValueError(
+                f"--engine mjwarp: Warp's kernel cache {where}: {exc.strerror} "
+                "(set WARP_CACHE_PATH to a writable folder)"
+            ) from None
     wanted = os.environ.get(DEVICE_VARIABLE, "").strip()
     if not wanted:
         return wp.get_preferred_device()
