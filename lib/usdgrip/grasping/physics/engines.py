@@ -86,9 +86,9 @@ class EngineRecord:
 
     The module defines ``build_engine(obj, gripper, scene, hands, params) -> GraspEngine``
     and ``describe_engine(params) -> dict`` (engine name, versions and parameters for
-    ``metadata.physics``), and may define ``check_engine()`` (raise ValueError, one line,
-    for what the engine cannot run without: a package, a device) and
-    ``check_combination(gripper)`` (refuse what it does not simulate).
+    ``metadata.physics``); with ``checks=True`` also ``check_engine()`` (raise ValueError,
+    one line, for what the engine cannot run without: a package, a device). What an
+    engine does not simulate (a gripper's articulation, say) its ``build_engine`` refuses.
     """
 
     name: str
@@ -96,6 +96,9 @@ class EngineRecord:
     """Import path of the module (imported on first use)."""
     batched: bool = False
     """True: one ``run_batch`` call takes every candidate × trial (no worker processes)."""
+    checks: bool = False
+    """True: the module defines ``check_engine`` (else :meth:`check` imports nothing: the
+    default engine's module loads only when it simulates)."""
 
     def load(self) -> ModuleType:
         """The engine's module.
@@ -114,19 +117,8 @@ class EngineRecord:
         Raises:
             ValueError: its module, a package or a device it needs is missing.
         """
-        check = getattr(self.load(), "check_engine", None)
-        if check is not None:
-            check()
-
-    def check_combination(self, gripper: Any) -> None:
-        """Refuse a gripper the engine does not simulate (before any trial).
-
-        Raises:
-            ValueError: the combination is unsupported (the message says what to use).
-        """
-        check = getattr(self.load(), "check_combination", None)
-        if check is not None:
-            check(gripper)
+        if self.checks:
+            self.load().check_engine()
 
     def build(self, obj: Any, gripper: Any, scene: Any, hands: int, params: Any) -> GraspEngine:
         """Build the engine's world (compile errors surface here)."""
@@ -142,7 +134,7 @@ ENGINES: dict[str, EngineRecord] = {
     record.name: record
     for record in (
         EngineRecord("mujoco", "usdgrip.grasping.physics.mujoco_engine"),
-        EngineRecord("mjwarp", "usdgrip.grasping.physics.mjwarp_engine", batched=True),
+        EngineRecord("mjwarp", "usdgrip.grasping.physics.mjwarp_engine", batched=True, checks=True),
     )
 }
 
