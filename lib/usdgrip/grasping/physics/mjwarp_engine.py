@@ -6,7 +6,7 @@ a Warp device with one world per trial: the perturbed mass, inertia and friction
 per-world model rows, gravity is per world (it turns on when a world's phase does), and
 the hands' targets, controls and initial poses are per-world data rows. Every world runs
 the protocol of :meth:`MujocoEngine.run_trial` on its own clock (docs/physics.md): the
-phases, their steps, the checks every ``_CHECK_EVERY`` steps and the outcomes are the
+phases, their steps, the checks every ``CHECK_EVERY`` steps and the outcomes are the
 same; a world whose trial has ended keeps stepping but is no longer read.
 
 The frequent checks (divergence, the object's shift in the hand, the fingers' stall) are
@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 
 from usdgrip.grasping.physics.engines import TrialBatch, TrialResult
 from usdgrip.grasping.physics.mujoco_engine import (
-    _CHECK_EVERY,
+    CHECK_EVERY,
     GRAVITY,
     MujocoEngine,
 )
@@ -367,10 +367,10 @@ class MjwarpEngine:
 
             # which worlds check now (the CPU engine's check points on each world's clock)
             settle_end = running & (phase == _SETTLE) & (steps_in == settle_steps)
-            close_check = running & (phase == _CLOSE) & (steps_in % _CHECK_EVERY == 0)
+            close_check = running & (phase == _CLOSE) & (steps_in % CHECK_EVERY == 0)
             length = np.where(phase == _SHAKE, phase_len[_SHAKE], phase_len[_LIFT])
             motion_check = (
-                running & (phase >= _LIFT) & ((steps_in % _CHECK_EVERY == 0) | (steps_in == length))
+                running & (phase >= _LIFT) & ((steps_in % CHECK_EVERY == 0) | (steps_in == length))
             )
             checking = settle_end | close_check | motion_check
             if not checking.any():
@@ -403,7 +403,7 @@ class MjwarpEngine:
                 moved &= ~dropped
                 failed[moved] |= shift[moved] >= p.slip_tolerance
                 # the contact window at the phase's end: the pads touching, world by world
-                for w in np.flatnonzero(moved & (steps_in > length - window - _CHECK_EVERY)):
+                for w in np.flatnonzero(moved & (steps_in > length - window - CHECK_EVERY)):
                     self._load(state["qpos"][w], (mocap_pos[w], mocap_quat[w]))
                     last_touch[w][cpu._fingers_touching()] = steps_in[w] - 1
                 for w in np.flatnonzero(moved & (steps_in == length)):  # the phase ends
