@@ -268,17 +268,45 @@ def test_a_mismatched_mujoco_warp_is_refused(monkeypatch):
 
 
 @needs_mjwarp
-def test_the_articulated_hand_is_refused_in_one_line(tmp_path, capsys):
+def test_an_articulation_with_closed_loops_is_refused_in_one_line(tmp_path, capsys):
+    robotiq = EXAMPLES / "grippers" / "robotiq_2f85" / "robotiq_2f85.usda"
     code = main(
         ["evaluate", str(EXAMPLES / "mug.usda"), "--object", "/Mug",
-         "--gripper", f"{EXAMPLES / 'grippers/franka_hand/franka_hand.usda'}:/FrankaHand/panda_hand/gripper_site",
+         "--gripper", f"{robotiq}:/Robotiq_2F85/base/gripper_site",
          "--grasps", str(EXAMPLES / "grasps" / "mug_graspgen.yaml"), "--table",
          "--gripper-model", "articulation", "--engine", "mjwarp", "-o", str(tmp_path / "o.yaml")]
     )  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2, err
-    assert err.count("\n") == 1 and "does not simulate a gripper's own articulation" in err
+    assert err.count("\n") == 1 and "articulation with closed loops (2 connect" in err
     assert not (tmp_path / "o.yaml").exists()
+
+
+@needs_mjwarp
+def test_engines_agree_on_an_open_chain_articulation():
+    """The Franka hand's own joints and drives: 20 planned mug candidates, 1 trial, both engines."""
+    franka = GripperRef(
+        asset_path=str(EXAMPLES / "grippers" / "franka_hand" / "franka_hand.usda"),
+        prim_path="/FrankaHand/panda_hand/gripper_site",
+    )
+    request = GraspPlanningRequest(
+        object=GraspObject(
+            geometry=GeometryRef(asset_path=str(EXAMPLES / "mug.usda"), prim_path="/Mug")
+        ),
+        grippers=(franka,),
+        max_candidates_per_gripper=20,
+    )
+    planned = usdgrip.plan_grasps(request, table=True, gripper_model="articulation")
+    held = {}
+    for engine in ("mujoco", "mjwarp"):
+        options = usdgrip.EvaluationOptions(
+            table=True, trials=1, engine=engine, gripper_model="articulation"
+        )
+        result = usdgrip.evaluate_grasps(planned, request.object.geometry, options=options)
+        assert result.metadata.physics["gripper"]["collision_model"].startswith("articulation")
+        held[engine] = {k: g.physics.outcomes.get("held", 0) > 0 for k, g in result.grasps.items()}
+    agree = sum(held["mujoco"][k] == held["mjwarp"][k] for k in held["mujoco"])
+    assert agree / len(held["mujoco"]) >= AGREEMENT, held
 
 
 def test_unknown_engine_is_refused_by_the_options_record():

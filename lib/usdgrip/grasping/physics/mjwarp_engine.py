@@ -12,7 +12,9 @@ same; a world whose trial has ended keeps stepping but is no longer read.
 The frequent checks (divergence, the object's shift in the hand, the fingers' stall) are
 numpy over all worlds; the rare ones (the open hand's penetration, the jaws' closure, the
 pads touching the object) load one world's state into the CPU engine's ``MjData`` and run
-its own checks, so both engines judge a state alike.
+its own checks, so both engines judge a state alike. The gripper's own articulation runs
+too (its drives' open and close targets per world), except one with closed loops
+(:func:`check_combination`).
 
 Needs the ``gpu`` extra (``mujoco-warp``, ``warp-lang``; a MuJoCo Warp of the installed
 MuJoCo's version). The device is Warp's preferred one (a CUDA GPU, else the CPU), or
@@ -131,16 +133,19 @@ def check_engine() -> None:
     _device(wp)
 
 
-def check_combination(gripper: PhysicsGripper) -> None:
-    """Refuse what MuJoCo Warp does not simulate like the CPU engine.
+def check_combination(cpu: MujocoEngine) -> None:
+    """Refuse what MuJoCo Warp was not found to simulate like the CPU engine.
 
     Raises:
-        ValueError: the gripper is simulated from its own articulation.
+        ValueError: the gripper's articulation has closed loops (connect constraints).
     """
-    if gripper.articulation is not None:
+    loops = int(np.count_nonzero(cpu.model.eq_type == mujoco.mjtEq.mjEQ_CONNECT))
+    if cpu.articulated and loops:
         raise ValueError(
-            "--engine mjwarp does not simulate a gripper's own articulation yet; use "
-            "--gripper-model proxy or geometry, or --engine mujoco"
+            f"--engine mjwarp does not simulate a gripper articulation with closed loops "
+            f"({loops // cpu.hands} connect constraint(s) per hand: held / not held did not "
+            "agree with the CPU engine); use --engine mujoco, or --gripper-model proxy or "
+            "geometry"
         )
 
 
@@ -155,11 +160,11 @@ class MjwarpEngine:
         hands: int,
         params: EvaluationParams,
     ) -> None:
-        check_combination(gripper)
         self.wp, self.mjw = _modules()
         self.device = _device(self.wp)
         #: The CPU engine of the same world: its model, ids and the rare checks.
         self.cpu = MujocoEngine(obj, gripper, scene, hands, params)
+        check_combination(self.cpu)
         self.params, self.hands, self.scene = params, hands, scene
 
     def run_trial(
@@ -221,6 +226,8 @@ class MjwarpEngine:
             cpu._set_mocap(poses[w], hands_too=True)
             mujoco.mj_kinematics(m, d)
             mujoco.mj_collision(m, d)
+            if cpu.articulated and cpu._pad_open_x is None:  # as the CPU engine's first trial
+                cpu._pad_open_x = cpu._pad_x()
             depth, hit = cpu._deepest_hand_penetration()
             if depth > p.penetration_tolerance:
                 results[w] = TrialResult("collides_open", nan, nan, hit)
@@ -285,6 +292,8 @@ class MjwarpEngine:
         steps_in = np.zeros(worlds, dtype=np.int64)  # steps taken in the current phase
         gravity_on = np.zeros(worlds, dtype=bool)
         ctrl = np.zeros((worlds, m.nu))
+        if cpu.articulated:  # the drives hold the fingers open until the close
+            ctrl[:, cpu._driven_ctrl] = cpu._driven_open
         worst = np.zeros(worlds)
         opening = np.full(worlds, nan)
         failed = np.zeros(worlds, dtype=bool)
@@ -298,7 +307,11 @@ class MjwarpEngine:
         mocap_ids = cpu._hand_mocap
         hand0 = cpu._hand_bodies[0]
         obj_dof = cpu._object_dof
-        close_ctrl = self.cpu.gripper.grip_force
+        if cpu.articulated:  # position drives aim at the closed limits, within their forces
+            close_ctrl = ctrl[0].copy()
+            close_ctrl[cpu._driven_ctrl] = cpu._driven_target
+        else:  # the pads' motors push with the grip force
+            close_ctrl = np.full(m.nu, cpu.gripper.grip_force)
 
         parked: list[int] = []
 
