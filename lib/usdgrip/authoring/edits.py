@@ -110,6 +110,9 @@ def author_edit(
             f"{target_layer.identifier}: the layer may not be edited (permissionToEdit is "
             "false); author into another layer"
         )
+    refusal = plan.check_layer(target_layer) if plan.check_layer is not None else None
+    if refusal is not None:
+        raise ValueError(refusal)
     hidden = find_stronger_opinions(stage, plan, target_layer)
     if hidden:
         shown = ", ".join(f"{path} (in {lay.identifier})" for path, lay in hidden[:3])
@@ -314,6 +317,21 @@ def set_gripper_site(
         pad_width=pad_width,
     )
     return author_edit(prim.GetStage(), edit, params=params)
+
+
+def remove_gripper_site(prim: Usd.Prim) -> AuthoringVerdict:
+    """Remove the gripper site of ``prim`` from the edit target's layer; the prim stays.
+
+    ``GripperSiteAPI`` (``delete`` authored when a weaker layer applies it), the
+    ``gripper:*`` attributes and the ``gripper_forward_axis``/``gripper_grip_line`` curves
+    (deactivated when a weaker layer defines them). Never refused.
+
+    Raises:
+        TypeError: ``prim`` is not a ``Usd.Prim``.
+        ValueError: the prim has no site to remove, or is an instance proxy.
+    """
+    require_prim(prim)
+    return author_edit(prim.GetStage(), SiteEdit(str(prim.GetPath()), remove=True))
 
 
 def define_grasp_line(
