@@ -65,6 +65,9 @@ RULE_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Drawn length of a site's forward axis curve (metres) when a dialog or the CLI authors it.
+FORWARD_LENGTH_M = 0.05
+
 #: :class:`SlotEdit` field -> GripperSlotAPI property.
 SLOT_PROPERTY_OF = {
     "center": "center",

@@ -69,8 +69,6 @@ OPTIONS = {
 }
 #: A negative number or vector as an option's value (argparse takes "-1,0,0" for an option).
 _NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
-#: Drawn length of a site's forward axis curve, metres.
-FORWARD_LENGTH_M = 0.05
 
 
 def _vector(text: str) -> tuple[float, float, float]:
@@ -165,6 +163,7 @@ def _check_text(args: argparse.Namespace) -> None:
 
 def _edit_from(args: argparse.Namespace, meters_per_unit: float) -> Any:
     from usdgrip.authoring import LineEdit, SiteEdit, SlotEdit
+    from usdgrip.authoring.edit_records import FORWARD_LENGTH_M
 
     if args.what == "slot":
         values = {

@@ -90,8 +90,20 @@ def edit_slot(usdview_api: Any) -> None:
         session.slot_dialog(names[0])
 
 
+def add_gripper_site(usdview_api: Any) -> None:
+    """Open Add Gripper Site… on the selected prim (its site, or a new one)."""
+    if (session := _session(usdview_api)) is not None:
+        session.site_dialog()
+
+
+def add_grasp_line(usdview_api: Any) -> None:
+    """Open Add Grasp Line… under the selected prop (or on the selected line)."""
+    if (session := _session(usdview_api)) is not None:
+        session.line_dialog()
+
+
 def remove_authored(usdview_api: Any) -> None:
-    """Open Remove…: a slot or grasp line of the selected prim."""
+    """Open Remove…: the site, a slot or a grasp line of the selected prim."""
     if (session := _session(usdview_api)) is not None:
         session.remove_dialog()
 
