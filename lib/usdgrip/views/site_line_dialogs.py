@@ -48,6 +48,9 @@ DEFAULT_GRIP_LINE = (0.0, 1.0, 0.0)
 #: Largest payload (kg) and grip force (N) the fields take (the rules judge the rest).
 LIMIT_FIELD_MAX = 1e6
 NOT_AUTHORED = "not authored"
+#: How far off the picked surface a picked p0/p1 lies (metres): the pads start outside
+#: the part (a line ending on the surface does not meet it: GP.001).
+DEFAULT_PICK_CLEARANCE = 0.01
 _LINE_NUMBER = re.compile(rf"^{GRASP_LINE_PREFIX}_(\d+)$")
 
 
@@ -244,11 +247,17 @@ class LineDialog(EditDialog):
             button.setToolTip("The next click in the viewport sets the point on the surface")
         self.pick0.toggled.connect(lambda on: on and self.pick1.setChecked(False))
         self.pick1.toggled.connect(lambda on: on and self.pick0.setChecked(False))
+        self.clearance = make_length_field("clearance", DEFAULT_PICK_CLEARANCE, "m", 1.0)
+        self.clearance.setToolTip(
+            "A picked point lies this far off the surface, towards the camera: the pads "
+            "start outside the part"
+        )
         self._editing = False
         form.addRow("Parent prim", self.parentLabel)
         form.addRow("Line name", self.nameEdit)
         form.addRow("p0 (first pad)", make_row([*self.p0, self.pick0]))
         form.addRow("p1 (second pad)", make_row([*self.p1, self.pick1]))
+        form.addRow("Pick clearance", self.clearance)
         self.finish_layout()
         self.connect_fields([self.nameEdit, *self.p0, *self.p1])
 
@@ -316,7 +325,8 @@ class LineDialog(EditDialog):
     def applyPick(self, origin: tuple, direction: tuple) -> bool:
         """Take a click's world ray (stage units): p0 or p1 where it meets the parent's mesh.
 
-        False (why shown) when the ray misses or the mesh cannot be read.
+        The point lies :attr:`clearance` off the surface, along the face's normal towards
+        the camera. False (why shown) when the ray misses or the mesh cannot be read.
         """
         spins = self.p0 if self.pick0.isChecked() else self.p1
         self.pick0.setChecked(False)
@@ -324,7 +334,11 @@ class LineDialog(EditDialog):
         if self._stage is None:
             return False
         try:
-            point, _ = cast_pick(self._stage, self._prim, origin, direction)
+            point, normal = cast_pick(self._stage, self._prim, origin, direction)
+            facing = sum(n * d for n, d in zip(normal, direction, strict=True))
+            offset = self.clearance.value() / get_meters_per_unit(self._stage)
+            offset = -offset if facing > 0 else offset
+            point = tuple(p + n * offset for p, n in zip(point, normal, strict=True))
             name = self.nameEdit.text().strip() or compute_next_line_name(self._stage)
             local = convert_edit_from_world(self._stage, LineEdit(self._prim, name, p0=point))
         except (ValueError, GripperError) as exc:
