@@ -17,16 +17,14 @@ from typing import Any
 from pxr import Sdf, Usd
 
 from usdgrip.authoring import AuthoringError, ProposalStage, SlotEdit, author_edit, check_edit
-from usdgrip.authoring.plans import map_identity, plan_edit
 from usdgrip.authoring.world_frame import convert_edit_from_world
 from usdgrip.errors import GripperError
-from usdgrip.rules.engine import resolve_params
-from usdgrip.site_records import GripperSlot
 from usdgrip.surface_pick import compute_forward_against, intersect_ray
 from usdgrip.usd.geometry import read_object_mesh
-from usdgrip.usd.slots import get_slot_attribute_name, list_slot_names, read_gripper_slots
+from usdgrip.usd.slots import get_slot_attribute_name, list_slot_names
 from usdgrip.usd.stage import get_meters_per_unit
 from usdgrip.views import overlays
+from usdgrip.views.edit_previews import preview_slot_edits
 from usdgrip.views.qt import QtWidgets, Signal
 from usdgrip.views.saving import EditLayerFiles
 
@@ -101,41 +99,6 @@ def make_row(widgets: list[Any]) -> QtWidgets.QWidget:
     for widget in widgets:
         layout.addWidget(widget)
     return box
-
-
-def preview_slot_edits(
-    stage: Usd.Stage, edits: list[SlotEdit], scratch: ProposalStage | None = None
-) -> list[str]:
-    """Draw the slots ``edits`` would author, in the session layer's preview scope.
-
-    The edits are authored together on ``scratch`` (a :class:`ProposalStage` of
-    ``stage``; default a new one) and read back as world slots; an edit that cannot be
-    planned or read (a degenerate frame) is not drawn.
-    """
-    scratch = scratch if scratch is not None else ProposalStage(stage)
-    params = resolve_params(None)
-    scratch.reset()
-    names: dict[str, set[str]] = {}
-    with Sdf.ChangeBlock():
-        for edit in edits:
-            try:
-                plan = plan_edit(stage, edit, params)
-            except (ValueError, GripperError):
-                continue
-            if plan.write is not None and not edit.remove:
-                plan.write(scratch.session, map_identity)
-                names.setdefault(edit.prim, set()).add(edit.name)
-    slots: list[GripperSlot] = []
-    for prim, wanted in names.items():
-        try:
-            slots += read_gripper_slots(scratch.stage.GetPrimAtPath(prim), wanted)
-        except (ValueError, GripperError):
-            continue
-    scratch.reset()
-    try:
-        return overlays.author_slot_overlays(stage, slots, overlays.PREVIEW_SCOPE)
-    except ValueError:  # a degenerate frame: nothing to draw
-        return overlays.author_slot_overlays(stage, [], overlays.PREVIEW_SCOPE)
 
 
 class LayerChoice(QtWidgets.QWidget):

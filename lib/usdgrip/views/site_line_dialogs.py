@@ -11,7 +11,6 @@ those of ``usdgrip author site`` and ``usdgrip author line``.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 from typing import Any
@@ -20,16 +19,11 @@ from pxr import Sdf, Usd
 
 from usdgrip.authoring import LineEdit, ProposalStage, SiteEdit
 from usdgrip.authoring.edit_records import FORWARD_LENGTH_M
-from usdgrip.authoring.plans import map_identity, plan_edit
 from usdgrip.authoring.world_frame import convert_edit_from_world
 from usdgrip.errors import GripperError
 from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX
-from usdgrip.rules.engine import resolve_params
-from usdgrip.usd.grasp_lines import find_grasp_lines
 from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API
-from usdgrip.usd.sites import read_gripper_site
 from usdgrip.usd.stage import get_meters_per_unit
-from usdgrip.views import overlays
 from usdgrip.views.edit_dialogs import (
     EditDialog,
     cast_pick,
@@ -38,6 +32,7 @@ from usdgrip.views.edit_dialogs import (
     make_row,
     make_vector_field,
 )
+from usdgrip.views.edit_previews import preview_line_edit, preview_site_edit
 from usdgrip.views.qt import QtWidgets
 
 #: A new site's values: those of ``usdgrip author site`` examples (metres, kg, N).
@@ -52,44 +47,6 @@ NOT_AUTHORED = "not authored"
 #: the part (a line ending on the surface does not meet it: GP.001).
 DEFAULT_PICK_CLEARANCE = 0.01
 _LINE_NUMBER = re.compile(rf"^{GRASP_LINE_PREFIX}_(\d+)$")
-
-
-def _draw_scratch(stage: Usd.Stage, edit: Any, scratch: ProposalStage) -> Usd.Stage | None:
-    """Author ``edit`` on ``scratch``'s private session layer; its stage, or ``None``."""
-    try:
-        plan = plan_edit(stage, edit, resolve_params(None))
-    except (ValueError, GripperError):
-        return None
-    if plan.write is None:
-        return None
-    scratch.reset()
-    with Sdf.ChangeBlock():
-        plan.write(scratch.session, map_identity)
-    return scratch.stage
-
-
-def preview_site_edit(stage: Usd.Stage, edit: SiteEdit | None, scratch: ProposalStage) -> list[str]:
-    """Draw the site ``edit`` would author in the preview scope (nothing when it cannot be)."""
-    sites = []
-    drawn = _draw_scratch(stage, edit, scratch) if edit is not None else None
-    if drawn is not None:
-        with contextlib.suppress(ValueError, GripperError):
-            sites.append(read_gripper_site(drawn.GetPrimAtPath(edit.prim), strict=False))
-    scratch.reset()
-    return overlays.author_site_overlays(stage, sites, overlays.PREVIEW_SCOPE)
-
-
-def preview_line_edit(stage: Usd.Stage, edit: LineEdit | None, scratch: ProposalStage) -> list[str]:
-    """Draw the grasp line ``edit`` would author in the preview scope (with its pad ticks)."""
-    lines = []
-    drawn = _draw_scratch(stage, edit, scratch) if edit is not None else None
-    if drawn is not None:
-        try:
-            lines = [line for line in find_grasp_lines(drawn) if line.path == edit.path]
-        except (ValueError, GripperError):
-            lines = []
-    scratch.reset()
-    return overlays.author_grasp_line_overlays(stage, lines, overlays.PREVIEW_SCOPE)
 
 
 def compute_next_line_name(stage: Usd.Stage) -> str:
