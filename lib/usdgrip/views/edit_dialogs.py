@@ -21,10 +21,16 @@ from usdgrip.authoring.world_frame import convert_edit_from_world
 from usdgrip.errors import GripperError
 from usdgrip.surface_pick import compute_forward_against, intersect_ray
 from usdgrip.usd.geometry import read_object_mesh
-from usdgrip.usd.slots import get_slot_attribute_name, list_slot_names
+from usdgrip.usd.slots import list_slot_names
 from usdgrip.usd.stage import get_meters_per_unit
 from usdgrip.views import overlays
-from usdgrip.views.edit_previews import preview_slot_edits
+from usdgrip.views.actions import list_removables
+from usdgrip.views.edit_previews import (
+    NEW_SLOT,
+    compute_new_slot_name,
+    preview_slot_edits,
+    read_slot_values,
+)
 from usdgrip.views.qt import QtWidgets, Signal
 from usdgrip.views.saving import EditLayerFiles
 
@@ -34,10 +40,9 @@ EDIT_LAYERS = ("Session layer (try)", "Root layer", "Edit layer file")
 TRY_LAYERS = EDIT_LAYERS[:2]
 LR_CHOICES = ("(none)", "left", "right")
 COORDINATE_LIMIT = 1e6
-DEFAULT_FORWARD = (0.0, 0.0, -1.0)
-DEFAULT_SPAN_AXIS = (1.0, 0.0, 0.0)
-#: A new slot's up range (metres): GS.002 wants more than 0.
-DEFAULT_UP_RANGE = 0.05
+DEFAULT_FORWARD = NEW_SLOT["forward"]
+DEFAULT_SPAN_AXIS = NEW_SLOT["span_axis"]
+DEFAULT_UP_RANGE = NEW_SLOT["up_range"]
 
 
 def make_vector_field(name: str, unit: str, value: tuple[float, float, float]) -> list[Any]:
@@ -384,12 +389,8 @@ class SlotDialog(EditDialog):
                 self.nameEdit.setReadOnly(True)
                 self._load_values(prim, name)
             else:
-                taken = set(list_slot_names(prim))
-                base, n = "slot", 1
-                while f"{base}{n}" in taken:
-                    n += 1
                 self.nameEdit.setReadOnly(False)
-                self.nameEdit.setText(f"{base}{n}")
+                self.nameEdit.setText(compute_new_slot_name(prim))
         finally:
             self._loading = False
         self.refresh()
@@ -461,27 +462,23 @@ class SlotDialog(EditDialog):
     # --- internals --------------------------------------------------------------
 
     def _load_values(self, prim: Usd.Prim, name: str) -> None:
-        def get(prop: str) -> Any:
-            attr = prim.GetAttribute(get_slot_attribute_name(name, prop))
-            return attr.Get() if attr and attr.HasValue() else None
+        values = read_slot_values(prim, name)
+        for spins, key in ((self.center, "center"), (self.forward, "forward")):
+            if key in values:
+                self._set_vector(spins, values[key])
+        if "span_axis" in values:
+            self._set_vector(self.spanAxis, values["span_axis"])
+        for spin, key in ((self.upRange, "up_range"), (self.inputAngle, "slot_input_angle")):
+            if key in values:
+                spin.setValue(values[key])
+        lr = values.get("lr")
+        self.lrCombo.setCurrentText(lr if lr in LR_CHOICES else LR_CHOICES[0])
+        self.groupEdit.setText(values.get("group", ""))
 
-        for spins, prop in ((self.center, "center"), (self.forward, "forward")):
-            value = get(prop)
-            if value is not None:
-                for spin, v in zip(spins, value, strict=True):
-                    spin.setValue(float(v))
-        value = get("spanAxis")
-        if value is not None:
-            for spin, v in zip(self.spanAxis, value, strict=True):
-                spin.setValue(float(v))
-        for spin, prop in ((self.upRange, "upRange"), (self.inputAngle, "slotInputAngle")):
-            value = get(prop)
-            if value is not None:
-                spin.setValue(float(value))
-        lr = get("lr")
-        self.lrCombo.setCurrentText(str(lr) if lr in LR_CHOICES else LR_CHOICES[0])
-        group = get("groupName")
-        self.groupEdit.setText(str(group) if group else "")
+    @staticmethod
+    def _set_vector(spins: list[Any], value: Any) -> None:
+        for spin, v in zip(spins, value, strict=True):
+            spin.setValue(float(v))
 
 
 def make_layer_combo() -> QtWidgets.QComboBox:
@@ -495,42 +492,6 @@ def make_layer_combo() -> QtWidgets.QComboBox:
 def get_layer_of(stage: Usd.Stage, choice: str) -> Sdf.Layer:
     """The layer a session/root choice names (:data:`TRY_LAYERS`)."""
     return stage.GetRootLayer() if choice == EDIT_LAYERS[1] else stage.GetSessionLayer()
-
-
-def list_removables(stage: Usd.Stage, prim_path: str) -> list[tuple[str, Any]]:
-    """What Remove… offers on a prim: ``(label, edit)`` for its site, slots and grasp lines.
-
-    The site: the prim's gripper site (``GripperSiteAPI``, or the prim whose curve
-    ``gripper_forward_axis``/``gripper_grip_line`` is selected); slots are the prim's
-    ``GripperSlotAPI`` instances; grasp lines are its ``grasp_identifier*`` children (or
-    the prim itself when it is one).
-    """
-    from usdgrip.authoring import LineEdit, SiteEdit
-    from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX
-    from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API
-    from usdgrip.usd.slots import list_slot_instances
-
-    prim = stage.GetPrimAtPath(prim_path)
-    if not prim:
-        return []
-    site = prim
-    if prim.GetName() in (FORWARD_AXIS_NAMES[0], GRIP_LINE_NAMES[0]):
-        site = prim.GetParent()
-    found: list[tuple[str, Any]] = []
-    if site.HasAPI(SITE_API):
-        found.append((f"gripper site {site.GetPath()}", SiteEdit(str(site.GetPath()), remove=True)))
-    found += [
-        (f"slot {name}", SlotEdit(prim_path, name, remove=True))
-        for name in list_slot_instances(prim)
-    ]
-    lines = [prim] if prim.GetName().startswith(GRASP_LINE_PREFIX) else []
-    lines += [c for c in prim.GetChildren() if c.GetName().startswith(GRASP_LINE_PREFIX)]
-    for line in lines:
-        parent = str(line.GetPath().GetParentPath())
-        found.append(
-            (f"grasp line {line.GetName()}", LineEdit(parent, line.GetName(), remove=True))
-        )
-    return found
 
 
 class RemoveDialog(QtWidgets.QDialog):

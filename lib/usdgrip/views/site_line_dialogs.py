@@ -12,7 +12,6 @@ those of ``usdgrip author site`` and ``usdgrip author line``.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from pxr import Sdf, Usd
@@ -22,7 +21,7 @@ from usdgrip.authoring.edit_records import FORWARD_LENGTH_M
 from usdgrip.authoring.world_frame import convert_edit_from_world
 from usdgrip.errors import GripperError
 from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX
-from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API
+from usdgrip.usd.names import SITE_API
 from usdgrip.usd.stage import get_meters_per_unit
 from usdgrip.views.edit_dialogs import (
     EditDialog,
@@ -32,31 +31,26 @@ from usdgrip.views.edit_dialogs import (
     make_row,
     make_vector_field,
 )
-from usdgrip.views.edit_previews import preview_line_edit, preview_site_edit
+from usdgrip.views.edit_previews import (
+    NEW_SITE,
+    compute_next_line_name,
+    preview_line_edit,
+    preview_site_edit,
+    read_line_points,
+    read_site_values,
+)
 from usdgrip.views.qt import QtWidgets
 
-#: A new site's values: those of ``usdgrip author site`` examples (metres, kg, N).
-DEFAULT_MAX_OPENING = 0.085
-DEFAULT_PAD_WIDTH = 0.02
-DEFAULT_SITE_FORWARD = (0.0, 0.0, 1.0)
-DEFAULT_GRIP_LINE = (0.0, 1.0, 0.0)
+DEFAULT_MAX_OPENING = NEW_SITE["max_opening"]
+DEFAULT_PAD_WIDTH = NEW_SITE["pad_width"]
+DEFAULT_SITE_FORWARD = NEW_SITE["forward"]
+DEFAULT_GRIP_LINE = NEW_SITE["grip_line"]
 #: Largest payload (kg) and grip force (N) the fields take (the rules judge the rest).
 LIMIT_FIELD_MAX = 1e6
 NOT_AUTHORED = "not authored"
 #: How far off the picked surface a picked p0/p1 lies (metres): the pads start outside
 #: the part (a line ending on the surface does not meet it: GP.001).
 DEFAULT_PICK_CLEARANCE = 0.01
-_LINE_NUMBER = re.compile(rf"^{GRASP_LINE_PREFIX}_(\d+)$")
-
-
-def compute_next_line_name(stage: Usd.Stage) -> str:
-    """``grasp_identifier_NN``: the next number after every line name on the stage (01 first)."""
-    numbers = [0]
-    for prim in stage.TraverseAll():
-        found = _LINE_NUMBER.match(prim.GetName())
-        if found:
-            numbers.append(int(found[1]))
-    return f"{GRASP_LINE_PREFIX}_{max(numbers) + 1:02d}"
 
 
 def _optional_field(name: str, unit: str) -> Any:
@@ -146,35 +140,18 @@ class SiteDialog(EditDialog):
         preview_site_edit(self._stage, edit, self._scratch)
 
     def _load_values(self, prim: Usd.Prim) -> None:
-        def get(name: str) -> Any:
-            attr = prim.GetAttribute(name)
-            return attr.Get() if attr and attr.HasValue() else None
-
-        for spin, name in (
-            (self.maxOpening, "gripper:maxOpening"),
-            (self.payload, "gripper:maxPayload"),
-            (self.gripForce, "gripper:maxGripForce"),
+        values = read_site_values(prim)
+        for spin, key in (
+            (self.maxOpening, "max_opening"),
+            (self.payload, "max_payload"),
+            (self.gripForce, "max_grip_force"),
+            (self.padWidth, "pad_width"),
         ):
-            value = get(name)
-            if isinstance(value, int | float) and math.isfinite(value):
-                spin.setValue(float(value))
-        mpu = get_meters_per_unit(prim.GetStage())
-        for spins, names, length in (
-            (self.forward, FORWARD_AXIS_NAMES, None),
-            (self.gripLine, GRIP_LINE_NAMES, self.padWidth),
-        ):
-            curve = prim.GetChild(names[0])
-            points = curve.GetAttribute("points").Get() if curve else None
-            if points is None or len(points) < 2:
-                continue
-            delta = [float(b) - float(a) for a, b in zip(points[0], points[1], strict=True)]
-            norm = math.sqrt(sum(c * c for c in delta))
-            if not (math.isfinite(norm) and norm > 0):
-                continue
-            for spin, c in zip(spins, delta, strict=True):
-                spin.setValue(c / norm)
-            if length is not None:
-                length.setValue(norm * mpu)
+            if key in values:
+                spin.setValue(values[key])
+        for spins, key in ((self.forward, "forward"), (self.gripLine, "grip_line")):
+            if key in values:
+                LineDialog._set_point(spins, values[key])
 
 
 class LineDialog(EditDialog):
@@ -229,10 +206,10 @@ class LineDialog(EditDialog):
             if self._editing:
                 self._prim = str(prim.GetPath().GetParentPath())
                 self.nameEdit.setText(prim.GetName())
-                points = prim.GetAttribute("points").Get() if prim.GetAttribute("points") else None
-                for spins, index in ((self.p0, 0), (self.p1, 1)):
-                    if points is not None and len(points) > index:
-                        self._set_point(spins, points[index])
+                points = read_line_points(prim)
+                for spins, key in ((self.p0, "p0"), (self.p1, "p1")):
+                    if key in points:
+                        self._set_point(spins, points[key])
             else:
                 self._prim = prim_path
                 self.nameEdit.setText(compute_next_line_name(stage))
