@@ -68,6 +68,36 @@ def find_stronger_opinions(
     return found
 
 
+def find_target_problem(
+    stage: Usd.Stage, plan: EditPlan, layer: Sdf.Layer | Usd.EditTarget | None
+) -> str | None:
+    """Why ``plan`` cannot be authored into ``layer`` (one line), or ``None`` when it can.
+
+    A layer that may not be edited, one the edit may not go to (a site's removal outside
+    the layer holding it), and one whose opinion a stronger layer would hide.
+    """
+    target = _target_of(stage, layer)
+    target_layer = target.GetLayer()
+    if target_layer is None or not target.IsValid():
+        return f"{get_stage_name(stage)}: the edit target has no layer to author in"
+    if not target_layer.permissionToEdit:
+        return (
+            f"{target_layer.identifier}: the layer may not be edited (permissionToEdit is "
+            "false); author into another layer"
+        )
+    refusal = plan.check_layer(target_layer) if plan.check_layer is not None else None
+    if refusal is not None:
+        return refusal
+    hidden = find_stronger_opinions(stage, plan, target_layer)
+    if hidden:
+        shown = ", ".join(f"{path} (in {lay.identifier})" for path, lay in hidden[:3])
+        return (
+            f"{plan.edit.label}: a stronger layer overrides what the edit would author into "
+            f"{target_layer.identifier}: {shown}; author into that layer, or remove its opinion"
+        )
+    return None
+
+
 def author_edit(
     stage: Usd.Stage,
     edit: Edit,
@@ -102,24 +132,10 @@ def author_edit(
     if not verdict.ok or plan.write is None:
         raise AuthoringError(verdict)
     target = _target_of(stage, layer)
+    problem = find_target_problem(stage, plan, target)
+    if problem is not None:
+        raise ValueError(problem)
     target_layer = target.GetLayer()
-    if target_layer is None or not target.IsValid():
-        raise ValueError(f"{get_stage_name(stage)}: the edit target has no layer to author in")
-    if not target_layer.permissionToEdit:
-        raise ValueError(
-            f"{target_layer.identifier}: the layer may not be edited (permissionToEdit is "
-            "false); author into another layer"
-        )
-    refusal = plan.check_layer(target_layer) if plan.check_layer is not None else None
-    if refusal is not None:
-        raise ValueError(refusal)
-    hidden = find_stronger_opinions(stage, plan, target_layer)
-    if hidden:
-        shown = ", ".join(f"{path} (in {lay.identifier})" for path, lay in hidden[:3])
-        raise ValueError(
-            f"{edit.label}: a stronger layer overrides what the edit would author into "
-            f"{target_layer.identifier}: {shown}; author into that layer, or remove its opinion"
-        )
     with Sdf.ChangeBlock():
         plan.write(target_layer, target.MapToSpecPath)
     return verdict

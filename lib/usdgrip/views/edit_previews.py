@@ -160,6 +160,19 @@ def compute_next_line_name(stage: Usd.Stage) -> str:
     return f"{GRASP_LINE_PREFIX}_{max(numbers) + 1:02d}"
 
 
+def check_new_line_name(stage: Usd.Stage, edit: LineEdit) -> None:
+    """Refuse a new line whose name is taken under its parent (Add Grasp Line…).
+
+    Raises:
+        ValueError: naming the prim there and the next free name.
+    """
+    if Sdf.Path.IsValidPathString(edit.path) and stage.GetPrimAtPath(edit.path):
+        raise ValueError(
+            f"<{edit.path}> exists already: choose another name (next free: "
+            f"{compute_next_line_name(stage)}), or select that line to edit it"
+        )
+
+
 def _authored(prim: Usd.Prim, name: str) -> Any:
     attr = prim.GetAttribute(name)
     return attr.Get() if attr and attr.HasValue() else None

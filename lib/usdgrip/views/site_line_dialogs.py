@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pxr import Sdf, Usd
+from pxr import Usd
 
 from usdgrip.authoring import LineEdit, ProposalStage, SiteEdit
 from usdgrip.authoring.edit_records import FORWARD_LENGTH_M
@@ -33,6 +33,7 @@ from usdgrip.views.edit_dialogs import (
 )
 from usdgrip.views.edit_previews import (
     NEW_SITE,
+    check_new_line_name,
     compute_next_line_name,
     preview_line_edit,
     preview_site_edit,
@@ -235,17 +236,8 @@ class LineDialog(EditDialog):
             p0=tuple(s.value() for s in self.p0),
             p1=tuple(s.value() for s in self.p1),
         )
-        taken = (
-            not self._editing
-            and self._stage is not None
-            and Sdf.Path.IsValidPathString(edit.path)
-            and self._stage.GetPrimAtPath(edit.path)
-        )
-        if taken:
-            raise ValueError(
-                f"<{edit.path}> exists already: choose another name (next free: "
-                f"{compute_next_line_name(self._stage)}), or select that line to edit it"
-            )
+        if not self._editing and self._stage is not None:
+            check_new_line_name(self._stage, edit)
         return edit
 
     def preview(self, edit: LineEdit | None) -> None:

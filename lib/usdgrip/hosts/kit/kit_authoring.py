@@ -45,7 +45,7 @@ from usdgrip.usd.slots import list_slot_names
 from usdgrip.usd.stage import get_meters_per_unit
 from usdgrip.views import overlays
 from usdgrip.views.actions import list_removables
-from usdgrip.views.edit_previews import preview_edit
+from usdgrip.views.edit_previews import check_new_line_name, preview_edit
 from usdgrip.views.saving import EditLayerFiles
 
 #: The ``layer`` of a command or form: these words, or the path of an edits layer file.
@@ -373,7 +373,9 @@ class KitEditForm:
                 group=values["group"],
             )
         if self.kind == "line":
-            return LineEdit(self.prim_path, values["name"], p0=values["p0"], p1=values["p1"])
+            edit = LineEdit(self.prim_path, values["name"], p0=values["p0"], p1=values["p1"])
+            check_new_line_name(self.stage, edit)
+            return edit
         mpu = get_meters_per_unit(self.stage)
         define = values["define"].lower()
         if define not in ("yes", "no"):

@@ -381,10 +381,15 @@ class KitGrippers:
         Raises:
             AuthoringError, ValueError, OSError: refused; nothing was authored.
         """
+        from usdgrip.authoring.edits import find_target_problem
+        from usdgrip.authoring.plans import plan_edit
         from usdgrip.hosts.kit.kit_authoring import COMMANDS, make_command_class, resolve_layer
 
         stage = self.usd_context.get_stage()
         target = resolve_layer(stage, layer, self.edit_layers)
+        problem = find_target_problem(stage, plan_edit(stage, edit), target)
+        if problem is not None:  # said here: Kit's execute only logs a failing command
+            raise ValueError(problem)
         keywords = {"edit": edit, "layer": layer, "usd_context": self.usd_context}
         keywords["edit_layers"] = self.edit_layers
         if self.kit_commands is not None:

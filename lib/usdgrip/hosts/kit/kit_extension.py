@@ -115,13 +115,6 @@ def start(ext_id: str = "usdgrip.kit") -> KitExtension:
     kit_commands = _import_optional("omni.kit.commands")
     grippers = KitGrippers(omni.usd.get_context(), _read_settings, ui, notify, kit_commands)
     extension = KitExtension(grippers)
-    if kit_commands is not None:
-        from usdgrip.hosts.kit.kit_authoring import register_commands
-
-        extension.kit_commands = kit_commands
-        extension.commands = register_commands(kit_commands)
-    else:
-        extension.missing.append("omni.kit.commands (authoring without Kit's undo)")
 
     core = _import_optional("omni.asset_validator.core")
     if core is not None:
@@ -143,7 +136,14 @@ def start(ext_id: str = "usdgrip.kit") -> KitExtension:
     else:
         extension.missing.append("omni.kit.menu.utils (no Grippers menu)")
     if ui is None:
-        extension.missing.append("omni.ui (validation issues go to the log)")
+        extension.missing.append("omni.ui (validation issues go to the log; no forms)")
+    if kit_commands is not None:
+        from usdgrip.hosts.kit.kit_authoring import register_commands
+
+        extension.kit_commands = kit_commands
+        extension.commands = register_commands(kit_commands)
+    else:
+        extension.missing.append("omni.kit.commands (authoring without Kit's undo)")
     log.info(
         "%s started%s",
         ext_id,
