@@ -432,9 +432,11 @@ def _drive(app, config, out):
 
     app._parserData.usdFile = config["author_prop"]
     trigger("File", "Reopen Stage")
+    settle(0.5)
     select("/Block")
     app._ui.actionFrame_Selected.trigger()
-    settle()
+    api.dataModel.viewSettings.freeCamera.Tumble(30.0, 20.0)
+    settle(0.5)
     trigger("Grippers", "Add Grasp Line…")
     line = window.findChild(LineDialog)
     #: The block's side faces (centre at mid height, outward normal), world = its frame.
