@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from usdgrip.cli._layer_output import LayerTarget
+from usdgrip.cli.common import add_support_arguments
 
 NAME = "suggest"
 ORDER = 76
@@ -79,7 +80,27 @@ def _add_common(sub: argparse.ArgumentParser, what: str) -> None:
         help=f"grasps planned and simulated (default {DEFAULT_CANDIDATES})",
     )
     sub.add_argument("--seed", type=int, default=0)
-    sub.add_argument("--table", action="store_true", help="the object rests on a table")
+    add_support_arguments(
+        sub, scene_help="USD file holding the --support prim (planning's obstacles too)"
+    )
+    sub.add_argument(
+        "--force",
+        type=float,
+        metavar="N",
+        help="grip force per finger, N (default: the site's gripper:maxGripForce, else 50)",
+    )
+    if what == "slots":
+        sub.add_argument(
+            "--hands",
+            type=int,
+            default=1,
+            metavar="N",
+            help="1: a slot per region (default); 2: one two-handed group (--group), "
+            "proven with both hands closing together (evaluate --targets)",
+        )
+        sub.add_argument(
+            "--group", metavar="NAME", help="the two-handed group's name (with --hands 2)"
+        )
     target = sub.add_mutually_exclusive_group(required=True)
     target.add_argument("--in-place", action="store_true", help="rewrite FILE")
     target.add_argument("-o", "--output", help=f"write FILE with the {what} here (- for stdout)")
@@ -116,6 +137,8 @@ def _summary(found: Any) -> dict[str, Any]:
                 "slot_input_angle_deg": s.slot_input_angle,
                 "proven_success": s.proven_success,
                 "samples": s.samples,
+                "lr": s.lr,
+                "group": s.group,
             }
             for s in getattr(found, "slots", ())
         ],
@@ -124,6 +147,7 @@ def _summary(found: Any) -> dict[str, Any]:
             for x in getattr(found, "lines", ())
         ],
         "left_out": [{"name": x.name, "reason": x.reason} for x in found.left_out],
+        "advice": getattr(found, "advice", None),
     }
 
 
@@ -138,8 +162,9 @@ def _print_text(found: Any, stream: Any) -> None:
             f"({', '.join(f'{v:.4g}' for v in x.p0)}), p1 ({', '.join(f'{v:.4g}' for v in x.p1)})\n"
         )
     for s in getattr(found, "slots", ()):
+        hands = f" (group {s.group!r}, {s.lr}: both hands together)" if s.group else ""
         stream.write(
-            f"  slot {s.name!r}: samples held {s.proven_success:.0%} of "
+            f"  slot {s.name!r}{hands}: samples held {s.proven_success:.0%} of "
             f"{s.samples} x {s.evidence['trials']} trials; centre "
             f"({', '.join(f'{v:.4g}' for v in s.center)}), up range {s.up_range:.3f} m, "
             f"angle {s.slot_input_angle:.0f} deg\n"
@@ -164,7 +189,9 @@ def run(args: argparse.Namespace) -> int:
 
     options = SuggestOptions(
         max_slots=args.max_count, min_success=args.min_success, trials=args.trials,
-        candidates=args.candidates, seed=args.seed, table=args.table,
+        candidates=args.candidates, seed=args.seed, table=args.table, scene=args.scene,
+        support=args.support, force=args.force, hands=getattr(args, "hands", 1),
+        group=getattr(args, "group", None),
     )  # fmt: skip
     gripper = parse_gripper(args.gripper)
     # The request contract's checks (prim path, seed, candidate count), one line each, first.
@@ -186,9 +213,10 @@ def run(args: argparse.Namespace) -> int:
     for note in found.notes:
         print(f"warning: {note}", file=sys.stderr)
     if not made:
+        advice = getattr(found, "advice", None)
         print(
             f"usdgrip suggest: {display_path(args.file)}: <{args.object}>: no {kind} held; "
-            "nothing written",
+            f"nothing written{f'; {advice}' if advice else ''}",
             file=sys.stderr,
         )
         return EXIT_FINDINGS
