@@ -204,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     )
     found = suggest(args.file, args.object, gripper, options)
     made = found.slots if args.what == "slots" else found.lines
-    kind = args.what[:-1]
+    kind = args.what[:-1] if options.hands == 1 else "two-handed group"
     report_to = sys.stderr if args.dry_run or args.output == "-" else sys.stdout
     if args.format == "json":
         report_to.write(json.dumps(_summary(found), indent=2) + "\n")
@@ -236,7 +236,6 @@ def run(args: argparse.Namespace) -> int:
             root.Reload(force=True)
     target.print_moved(moved, report_to)
     names = ", ".join(repr(item.name) for item in made)
-    print(
-        f"wrote {display_path(target.path)}: {kind}(s) {names} on <{args.object}>", file=report_to
-    )
+    what = f"{kind}(s) {names}" if options.hands == 1 else f"{kind} {options.group!r} ({names})"
+    print(f"wrote {display_path(target.path)}: {what} on <{args.object}>", file=report_to)
     return EXIT_OK

@@ -109,14 +109,18 @@ def suggest_group(
     com = compute_centroid(obj.vertices, obj.faces)
     pairs = pair_regions(regions, com, obj.lift_up, max_opening)
     if not pairs:
-        left_out.append(
-            LeftOut(
-                options.group,
-                f"no two of the {len(regions)} regions lie on opposite sides of the centre "
-                f"of mass with room for two hands (centres at least "
-                f"{PAIR_ROOM_OPENINGS * max_opening:.3f} m apart): no room for two hands",
+        if pair_regions(regions, com, obj.lift_up, 0.0):
+            why = (
+                f"the regions on opposite sides of the centre of mass are closer than "
+                f"{PAIR_ROOM_OPENINGS * max_opening:.3f} m ({PAIR_ROOM_OPENINGS:g} max "
+                "openings): no room for two hands"
             )
-        )
+        else:
+            why = (
+                f"no two of the {len(regions)} regions lie on opposite sides of the centre "
+                "of mass (try more --candidates)"
+            )
+        left_out.append(LeftOut(options.group, why))
         return [], left_out
     from usdgrip.usd.slots import list_slot_instances
 

@@ -341,7 +341,8 @@ def pair_regions(
             da, db = across(a.center - com), across(b.center - com)
             ua, ub = _unit(da), _unit(db)
             separation = float(np.linalg.norm(da - db))
-            if ua is None or ub is None or separation < PAIR_ROOM_OPENINGS * max_opening:
+            room = max(PAIR_ROOM_OPENINGS * max_opening, 1e-6)  # two centres, not one
+            if ua is None or ub is None or not separation >= room:
                 continue
             balance = float(np.linalg.norm((da + db) / 2)) / separation
             if ua @ ub > cos_limit or balance > PAIR_BALANCE_FRACTION:
