@@ -23,9 +23,17 @@ each --trials times (grasp, lift, shake, as `usdgrip evaluate`), clusters the gr
 held at least --min-success into regions, and proves each region's slot: its samples
 (`usdgrip sample`'s) are simulated, and a slot whose samples hold less than --min-success
 is not authored (the summary says why). At most --max-slots slots are authored, named by
-the side of the object they are on (top, bottom, side_px, ...), each checked by the rules
-first (GS.001-GS.009) and with its evidence in the object's customData
+where they are on the object (rim_px, ... across a thin wall at its edge; handle on a thin
+part sticking out; middle; top, bottom, side_px, ...), each checked by the rules first
+(GS.001-GS.009) and with its evidence in the object's customData
 (usdgrip:suggestion:NAME: gripper, trials, samples, success rate, seed, usdgrip version).
+
+--hands 2 --group NAME, for an object one hand cannot lift (the tote at --force 50):
+one two-slot group (groupName NAME, LR left/right) on opposite sides of the centre of
+mass, proven with both hands closing, lifting and shaking together on its joint samples
+(as `usdgrip evaluate --targets`), authored only when they hold at least --min-success.
+--table, or --scene FILE --support PRIM: what the object rests on, as for `usdgrip
+plan`/`evaluate` (planning's obstacle and the physics' support, screening and proofs).
 
 Where the slots go: --in-place, -o OUT or --layer EDITS.usda, as `usdgrip author`;
 --dry-run prints the layer and writes nothing. Deterministic for a --seed.
