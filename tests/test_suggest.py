@@ -276,6 +276,8 @@ def test_two_hands_author_a_left_right_group_that_validates_and_holds(tote, tmp_
         (["--hands", "2", "--group", "a b"], "expected a USD identifier"),
         (["--hands", "2", "--group", "poignée"], "expected a USD identifier"),
         (["--hands", "2", "--group", "carry"], "already has a slot group 'carry'"),
+        (["--hands", "2", "--group", "\udcff"], "not UTF-8 text"),
+        (["--hands", "2", "--group", "g" * 256], "expected at most 255"),
         (["--hands", "2", "--group", "g", "--max-slots", "1"], "a two-handed group is 2"),
         (["--support", "/Tote", "--scene", "SELF"], "is the object"),
         (["--support", "/Tote"], "--support /Tote: needs --scene"),

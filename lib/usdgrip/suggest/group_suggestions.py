@@ -138,7 +138,7 @@ def suggest_group(
             base = name_region(region.center, bounds, obj.lift_up, set(), place)
             names.append(take_name(member_name(base, lr), taken))
             taken.add(names[-1])
-        label = f"{options.group} ({names[0]}, {names[1]})"
+        label = f"{options.group} pair {number + 1} ({names[0]}, {names[1]})"
         report(f"proving group {label}", 0.6 + 0.4 * number / min(len(pairs), MAX_PAIRS_PROVED))
         proved = _prove_pair(file, prim, gripper, options, screened, members, spans, names)
         if isinstance(proved, str):

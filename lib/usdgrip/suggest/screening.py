@@ -33,6 +33,8 @@ PROOF_SAMPLES = 6
 EVIDENCE_KEY = "usdgrip:suggestion"
 #: Hands a suggestion is for: one slot per hand, or a two-handed group.
 HANDS = (1, 2)
+#: Longest group name accepted (characters).
+MAX_GROUP_NAME = 255
 #: A trial closed on the object and lost it only once lifted: too heavy (or too weak a
 #: grip) for the hands, not a bad place (``suggest slots --hands 2`` clusters these too).
 LIFT_FAILURES = ("dropped_lift", "slipped_lift", "dropped_shake", "slipped_shake")
@@ -92,6 +94,16 @@ class SuggestOptions:
             return
         if not isinstance(self.group, str) or not self.group:
             raise ValueError("hands 2 needs a group name (--group NAME) for the two slots")
+        try:
+            self.group.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(
+                f"group {self.group!r}: not UTF-8 text; expected a USD identifier"
+            ) from None
+        if len(self.group) > MAX_GROUP_NAME:
+            raise ValueError(
+                f"group name of {len(self.group)} characters: expected at most {MAX_GROUP_NAME}"
+            )
         if not Tf.IsValidIdentifier(self.group):
             raise ValueError(
                 f"group {self.group!r}: expected a USD identifier (letters, digits and _, "
