@@ -178,7 +178,7 @@ def _prove_pair(
     from usdgrip.contracts import GeometryRef
     from usdgrip.grasping.target_evaluation import evaluate_targets
     from usdgrip.sampling import sample_gripper_groups
-    from usdgrip.suggest.slot_suggestions import world_slot
+    from usdgrip.suggest.slot_records import world_slot
     from usdgrip.usd.slots import read_gripper_slots
     from usdgrip.usd.stage import open_stage
 
@@ -219,7 +219,7 @@ def _suggestions(
     samples: int,
 ) -> list[Any]:
     import usdgrip
-    from usdgrip.suggest.slot_suggestions import SlotSuggestion
+    from usdgrip.suggest.slot_records import SlotSuggestion
 
     found = []
     for region, edit, name, partner in zip(members, edits, names, names[::-1], strict=True):
