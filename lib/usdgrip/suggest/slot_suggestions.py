@@ -130,6 +130,8 @@ def suggest_slots(
             "seed": options.seed,
             "usdgrip_version": usdgrip.__version__,
         }
+        if options.force is not None:
+            evidence["force"] = float(options.force)
         kept.append(
             SlotSuggestion(
                 name,
