@@ -228,10 +228,16 @@ def test_two_hands_author_a_left_right_group_that_validates_and_holds(tote, tmp_
     edits = tmp_path / "tote.edits.usda"
     code = _suggest(
         tote, "--object", "/Tote", "--gripper", GRIPPER, *TOTE_50N, "--hands", "2",
-        "--group", "lift", "--layer", edits,
+        "--group", "lift", "--layer", edits, "--format", "json",
     )  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0, out
+    summary = json.loads(out[: out.rindex("}") + 1])
+    assert [(s["lr"], s["group"]) for s in summary["slots"]] == [
+        ("left", "lift"),
+        ("right", "lift"),
+    ]
+    assert "two-handed group 'lift'" in out
     stage = Usd.Stage.Open(str(edits))
     prim = stage.GetPrimAtPath("/Tote")
     slots = {s.name: s for s in read_gripper_slots(prim) if s.group == "lift"}
