@@ -79,8 +79,6 @@ class SuggestOptions:
         self.evaluation()  # the support and force refusals of `usdgrip evaluate`, once
 
     def _check_hands(self) -> None:
-        from pxr import Tf
-
         if isinstance(self.hands, bool) or self.hands not in HANDS:
             raise ValueError(
                 f"hands {self.hands!r}: expected 1 (a slot per hand) or 2 (a two-handed group)"
@@ -104,6 +102,8 @@ class SuggestOptions:
             raise ValueError(
                 f"group name of {len(self.group)} characters: expected at most {MAX_GROUP_NAME}"
             )
+        from pxr import Tf
+
         if not Tf.IsValidIdentifier(self.group):
             raise ValueError(
                 f"group {self.group!r}: expected a USD identifier (letters, digits and _, "
