@@ -200,3 +200,17 @@ def test_kit_form_refuses_hostile_fields(tmp_path, key, text, words):
     before = stage.GetRootLayer().ExportToString()
     assert form.ok() is None
     assert stage.GetRootLayer().ExportToString() == before
+
+
+def test_kit_edit_slot_form_renamed_to_a_new_slot_is_refused_with_the_reason(tmp_path):
+    ui = _standin_ui()
+    stage = Usd.Stage.Open(str(_copy(tmp_path, "tote.usda")))
+    grippers = KitGrippers(Context(stage, ["/Tote"]), ui=ui, notify=lambda _: None)
+    form = grippers.edit_slot()
+    assert form.value("name") == "left_edge"
+    form.set_value("name", "brand_new")
+    form.set_value("layer", "root")
+    before = stage.GetRootLayer().ExportToString()
+    assert form.ok() is None
+    assert "does not exist; use UsdgripAddSlot" in form.message
+    assert stage.GetRootLayer().ExportToString() == before

@@ -113,7 +113,12 @@ class AuthorEdit:
             raise ValueError("usdgrip: open a stage first")
         return stage
 
-    def _check(self, stage: Usd.Stage) -> None:
+    def check(self, stage: Usd.Stage) -> None:
+        """Refuse an edit this command does not take (kind, removal, a slot new or not).
+
+        Raises:
+            TypeError, ValueError: naming the command and the edit.
+        """
         edit = self.edit
         name = type(self).__name__
         if not isinstance(edit, self.kinds):
@@ -135,7 +140,7 @@ class AuthorEdit:
     def do(self) -> AuthoringVerdict:
         """Author the edit (the rules first: ``AuthoringError`` and nothing authored)."""
         stage = self._stage()
-        self._check(stage)
+        self.check(stage)
         layer = resolve_layer(stage, self.layer, self.edit_layers)
         root = Sdf.Path(self.edit.prim).GetPrefixes()[0]
         backup = None

@@ -392,6 +392,9 @@ class KitGrippers:
             raise ValueError(problem)
         keywords = {"edit": edit, "layer": layer, "usd_context": self.usd_context}
         keywords["edit_layers"] = self.edit_layers
+        spec = next(s for s in COMMANDS if s.name == command)
+        done = make_command_class(spec)(**keywords)
+        done.check(stage)  # said here too: Kit's execute only logs a failing command
         if self.kit_commands is not None:
             result = self.kit_commands.execute(command, **keywords)
             ran, verdict = (
@@ -400,8 +403,6 @@ class KitGrippers:
             if not ran or verdict is None:
                 raise ValueError(f"{command} did not run (see Kit's console)")
         else:
-            spec = next(s for s in COMMANDS if s.name == command)
-            done = make_command_class(spec)(**keywords)
             verdict = done.do()
             self.done.append(done)
         state = "removed from" if getattr(edit, "remove", False) else "authored into"
