@@ -417,3 +417,59 @@ def test_menu_lists_the_new_entries_once():
     for name in ("addGripperSite", "addGraspLine"):
         assert text.count(f'("{name}"') == 1
         assert hasattr(commands, "".join("_" + c.lower() if c.isupper() else c for c in name))
+
+
+# --- Suggest Slots…: two hands, the edits layer file -----------------------------------------
+
+
+def _suggest_dialog(api):
+    from usdgrip.views.dialogs import SuggestSlotsDialog
+
+    api.select("/Tote")
+    commands.suggest_slots(api)
+    dialog = api.qMainWindow.findChild(SuggestSlotsDialog)
+    dialog.setGripperAsset(str(EXAMPLES / "gripper.usda"))
+    dialog.siteCombo.setCurrentText("/Gripper/tcp")
+    dialog.trialsSpin.setValue(1)
+    dialog.maxSlotsSpin.setValue(2)
+    dialog.tableCheck.setChecked(True)
+    return dialog
+
+
+def test_suggest_hands_needs_a_group_and_group_is_only_for_two_hands(tote):
+    dialog = _suggest_dialog(tote)
+    assert dialog.handsCombo.currentText() == "1" and not dialog.groupEdit.isEnabled()
+    dialog.handsCombo.setCurrentText("2")
+    assert dialog.groupEdit.isEnabled()
+    dialog.groupEdit.setText("")
+    assert not dialog.run()
+    assert "needs a group name" in dialog.message()
+    dialog.groupEdit.setText("a b")
+    assert not dialog.run() and "USD identifier" in dialog.message()
+
+
+def test_suggest_two_hands_previews_a_left_right_group_and_authors_it_into_an_edits_file(
+    tote, qtbot, tmp_path
+):
+    dialog = _suggest_dialog(tote)
+    dialog.handsCombo.setCurrentText("2")
+    dialog.groupEdit.setText("lift")
+    dialog.candidatesSpin.setValue(60)
+    qtbot.mouseClick(dialog.findChild(QtWidgets.QPushButton, "run"), LEFT)
+    qtbot.waitUntil(lambda: not dialog.isRunning(), timeout=240000)
+    found = dialog.found
+    assert found is not None and len(found.slots) == 2, dialog.message()
+    assert sorted((s.lr, s.group) for s in found.slots) == [("left", "lift"), ("right", "lift")]
+    assert len(overlays.list_overlays(tote.stage, "preview")) == 2
+    edits = tmp_path / "tote.lift.usda"
+    dialog.layerChoice.setEditLayerPath(str(edits))
+    assert dialog.authorSuggestions(), dialog.message()
+    slots = [s for s in usdgrip.read_gripper_slots(tote.stage.GetPrimAtPath("/Tote"))]
+    assert sorted((s.lr, s.group) for s in slots if s.group == "lift") == [(0, "lift"), (1, "lift")]
+    assert "lift" not in tote.stage.GetRootLayer().ExportToString()
+    panel = tote.qMainWindow.findChild(ResultsPanel)
+    assert panel.findChild(QtWidgets.QComboBox, "targetLayer").currentText() == (
+        "Edit layer: tote.lift.usda"
+    )
+    assert panel.saveRootLayer()
+    assert '"lift"' in edits.read_text() and "@./tote.usda@" in edits.read_text()

@@ -179,6 +179,7 @@ class GrippersSession(QtCore.QObject):
         dialog = self._widgets.get("suggest")
         if dialog is None:
             dialog = SuggestSlotsDialog(self.host.window)
+            dialog.setEditLayers(self.edit_layers)
             dialog.authored.connect(
                 lambda verdicts, layer: [self._show_authored(v, layer) for v in verdicts]
             )
