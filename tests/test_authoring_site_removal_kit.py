@@ -105,6 +105,13 @@ def test_attach_author_save_detach(tmp_path):
     assert "rim" not in [s.name for s in usdgrip.read_gripper_slots(stage.GetPrimAtPath("/Tote"))]
 
 
+def test_attach_refuses_a_name_that_is_not_utf8(tmp_path):
+    stage = Usd.Stage.Open(str(_copy(tmp_path, "tote.usda")))
+    with pytest.raises(ValueError, match="UTF-8"):
+        attach_edits_layer(stage, tmp_path / "e\udcff.usda")
+    assert list(stage.GetSessionLayer().subLayerPaths) == []
+
+
 def test_attach_refuses_an_in_memory_stage(tmp_path):
     with pytest.raises(ValueError, match="not opened from a file"):
         attach_edits_layer(Usd.Stage.CreateInMemory(), tmp_path / "e.usda")

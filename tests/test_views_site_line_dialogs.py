@@ -308,7 +308,9 @@ def test_a_foreign_edits_file_is_refused(tote, qtbot, tmp_path):
     assert "slot1" not in edits.read_text()
 
 
-@pytest.mark.parametrize("kind", ["folder", "fifo", "asset", "usdz", "no-folder", "empty"])
+@pytest.mark.parametrize(
+    "kind", ["folder", "fifo", "asset", "usdz", "no-folder", "empty", "garbage", "utf16"]
+)
 def test_edit_layer_paths_that_cannot_be_one_are_refused(tote, qtbot, tmp_path, kind):
     asset = Path(tote.stage.GetRootLayer().realPath)
     path = {
@@ -318,11 +320,17 @@ def test_edit_layer_paths_that_cannot_be_one_are_refused(tote, qtbot, tmp_path, 
         "usdz": tmp_path / "e.usdz",
         "no-folder": tmp_path / "missing" / "e.usda",
         "empty": "",
+        "garbage": tmp_path / "garbage.usda",
+        "utf16": tmp_path / "utf16.usda",
     }[kind]
     if kind == "folder":
         path.mkdir()
     elif kind == "fifo":
         os.mkfifo(path)
+    elif kind == "garbage":
+        path.write_bytes(b"#usda 1.0\n(\n    subLayers = [@./tote.usda@\n")
+    elif kind == "utf16":
+        path.write_bytes("#usda 1.0\n".encode("utf-16"))
     dialog = _slot_into_edits(tote, qtbot, path)
     session = tote.stage.GetSessionLayer()
     assert not dialog.accept_edit()
@@ -333,6 +341,8 @@ def test_edit_layer_paths_that_cannot_be_one_are_refused(tote, qtbot, tmp_path, 
         "usdz": "a .usdz package cannot be written",
         "no-folder": "does not exist",
         "empty": "give the edits layer file",
+        "garbage": "not a USD layer USD can read",
+        "utf16": "not a USD layer USD can read",
     }[kind]
     assert dialog.verdictText().startswith("Not authored:") and words in dialog.verdictText()
     assert list(session.subLayerPaths) == []  # nothing attached

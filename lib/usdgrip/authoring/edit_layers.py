@@ -16,7 +16,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from pxr import Sdf, Usd
+from pxr import Sdf, Tf, Usd
 
 from usdgrip.fileio import (
     FileSnapshot,
@@ -187,11 +187,13 @@ def attach_edits_layer(stage: Usd.Stage, edits: str | Path) -> EditsLayerFile:
     (a viewer: one per file, :func:`detach_edits_layer` when done).
 
     Raises:
-        ValueError: the stage's root layer is not a file, or ``edits`` is refused (why).
+        ValueError: the stage's root layer is not a file, or ``edits`` is refused (why: a
+            name that is not UTF-8 too).
         OSError: the file cannot be read, or its folder does not exist.
     """
-    from usdgrip.fileio import check_output
+    from usdgrip.fileio import check_output, check_utf8_name
 
+    check_utf8_name(edits)  # USD names layers in UTF-8
     root = stage.GetRootLayer()
     asset = root.realPath
     if root.anonymous or not asset:
@@ -208,7 +210,15 @@ def attach_edits_layer(stage: Usd.Stage, edits: str | Path) -> EditsLayerFile:
     if exists:
         snapshot = FileSnapshot.take(path)
         comments = find_usda_comments(path)
-        read = Sdf.Layer.OpenAsAnonymous(str(path))
+        try:
+            read = Sdf.Layer.OpenAsAnonymous(str(path))
+        except Tf.ErrorException as exc:
+            from usdgrip.usd.layer_files import describe_usd_error
+
+            raise ValueError(
+                f"{display_path(path)}: not a USD layer USD can read ({describe_usd_error(exc)}); "
+                "give a new file name or an edits layer of this asset"
+            ) from None
         if read is None:
             raise ValueError(f"{display_path(path)}: USD could not read it as a layer")
         if find_asset_sublayer(read, asset, anchor=path) is None:
