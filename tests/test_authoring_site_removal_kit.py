@@ -117,6 +117,15 @@ def test_attach_refuses_an_in_memory_stage(tmp_path):
         attach_edits_layer(Usd.Stage.CreateInMemory(), tmp_path / "e.usda")
 
 
+def test_save_refuses_a_new_file_someone_else_created_meanwhile(tmp_path):
+    stage = Usd.Stage.Open(str(_copy(tmp_path, "tote.usda")))
+    edits = attach_edits_layer(stage, tmp_path / "e.usda")
+    (tmp_path / "e.usda").write_text("#usda 1.0\n# theirs\n")
+    with pytest.raises(FileExistsError, match="created by someone else"):
+        save_edits_layer(edits)
+    assert (tmp_path / "e.usda").read_text() == "#usda 1.0\n# theirs\n"
+
+
 def test_save_refuses_a_path_that_became_a_folder(tmp_path):
     stage = Usd.Stage.Open(str(_copy(tmp_path, "tote.usda")))
     edits = attach_edits_layer(stage, tmp_path / "e.usda")

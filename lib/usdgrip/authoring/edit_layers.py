@@ -256,8 +256,9 @@ def detach_edits_layer(stage: Usd.Stage, edits: EditsLayerFile) -> None:
 def save_edits_layer(edits: EditsLayerFile) -> list[str]:
     """Write the edits layer file with the CLI's rules; returns notes (comments not kept).
 
-    Atomic (temp + rename); a read-only file, one that is no longer a regular file, and
-    one changed on disk since it was read (or first saved) are refused, nothing written.
+    Atomic (temp + rename); a read-only file, one that is no longer a regular file, one
+    changed on disk since it was read (or first saved), and a new file that someone else
+    created meanwhile are refused, nothing written.
 
     Raises:
         ValueError, OSError: naming the file.
@@ -265,7 +266,12 @@ def save_edits_layer(edits: EditsLayerFile) -> list[str]:
     from usdgrip.fileio import check_output
     from usdgrip.usd.layer_files import export_layer
 
-    check_edits_path(edits.asset, edits.path)
+    exists = check_edits_path(edits.asset, edits.path)
+    if edits.created and exists:
+        raise FileExistsError(
+            f"{display_path(edits.path)}: created by someone else since the edits were "
+            "begun; not overwritten: save into another file (or Reopen and extend it)"
+        )
     check_output(edits.path)
     written = edits.compute_file_layer()
     notes = export_layer(written, edits.path, unchanged=edits.snapshot, comments=edits.comments)
