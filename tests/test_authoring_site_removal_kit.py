@@ -230,3 +230,15 @@ def test_kit_edit_slot_form_renamed_to_a_new_slot_is_refused_with_the_reason(tmp
     assert form.ok() is None
     assert "does not exist; use UsdgripAddSlot" in form.message
     assert stage.GetRootLayer().ExportToString() == before
+
+
+def test_kit_edit_slot_and_remove_on_a_picked_slot_overlay(tmp_path):
+    from usdgrip.views import actions
+
+    ui = _standin_ui()
+    stage = Usd.Stage.Open(str(_copy(tmp_path, "tote.usda")))
+    actions.show_slot_overlays(stage, ["/Tote"])
+    picked = "/__usdgrip_overlays/slots/Tote_right_edge"
+    grippers = KitGrippers(Context(stage, [picked]), ui=ui, notify=lambda _: None)
+    assert grippers.edit_slot().value("name") == "right_edge"
+    assert grippers.remove_authored().value("item") == "slot right_edge"

@@ -483,3 +483,35 @@ def test_suggest_two_hands_previews_a_left_right_group_and_authors_it_into_an_ed
     )
     assert panel.saveRootLayer()
     assert '"lift"' in edits.read_text() and "@./tote.usda@" in edits.read_text()
+
+
+# --- a picked overlay stands for what it draws -----------------------------------------
+
+
+def test_a_picked_slot_overlay_opens_edit_slot_and_remove_on_that_slot(tote):
+    commands.show_slots(tote)
+    tote.select("/__usdgrip_overlays/slots/Tote_right_edge")
+    commands.edit_slot(tote)
+    dialog = tote.qMainWindow.findChild(SlotDialog)
+    assert dialog.nameEdit.text() == "right_edge"
+    tote.select("/__usdgrip_overlays/slots/Tote_right_edge")
+    commands.remove_authored(tote)
+    remove = tote.qMainWindow.findChild(RemoveDialog)
+    assert remove.itemCombo.currentText() == "slot right_edge"
+
+
+def test_a_picked_grasp_line_overlay_opens_remove_on_that_line(prop):
+    commands.show_slots(prop)
+    overlay = overlays.list_overlays(prop.stage, "grasp_lines")[0]
+    prop.select(overlay)
+    commands.remove_authored(prop)
+    remove = prop.qMainWindow.findChild(RemoveDialog)
+    assert remove.itemCombo.currentText() == "grasp line grasp_identifier_01"
+
+
+def test_resolve_overlay_target_of_a_plain_prim_and_an_unknown_overlay(tote):
+    assert overlays.resolve_overlay_target(tote.stage, "/Tote") == ("/Tote", None)
+    assert overlays.resolve_overlay_target(tote.stage, "/__usdgrip_overlays/nothing") == (
+        "/__usdgrip_overlays/nothing",
+        None,
+    )

@@ -394,6 +394,26 @@ def clear_overlays(stage: Usd.Stage, scope: str | None = None) -> None:
             del root.nameChildren[scope]
 
 
+def resolve_overlay_target(stage: Usd.Stage, path: str) -> tuple[str, str | None]:
+    """What a selected prim stands for: ``(prim path, slot name or None)``.
+
+    An overlay prim (a slot, grasp line or site drawn under :data:`OVERLAY_ROOT`) stands
+    for what it draws: the object and the slot, the grasp line, the site (its
+    ``customData``); any other path stands for itself.
+    """
+    text = str(path)
+    layer = stage.GetSessionLayer()
+    if layer is None or not Sdf.Path(text).HasPrefix(OVERLAY_ROOT):
+        return text, None
+    spec = layer.GetPrimAtPath(text)
+    data = dict(spec.customData) if spec is not None else {}
+    prim = data.get("usdgripPrim")
+    if not isinstance(prim, str) or not prim:
+        return text, None
+    slot = data.get("usdgripSlot")
+    return prim, slot if isinstance(slot, str) and slot else None
+
+
 def list_overlays(stage: Usd.Stage, scope: str) -> list[str]:
     """Paths of the overlay prims in ``scope`` (``"slots"``, ``"grasps"``...), authored order."""
     layer = _session_layer(stage)

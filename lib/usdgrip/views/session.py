@@ -118,11 +118,18 @@ class GrippersSession(QtCore.QObject):
             self._widgets[kind] = dialog
         return dialog
 
+    def target(self) -> tuple[str | None, str | None]:
+        """The selected prim and slot (a picked overlay stands for what it draws)."""
+        selected = self.host.selected_paths
+        if self.host.stage is None or not selected:
+            return None, None
+        return overlays.resolve_overlay_target(self.host.stage, selected[0])
+
     def slot_dialog(self, name: str | None = None):
         """Open the Add Slot… (``name`` None) or Edit Slot… dialog on the selected prim."""
         from usdgrip.views.edit_dialogs import SlotDialog
 
-        selected = self.host.selected_paths
+        selected = [self.target()[0]] if self.host.selected_paths else []
         if self.host.stage is None or not selected:
             self.host.status("usdgrip: select the object prim to add a slot to.")
             return None
@@ -134,7 +141,7 @@ class GrippersSession(QtCore.QObject):
         """Open Add Gripper Site… on the selected prim (its site, or a new one there)."""
         from usdgrip.views.site_line_dialogs import SiteDialog
 
-        selected = self.host.selected_paths
+        selected = [self.target()[0]] if self.host.selected_paths else []
         if self.host.stage is None or not selected:
             self.host.status("usdgrip: select the prim to make a gripper site (or its parent).")
             return None
@@ -146,7 +153,7 @@ class GrippersSession(QtCore.QObject):
         """Open Add Grasp Line… under the selected prim (or on the selected grasp line)."""
         from usdgrip.views.site_line_dialogs import LineDialog
 
-        selected = self.host.selected_paths
+        selected = [self.target()[0]] if self.host.selected_paths else []
         if self.host.stage is None or not selected:
             self.host.status("usdgrip: select the prop to add a grasp line to.")
             return None
@@ -195,12 +202,14 @@ class GrippersSession(QtCore.QObject):
         """Open Remove… on the selected prim (its site, slots and grasp lines)."""
         from usdgrip.views.edit_dialogs import RemoveDialog
 
-        selected = self.host.selected_paths
-        if self.host.stage is None or not selected:
+        prim, slot = self.target()
+        if self.host.stage is None or prim is None:
             self.host.status("usdgrip: select the prim to remove a slot or grasp line from.")
             return None
         dialog = self._edit_dialog("remove", RemoveDialog)
-        dialog.setPrim(self.host.stage, selected[0])
+        dialog.setPrim(self.host.stage, prim)
+        if slot is not None:
+            dialog.itemCombo.setCurrentText(f"slot {slot}")
         self.show_widget(dialog)
         return dialog
 

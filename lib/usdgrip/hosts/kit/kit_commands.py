@@ -102,6 +102,7 @@ class KitGrippers:
         self.kit_commands = kit_commands
         self.edit_layers = EditLayerFiles()
         self.form: Any = None
+        self._picked_slot: str | None = None
         self.done: list[Any] = []
         """Commands run without omni.kit.commands, last last (:meth:`undo` takes one back)."""
         self._read_settings = settings or dict
@@ -306,7 +307,11 @@ class KitGrippers:
         if not selected:
             self.notify(f"usdgrip: select {what} first.")
             return None
-        return selected[0]
+        # a picked overlay stands for what it draws (the object and its slot, a line, a site)
+        path, self._picked_slot = overlays.resolve_overlay_target(
+            self.usd_context.get_stage(), selected[0]
+        )
+        return path
 
     def add_slot(self) -> Any:
         """Add Slot…: a form for a new slot of the selected object (UsdgripAddSlot)."""
@@ -320,7 +325,7 @@ class KitGrippers:
         return self._form("slot", "UsdgripAddSlot", "Add Slot…", values, path)
 
     def edit_slot(self) -> Any:
-        """Edit Slot…: the selected object's first slot, its authored values (UsdgripEditSlot)."""
+        """Edit Slot…: the picked slot overlay's slot, else the selected object's first."""
         from usdgrip.usd.slots import list_slot_names
         from usdgrip.views.edit_previews import NEW_SLOT, read_slot_values
 
@@ -332,8 +337,9 @@ class KitGrippers:
         if not names:
             self.notify("usdgrip: select an object prim with a slot to edit.")
             return None
-        values = {**NEW_SLOT, **read_slot_values(prim, names[0])}
-        values.update(name=names[0], layer="edit target")
+        name = self._picked_slot if self._picked_slot in names else names[0]
+        values = {**NEW_SLOT, **read_slot_values(prim, name)}
+        values.update(name=name, layer="edit target")
         return self._form("slot", "UsdgripEditSlot", "Edit Slot…", values, path)
 
     def add_gripper_site(self) -> Any:
@@ -368,8 +374,10 @@ class KitGrippers:
         path = self._authoring_target("Remove…", "UsdgripRemove", "the prim")
         if path is None:
             return None
-        found = list_removables(self.usd_context.get_stage(), path)
-        values = {"item": found[0][0] if found else "", "layer": "edit target"}
+        found = [label for label, _ in list_removables(self.usd_context.get_stage(), path)]
+        picked = f"slot {self._picked_slot}"
+        item = picked if picked in found else (found[0] if found else "")
+        values = {"item": item, "layer": "edit target"}
         return self._form("remove", "UsdgripRemove", "Remove…", values, path)
 
     def run_command(self, command: str, edit: Any, layer: str) -> Any:

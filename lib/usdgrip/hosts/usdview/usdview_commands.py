@@ -77,17 +77,17 @@ def add_slot(usdview_api: Any) -> None:
 
 
 def edit_slot(usdview_api: Any) -> None:
-    """Open the Edit Slot… dialog on the selected object prim's first slot."""
+    """Open Edit Slot… on the picked slot overlay's slot, else the selected object's first."""
     if (session := _session(usdview_api)) is not None:
         from usdgrip.usd.slots import list_slot_names
 
-        paths = session.host.selected_paths
-        prim = session.host.stage.GetPrimAtPath(paths[0]) if paths else None
+        path, slot = session.target()
+        prim = session.host.stage.GetPrimAtPath(path) if path else None
         names = list_slot_names(prim) if prim else []
         if not names:
             session.host.status("usdgrip: select an object prim with a slot to edit.")
             return
-        session.slot_dialog(names[0])
+        session.slot_dialog(slot if slot in names else names[0])
 
 
 def add_gripper_site(usdview_api: Any) -> None:
