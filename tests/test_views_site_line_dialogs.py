@@ -95,8 +95,7 @@ def test_site_dialog_loads_the_site_previews_and_authors_into_the_root_layer(gri
 
 def test_site_dialog_defines_a_new_site_in_the_session_layer(prop, qtbot):
     dialog = _open(prop, commands.add_gripper_site, SiteDialog, "/Block")
-    assert dialog.primEdit.text() == "/Block"  # an Xform: the site itself
-    dialog.primEdit.setText("/Block/tcp")
+    assert dialog.primEdit.text() == "/Block/tcp"  # a new site of its own under the prim
     assert dialog.okEnabled(), dialog.verdictText()
     before = prop.stage.GetRootLayer().ExportToString()
     assert dialog.accept_edit()

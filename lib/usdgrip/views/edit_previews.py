@@ -25,7 +25,7 @@ from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX
 from usdgrip.rules.engine import resolve_params
 from usdgrip.site_records import GripperSlot
 from usdgrip.usd.grasp_lines import find_grasp_lines
-from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES
+from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API
 from usdgrip.usd.sites import read_gripper_site
 from usdgrip.usd.slots import get_slot_attribute_name, list_slot_names, read_gripper_slots
 from usdgrip.usd.stage import get_meters_per_unit
@@ -148,6 +148,26 @@ def compute_new_slot_name(prim: Usd.Prim) -> str:
     while f"slot{n}" in taken:
         n += 1
     return f"slot{n}"
+
+
+def is_site_prim(prim: Usd.Prim) -> bool:
+    """Whether ``prim`` is a gripper site to edit (``GripperSiteAPI`` or ``gripper:maxOpening``)."""
+    return bool(prim) and (prim.HasAPI(SITE_API) or prim.HasAttribute("gripper:maxOpening"))
+
+
+def compute_site_path(prim: Usd.Prim) -> str:
+    """Where Add Gripper Site… authors for a selected prim: the site itself, else a new child.
+
+    The child is ``tcp`` (``tcp1``... when taken): a gripper's site is a frame of its own
+    under the gripper, and a mesh cannot be one (GR.001).
+    """
+    if is_site_prim(prim):
+        return str(prim.GetPath())
+    name, n = "tcp", 0
+    while prim.GetChild(name):
+        n += 1
+        name = f"tcp{n}"
+    return str(prim.GetPath().AppendChild(name))
 
 
 def compute_next_line_name(stage: Usd.Stage) -> str:

@@ -21,7 +21,6 @@ from usdgrip.authoring.edit_records import FORWARD_LENGTH_M
 from usdgrip.authoring.world_frame import convert_edit_from_world
 from usdgrip.errors import GripperError
 from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX
-from usdgrip.usd.names import SITE_API
 from usdgrip.usd.stage import get_meters_per_unit
 from usdgrip.views.edit_dialogs import (
     EditDialog,
@@ -35,6 +34,8 @@ from usdgrip.views.edit_previews import (
     NEW_SITE,
     check_new_line_name,
     compute_next_line_name,
+    compute_site_path,
+    is_site_prim,
     preview_line_edit,
     preview_site_edit,
     read_line_points,
@@ -102,15 +103,16 @@ class SiteDialog(EditDialog):
     def setSite(self, stage: Usd.Stage, prim_path: str) -> None:
         """Author a site at ``prim_path``: the values of the site there, or a new one's.
 
-        A prim that is no site gets a child ``tcp`` proposed when it is not an Xform
-        (a mesh, say); the path can be changed in the dialog.
+        A prim that is no site gets a new child site ``tcp`` proposed (``tcp1``... when
+        taken), defined as an Xform: a gripper's site is its own frame under the gripper
+        (and a mesh cannot be one, GR.001); the path can be changed in the dialog.
         """
         self._stage = stage
         self._scratch = ProposalStage(stage)
         prim = stage.GetPrimAtPath(prim_path)
-        is_site = bool(prim) and (prim.HasAPI(SITE_API) or prim.HasAttribute("gripper:maxOpening"))
-        if prim and not is_site and prim.GetTypeName() not in ("Xform", "Scope", ""):
-            prim_path = str(prim.GetPath().AppendChild("tcp"))
+        is_site = is_site_prim(prim)
+        if prim:
+            prim_path = compute_site_path(prim)
         self._loading = True
         try:
             self.primEdit.setText(prim_path)

@@ -344,14 +344,20 @@ class KitGrippers:
 
     def add_gripper_site(self) -> Any:
         """Add Gripper Site…: the selected prim's site, or a new one (UsdgripAddGripperSite)."""
-        from usdgrip.views.edit_previews import NEW_SITE, read_site_values
+        from usdgrip.views.edit_previews import (
+            NEW_SITE,
+            compute_site_path,
+            is_site_prim,
+            read_site_values,
+        )
 
         label = "Add Gripper Site…"
         path = self._authoring_target(label, "UsdgripAddGripperSite", "the site prim")
         if path is None:
             return None
         prim = self.usd_context.get_stage().GetPrimAtPath(path)
-        values = {**NEW_SITE, **read_site_values(prim), "prim": path, "layer": "edit target"}
+        values = {**NEW_SITE, **(read_site_values(prim) if is_site_prim(prim) else {})}
+        values.update(prim=compute_site_path(prim), layer="edit target")
         values["define"] = "yes"
         return self._form("site", "UsdgripAddGripperSite", label, values, path)
 
