@@ -36,8 +36,6 @@ from usdgrip.views.saving import EditLayerFiles
 
 #: Where OK authors (the dialog's "Author into" choice): the last is an edits layer file.
 EDIT_LAYERS = ("Session layer (try)", "Root layer", "Edit layer file")
-#: The choices of a dialog that cannot author into an edits layer file.
-TRY_LAYERS = EDIT_LAYERS[:2]
 LR_CHOICES = ("(none)", "left", "right")
 COORDINATE_LIMIT = 1e6
 DEFAULT_FORWARD = NEW_SLOT["forward"]
@@ -481,16 +479,8 @@ class SlotDialog(EditDialog):
             spin.setValue(float(v))
 
 
-def make_layer_combo() -> QtWidgets.QComboBox:
-    """An "Author into" choice of the session or root layer (:data:`TRY_LAYERS`)."""
-    combo = QtWidgets.QComboBox()
-    combo.setObjectName("layer")
-    combo.addItems(TRY_LAYERS)
-    return combo
-
-
 def get_layer_of(stage: Usd.Stage, choice: str) -> Sdf.Layer:
-    """The layer a session/root choice names (:data:`TRY_LAYERS`)."""
+    """The layer a session or root layer choice of :data:`EDIT_LAYERS` names."""
     return stage.GetRootLayer() if choice == EDIT_LAYERS[1] else stage.GetSessionLayer()
 
 
