@@ -17,6 +17,9 @@ from typing import Any, TextIO
 #: Gripper collision models (``--gripper-model``; :data:`usdgrip.grasping.inputs.GRIPPER_MODELS`,
 #: not imported here so that ``--help`` stays fast).
 GRIPPER_MODELS = ("auto", "proxy", "geometry", "articulation")
+#: Simulation engines (``--engine``; :data:`usdgrip.grasping.physics.engines.ENGINES`, not
+#: imported here so that ``--help`` stays fast; tests/test_physics_mjwarp.py checks they match).
+ENGINES = ("mujoco", "mjwarp")
 
 
 def parse_positive_int(text: str) -> int:
@@ -98,6 +101,14 @@ def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
     parser.add_argument(
         "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)"
     )
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="mujoco",
+        help="simulation engine: mujoco (MuJoCo on the CPU, default) or mjwarp (MuJoCo Warp: "
+        "every candidate x trial one world, stepped together on a GPU, else Warp's CPU "
+        "device; pip install 'usdgrip[gpu]'; --jobs unused)",
+    )
     if seed:
         parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
@@ -147,6 +158,7 @@ def build_evaluation_options(args: argparse.Namespace, **fields: Any) -> Any:
         "dump_scene": args.dump_scene,
         "jobs": args.jobs,
         "seed": args.seed,
+        "engine": getattr(args, "engine", "mujoco"),
         **fields,
     }
     try:
@@ -198,12 +210,20 @@ def format_summary_lines(summary: dict[str, Any], open_hits: dict[str, Any] | No
     ]
 
 
+def engine_label(meta: dict[str, Any]) -> str:
+    """``MuJoCo 4.0.0`` or ``MuJoCo Warp 4.0.0 on cpu``: the engine a report ran on."""
+    version = meta.get("engine_version", "?")
+    if meta.get("engine") == "mjwarp":
+        return f"MuJoCo Warp {version} on {meta.get('device', '?')}"
+    return f"MuJoCo {version}"
+
+
 def format_physics_header(output: Path, meta: dict[str, Any], what: str) -> str:
     """``wrote OUT: what, N trial(s) each, T s (engine, seed, support)``."""
     params = meta.get("parameters", {})
     return (
         f"wrote {output}: {what}, {params.get('trials', 1)} trial(s) each, "
-        f"{meta.get('runtime_seconds', 0.0):.2f} s (MuJoCo {meta.get('engine_version', '?')}, "
+        f"{meta.get('runtime_seconds', 0.0):.2f} s ({engine_label(meta)}, "
         f"seed {meta.get('seed', 0)}, support {meta.get('support', 'none')})\n"
     )
 

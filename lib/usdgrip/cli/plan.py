@@ -120,7 +120,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 #: The physics options: they apply only with --evaluate (refused without it).
-PHYSICS_OPTIONS = ("trials", "force", "friction", "density", "jobs", "dump_scene")
+PHYSICS_OPTIONS = ("trials", "force", "friction", "density", "jobs", "dump_scene", "engine")
 
 
 def build_plan_evaluation_options(args: argparse.Namespace) -> Any:
