@@ -334,6 +334,9 @@ def format_summary(summary: Mapping[str, Any], problems: Iterable[Mapping[str, A
 def _describe(row: Mapping[str, Any]) -> str:
     if row.get("error"):
         return str(row["error"])
+    output = row.get("output")
+    if isinstance(output, Mapping) and "held" in output:
+        return f"{output['held']} of {output.get('grasps', 0)} candidate(s) held"
     codes: dict[str, int] = {}
     for issue in row.get("issues") or ():
         if issue.get("severity") in ("failure", "error"):

@@ -1,0 +1,187 @@
+"""Batch physics: ``batch plan --evaluate`` over 40 copies of the examples, local pool and Dask.
+
+Each file is one of the example objects (mug, tote, bar, bare prop, graspable prop) with a
+comment that makes its content (and sha256) unique; every file is planned (10 candidates)
+and each candidate grasp-and-lifted on a table (2 trials), as ``usdgrip plan --evaluate``.
+The CoACD cache is warmed first, so the figures are planning and physics, not decomposition.
+
+Prints, measured in one run on this machine (load average before and after):
+- baseline: the job (``plan_file`` with ``evaluate``: read, plan, simulate, write) called
+  in a loop in this process, what ``usdgrip plan --evaluate`` does once per file;
+- the local pool with 1 and 2 worker processes (files/s, speed-up of 2 over 1);
+- the batch layer's overhead per file beside the baseline: (1-worker wall time -
+  baseline time) / files (worker start, hashing, pipes, rows);
+- a Dask LocalCluster of 2 worker processes (cluster start-up reported apart), its
+  speed-up over the 1-worker local pool, and whether its rows equal the local pool's
+  (every field but ``duration_s``).
+
+Targets (issue 25): 2 workers >= 1.7x 1 worker; Dask 2 workers >= 1.6x. On a 2-vCPU
+machine shared with other sessions the figures are noisy and the ceiling is well below 2.
+Run: ``.venv/bin/python bench/bench_batch_physics.py [--files 40] [--repeat 1]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from usdgrip.batch import PLAN_JOB, DaskExecutor, run_batch
+from usdgrip.batch.jobs import plan_file
+
+REPO = Path(__file__).resolve().parent.parent
+OBJECTS = ("mug.usda", "tote.usda", "bar.usda", "bare_prop.usda", "graspable_prop.usda")
+GRIPPER = [str(REPO / "examples" / "gripper.usda"), "/Gripper/tcp"]
+
+
+def write_objects(root: Path, count: int) -> list[Path]:
+    """``count`` files cycling through the example objects, each with unique content."""
+    sources = [(REPO / "examples" / name).read_text() for name in OBJECTS]
+    files = []
+    for i in range(count):
+        folder = root / f"set_{i % 4}"
+        folder.mkdir(exist_ok=True)
+        text = sources[i % len(sources)].replace("#usda 1.0", f"#usda 1.0\n# copy {i}", 1)
+        file = folder / f"{Path(OBJECTS[i % len(OBJECTS)]).stem}_{i:03d}.usda"
+        file.write_text(text)
+        files.append(file)
+    return files
+
+
+def job_params(root: Path, out_dir: Path, candidates: int, trials: int) -> dict:
+    return {
+        "grippers": [GRIPPER],
+        "root": str(root),
+        "out_dir": str(out_dir),
+        "max_candidates": candidates,
+        "seed": 0,
+        "table": True,
+        "evaluate": {"trials": trials},
+    }
+
+
+def without_time(rows: list[dict]) -> list[dict]:
+    return sorted(
+        ({k: v for k, v in row.items() if k != "duration_s"} for row in rows),
+        key=lambda row: row["path"],
+    )
+
+
+def timed(run) -> tuple[float, object]:
+    start = time.perf_counter()
+    value = run()
+    return time.perf_counter() - start, value
+
+
+def checked(result) -> list[dict]:
+    summary = result.summary
+    assert summary["files"] == summary["ran"], summary
+    assert summary["errors"] == 0, [row["error"] for row in result.rows if row["error"]]
+    return result.rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=40)
+    parser.add_argument("--candidates", type=int, default=10, help="per file (default 10)")
+    parser.add_argument("--trials", type=int, default=2, help="per candidate (default 2)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per figure (best is kept)")
+    parser.add_argument("--no-dask", action="store_true", help="skip the Dask figures")
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="usdgrip-bench-batch-physics-"))
+    load_before = os.getloadavg()[0]
+    try:
+        root = base / "objects"
+        root.mkdir()
+        files = write_objects(root, args.files)
+        params = job_params(root, base / "grasps", args.candidates, args.trials)
+        n = len(files)
+        print(
+            f"{n} objects ({', '.join(OBJECTS)}), {args.candidates} candidates x "
+            f"{args.trials} trials each, table; {os.cpu_count()} CPUs, load average "
+            f"{load_before:.1f}"
+        )
+        for file in files[: len(OBJECTS)]:  # warm-up: imports and the CoACD cache
+            plan_file(str(file), **params)
+
+        def baseline() -> None:
+            for file in files:
+                plan_file(str(file), **params)
+
+        runs = {
+            "in-process plan_file loop (baseline)": baseline,
+            "local pool, 1 worker": lambda: checked(
+                run_batch(root, PLAN_JOB, params=params, jobs=1)
+            ),
+            "local pool, 2 workers": lambda: checked(
+                run_batch(root, PLAN_JOB, params=params, jobs=2)
+            ),
+        }
+        best: dict[str, float] = dict.fromkeys(runs, float("inf"))
+        rows: dict[str, list[dict]] = {}
+        # Round-robin, so that load from elsewhere hits every figure alike.
+        for _ in range(args.repeat):
+            for label, run in runs.items():
+                elapsed, value = timed(run)
+                best[label] = min(best[label], elapsed)
+                if value is not None:
+                    rows[label] = value
+        print(f"best of {args.repeat} run(s) each: wall clock")
+        for label, wall in best.items():
+            print(f"{label:<38} {n / wall:7.2f} files/s  ({wall:.1f} s)")
+        inproc, one, two = best.values()
+        print(f"  speed-up 2 vs 1 worker               {one / two:7.2f}x   (target >= 1.7x)")
+        print(
+            f"  batch overhead per file (wall)       {(one - inproc) / n * 1000:7.1f} ms  "
+            f"(beside {inproc / n * 1000:.0f} ms per file in process)"
+        )
+        same = without_time(rows["local pool, 1 worker"]) == without_time(
+            rows["local pool, 2 workers"]
+        )
+        print(f"  rows of 1 and 2 workers identical    {same}")
+        if not args.no_dask:
+            from distributed import LocalCluster
+
+            start = time.perf_counter()
+            cluster = LocalCluster(
+                n_workers=2,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=50,
+            )
+            executor = DaskExecutor(scheduler=cluster.scheduler_address)
+            executor.start()
+            started = time.perf_counter() - start
+            try:
+                # The first run starts each worker's sandbox process; the next are measured.
+                checked(run_batch(root, PLAN_JOB, params=params, executor=executor))
+                dask_best = float("inf")
+                for _ in range(args.repeat):
+                    elapsed, dask_rows = timed(
+                        lambda: checked(run_batch(root, PLAN_JOB, params=params, executor=executor))
+                    )
+                    dask_best = min(dask_best, elapsed)
+            finally:
+                executor.close()
+                cluster.close()
+            label = "dask LocalCluster, 2 workers"
+            print(
+                f"{label:<38} {n / dask_best:7.2f} files/s  ({dask_best:.1f} s; cluster "
+                f"start {started:.1f} s, not counted)"
+            )
+            print(
+                f"  speed-up vs the 1-worker local pool  {one / dask_best:7.2f}x   (target >= 1.6x)"
+            )
+            same = without_time(dask_rows) == without_time(rows["local pool, 1 worker"])
+            print(f"  rows identical to the local pool     {same}")
+        print(f"load average before {load_before:.1f}, after {os.getloadavg()[0]:.1f}")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
