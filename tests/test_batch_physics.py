@@ -364,3 +364,18 @@ def test_two_processes_fill_one_coacd_cache_at_once(tmp_path):
         assert len(again.pieces) == sum(key.startswith(f"m{i}_") for key in a.files)
         for j, cached in enumerate(again.pieces):
             np.testing.assert_array_equal(a[f"m{i}_p{j}"], cached)
+
+
+def test_a_single_file_root_and_a_grasp_file_without_grasps(library, tmp_path):
+    root, grasps = library
+    (grasps / "tote.yaml").write_text("format: isaac_grasp\nformat_version: 1.0\ngrasps: {}\n")
+    row = run_job(str(root / "tote.usda"), EVALUATE_JOB, evaluate_params(root, grasps, tmp_path))
+    assert row["status"] == "findings", row  # nothing to hold: no candidate
+    assert row["output"]["grasps"] == 0 and row["output"]["first_success_rate"] is None
+    assert (tmp_path / "tote.yaml").is_file()
+    # ROOT a file: its grasp file is DIR/<its name>.yaml (was a crash for batch plan too)
+    shutil.copy(grasps / "kitchen" / "mug.yaml", grasps / "mug.yaml")
+    argv = ["batch", "evaluate", str(root / "kitchen" / "mug.usda"), "--gripper", GRIPPER]
+    argv += ["--grasps-dir", str(grasps), "--out-dir", str(tmp_path / "one"), *PHYSICS]
+    assert main([*argv, "-q", "--jobs", "1"]) == 0
+    assert (tmp_path / "one" / "mug.yaml").is_file()

@@ -34,6 +34,8 @@ def compute_output_path(path: str, root: str, out_dir: str) -> Path:
         relative = file.resolve().relative_to(Path(root).resolve())
     except ValueError:
         relative = Path(file.name)
+    if relative == Path():  # ROOT is the file itself
+        relative = Path(file.name)
     return Path(out_dir) / relative.with_suffix(".yaml")
 
 
@@ -312,8 +314,9 @@ def evaluate_file(
         physics: physics options (:data:`PHYSICS_FIELDS`).
 
     Returns:
-        ``status`` ``ok`` (a candidate held) or ``findings`` (none held, or no
-        candidate), ``counts`` (``warning``: warnings this evaluation added) and ``output``
+        ``status`` ``ok`` (a candidate held) or ``findings`` (none held, or the file has
+        no candidate: it is written unchanged), ``counts`` (``warning``: warnings this
+        evaluation added) and ``output``
         (``file`` relative to ``out_dir``, ``grasps_file`` relative to ``grasps_dir``,
         ``object``, ``grasps``, :func:`summarize_physics`'s fields, ``warnings``).
 
@@ -337,18 +340,20 @@ def evaluate_file(
     source = read_grasps_for(grasp_file, shown, path)
     stage = open_stage(path)
     prim_path = find_object_prim(stage, path)
-    result = evaluate_grasps(
-        source,
-        GeometryRef(asset_path=str(path), prim_path=prim_path),
-        GripperRef(asset_path=gripper_file, prim_path=site),
-        options=options,
-        stages={str(path): stage},
-        grasps_name=shown,
-    )
+    result = source  # a file without grasps (batch plan found none): nothing to simulate
+    if source.grasps:
+        result = evaluate_grasps(
+            source,
+            GeometryRef(asset_path=str(path), prim_path=prim_path),
+            GripperRef(asset_path=gripper_file, prim_path=site),
+            options=options,
+            stages={str(path): stage},
+            grasps_name=shown,
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     write_isaac_grasp(result, target)
     known = len(source.metadata.warnings) if source.metadata is not None else 0
-    warnings = list(result.metadata.warnings[known:])
+    warnings = list(result.metadata.warnings[known:]) if result.metadata is not None else []
     output: dict[str, Any] = {
         "file": target.relative_to(out_dir).as_posix(),
         "grasps_file": grasp_file.relative_to(grasps_dir).as_posix(),
