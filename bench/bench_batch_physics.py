@@ -23,8 +23,11 @@ Run: ``.venv/bin/python bench/bench_batch_physics.py [--files 40] [--repeat 1]``
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -83,6 +86,54 @@ def checked(result) -> list[dict]:
     return result.rows
 
 
+_SHARE = """
+import json, sys
+from usdgrip.batch.jobs import plan_file
+files, params = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+plan_file(files[0], **params)  # warm: imports, the CoACD cache
+print("ready", flush=True)
+sys.stdin.readline()
+for file in files:
+    plan_file(file, **params)
+print("done", flush=True)
+"""
+
+
+def time_plain_processes(files: list[Path], params: dict, count: int) -> float:
+    """Wall time of ``count`` plain, warm processes each running the job on 1/count of the files.
+
+    No batch layer: the speed-up this machine gives this workload right now (the ceiling).
+    """
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _SHARE,
+                json.dumps([str(f) for f in files[i::count]]),
+                json.dumps(params),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )  # fmt: skip
+        for i in range(count)
+    ]
+    for process in processes:
+        process.stdout.readline()
+    start = time.perf_counter()
+    for process in processes:
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    for process in processes:
+        process.stdout.readline()
+    elapsed = time.perf_counter() - start
+    for process in processes:
+        process.wait()
+    return elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=40)
@@ -122,6 +173,7 @@ def main() -> None:
         }
         best: dict[str, float] = dict.fromkeys(runs, float("inf"))
         rows: dict[str, list[dict]] = {}
+        plain = {1: float("inf"), 2: float("inf")}
         # Round-robin, so that load from elsewhere hits every figure alike.
         for _ in range(args.repeat):
             for label, run in runs.items():
@@ -129,11 +181,17 @@ def main() -> None:
                 best[label] = min(best[label], elapsed)
                 if value is not None:
                     rows[label] = value
+            for count in plain:
+                plain[count] = min(plain[count], time_plain_processes(files, params, count))
         print(f"best of {args.repeat} run(s) each: wall clock")
         for label, wall in best.items():
             print(f"{label:<38} {n / wall:7.2f} files/s  ({wall:.1f} s)")
         inproc, one, two = best.values()
         print(f"  speed-up 2 vs 1 worker               {one / two:7.2f}x   (target >= 1.7x)")
+        print(
+            f"  ceiling: 2 vs 1 plain processes      {plain[1] / plain[2]:7.2f}x   (no batch "
+            "layer, warm, same files: what this machine gives now)"
+        )
         print(
             f"  batch overhead per file (wall)       {(one - inproc) / n * 1000:7.1f} ms  "
             f"(beside {inproc / n * 1000:.0f} ms per file in process)"
