@@ -117,7 +117,7 @@ def time_plain_processes(files: list[Path], params: dict, count: int) -> float:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
-        )  # fmt: skip
+        )
         for i in range(count)
     ]
     for process in processes:
