@@ -10,7 +10,10 @@ Prints, measured in one run on this machine (load average before and after):
   in a loop in this process, what ``usdgrip plan --evaluate`` does once per file;
 - the local pool with 1 and 2 worker processes (files/s, speed-up of 2 over 1);
 - the batch layer's overhead per file beside the baseline: (1-worker wall time -
-  baseline time) / files (worker start, hashing, pipes, rows);
+  baseline time) / files (worker start, hashing, pipes, rows); and the time per file of
+  a direct ``usdgrip plan --evaluate`` command per file (interpreter start-up included);
+- the ceiling: two plain, warm processes each running the job on half of the files,
+  against one (no batch layer: what the machine gives this workload at that moment);
 - a Dask LocalCluster of 2 worker processes (cluster start-up reported apart), its
   speed-up over the 1-worker local pool, and whether its rows equal the local pool's
   (every field but ``duration_s``).
@@ -195,6 +198,27 @@ def main() -> None:
         print(
             f"  batch overhead per file (wall)       {(one - inproc) / n * 1000:7.1f} ms  "
             f"(beside {inproc / n * 1000:.0f} ms per file in process)"
+        )
+        # What a shell loop of `usdgrip plan --evaluate` would pay per file (start-up included).
+        cli_files = [
+            (row["path"], row["output"]["object"]) for row in rows["local pool, 1 worker"][:5]
+        ]
+        cli_start = time.perf_counter()
+        for relative, prim in cli_files:
+            subprocess.run(
+                [
+                    sys.executable, "-m", "usdgrip", "plan", str(root / relative),
+                    "--object", prim, "--gripper", ":".join(GRIPPER), "--table", "--evaluate",
+                    "--max-candidates", str(args.candidates), "--trials", str(args.trials),
+                    "-o", str(base / "one.yaml"), "-q",
+                ],
+                check=False,
+            )  # fmt: skip
+        cli = (time.perf_counter() - cli_start) / len(cli_files)
+        print(
+            f"  usdgrip plan --evaluate per file     {cli * 1000:7.0f} ms  (a shell loop over "
+            f"{len(cli_files)} files, start-up included) vs {one / n * 1000:.0f} ms in "
+            "batch, 1 worker"
         )
         same = without_time(rows["local pool, 1 worker"]) == without_time(
             rows["local pool, 2 workers"]
