@@ -280,8 +280,10 @@ def build_physics_params(args: argparse.Namespace) -> dict[str, Any] | None:
     """
     from usdgrip.grasping.options import DEFAULT_ENGINE, EvaluationOptions
 
-    names = [*BATCH_PHYSICS_OPTIONS, *(("engine",) if hasattr(args, "engine") else ())]
-    given = [name for name in names if getattr(args, name, None) is not None]
+    given = [name for name in BATCH_PHYSICS_OPTIONS if getattr(args, name) is not None]
+    engine = getattr(args, "engine", None)  # once `--engine` exists (add_physics_arguments)
+    if engine is not None and engine != DEFAULT_ENGINE:
+        given.append("engine")
     if args.batch_action == "plan" and not args.evaluate:
         if given:
             flags = ", ".join(f"--{name}" for name in given)
@@ -293,14 +295,11 @@ def build_physics_params(args: argparse.Namespace) -> dict[str, Any] | None:
     values = {**vars(args), "jobs": 1, "dump_scene": None, "gripper_model": "auto"}
     if values["trials"] is None:
         values["trials"] = EvaluationOptions.trials
-    engine = getattr(args, "engine", None)
     options = build_evaluation_options(
         argparse.Namespace(**values), **({"engine": engine} if engine is not None else {})
     )
     params: dict[str, Any] = {"trials": options.trials}
-    for name in given:
-        if name != "trials" and not (name == "engine" and options.engine == DEFAULT_ENGINE):
-            params[name] = getattr(options, name)
+    params.update((name, getattr(options, name)) for name in given if name != "trials")
     return params
 
 
