@@ -381,3 +381,15 @@ def test_a_single_file_root_and_a_grasp_file_without_grasps(library, tmp_path):
     argv += ["--grasps-dir", str(grasps), "--out-dir", str(tmp_path / "one"), *PHYSICS]
     assert main([*argv, "-q", "--jobs", "1"]) == 0
     assert (tmp_path / "one" / "mug.yaml").is_file()
+
+
+def test_cli_evaluate_on_its_own_dask_local_cluster(library, tmp_path):
+    pytest.importorskip("distributed")
+    root, grasps = library
+    argv = evaluate_args(root, grasps, tmp_path / "e", "--glob", "tote.usda")
+    done = run_cli(*argv, "--executor", "dask", "--out", str(tmp_path / "d.jsonl"), "-q")
+    assert done.returncode == 0, done.stderr
+    local = run_cli(*argv, "--out", str(tmp_path / "l.jsonl"), "-q")
+    assert local.returncode == 0, local.stderr
+    on_dask, here = read_lines(tmp_path / "d.jsonl"), read_lines(tmp_path / "l.jsonl")
+    assert normalize(on_dask) == normalize(here) and on_dask[0]["output"]["held"] > 0
