@@ -393,3 +393,15 @@ def test_cli_evaluate_on_its_own_dask_local_cluster(library, tmp_path):
     assert local.returncode == 0, local.stderr
     on_dask, here = read_lines(tmp_path / "d.jsonl"), read_lines(tmp_path / "l.jsonl")
     assert normalize(on_dask) == normalize(here) and on_dask[0]["output"]["held"] > 0
+
+
+def test_junit_fails_a_file_where_nothing_held(tmp_path, capsys):
+    from xml.etree import ElementTree
+
+    argv = ["batch", "plan", str(REPO / "examples" / "pan.usda"), "--gripper", GRIPPER]
+    argv += ["--out-dir", str(tmp_path / "g"), *FAST_PLAN, "--jobs", "1", "-q"]
+    assert main([*argv, "--format", "junit"]) == 1  # the pan gets no candidate
+    suites = ElementTree.fromstring(capsys.readouterr().out)
+    assert suites.get("name") == "usdgrip batch plan" and suites.get("failures") == "1"
+    failure = suites.find("./testsuite/testcase/failure")
+    assert failure is not None and "0 of 0 candidate(s) held" in failure.get("message")
