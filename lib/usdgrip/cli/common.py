@@ -64,8 +64,14 @@ def add_gripper_model_argument(parser: Any) -> None:
     )
 
 
-def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
-    """The simulation options ``evaluate`` and ``plan --evaluate`` share (``plan`` has --seed)."""
+def add_physics_arguments(
+    parser: Any, *, seed: bool = True, jobs: bool = True, dump_scene: bool = True
+) -> None:
+    """The simulation options ``evaluate``, ``plan --evaluate`` and ``batch`` share.
+
+    ``plan`` and ``batch`` have their own ``--seed``; ``batch`` its own ``--jobs`` (files
+    run in parallel, each simulated in one process) and no ``--dump-scene``.
+    """
     parser.add_argument(
         "--trials",
         type=int,
@@ -74,12 +80,13 @@ def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
         help="trials per candidate: the nominal pose plus N-1 perturbed ones (default 3, so a "
         "success rate is a rate; rates are reported with the trial count)",
     )
-    parser.add_argument(
-        "--dump-scene",
-        metavar="DIR",
-        help="write each candidate's nominal trial as MJCF (candidate_NNNN.xml: object "
-        "pieces, hands at the grasp, support) into DIR, for MuJoCo's viewer",
-    )
+    if dump_scene:
+        parser.add_argument(
+            "--dump-scene",
+            metavar="DIR",
+            help="write each candidate's nominal trial as MJCF (candidate_NNNN.xml: object "
+            "pieces, hands at the grasp, support) into DIR, for MuJoCo's viewer",
+        )
     parser.add_argument(
         "--force",
         type=float,
@@ -98,9 +105,10 @@ def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
         metavar="RHO",
         help="density when no mass or density is authored, kg/m3 (default 400)",
     )
-    parser.add_argument(
-        "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)"
-    )
+    if jobs:
+        parser.add_argument(
+            "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)"
+        )
     parser.add_argument(
         "--engine",
         choices=ENGINES,
