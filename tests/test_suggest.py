@@ -103,12 +103,13 @@ def test_nothing_held_is_exit_1_and_writes_nothing(tmp_path, capsys):
     ("extra", "message"),
     [
         (["--object", "/Nope"], "/Nope"),
-        (["--object", "/Pan", "--min-success", "0"], "min_success 0.0"),
-        (["--object", "/Pan", "--trials", "0"], "trials 0"),
-        (["--object", "/Pan", "--candidates", "200000"], "candidates 200000"),
+        (["--object", "/Pan", "--min-success", "0"], "--min-success 0.0"),
+        (["--object", "/Pan", "--trials", "0"], "--trials 0"),
+        (["--object", "/Pan", "--candidates", "200000"], "--candidates 200000"),
         (["--object", "/Pan", "--seed", "-1"], "--seed -1"),
         (["--object", ""], "--object ''"),
-        (["--object", "/Pan", "--min-success", "nan"], "min_success nan"),
+        (["--object", "/Pan", "--min-success", "nan"], "--min-success nan"),
+        (["--object", "/Pan", "--max-slots", "0"], "--max-slots 0: expected a whole number"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(pan, tmp_path, capsys, extra, message):
@@ -272,9 +273,9 @@ def test_two_hands_author_a_left_right_group_that_validates_and_holds(tote, tmp_
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--hands", "3", "--group", "g"], "hands 3: expected 1"),
-        (["--hands", "0"], "hands 0: expected 1"),
-        (["--hands", "-1"], "hands -1: expected 1"),
+        (["--hands", "3", "--group", "g"], "--hands 3: expected 1"),
+        (["--hands", "0"], "--hands 0: expected 1"),
+        (["--hands", "-1"], "--hands -1: expected 1"),
         (["--group", "g"], "only with hands 2"),
         (["--hands", "2"], "needs a group name"),
         (["--hands", "2", "--group", ""], "needs a group name"),

@@ -47,6 +47,23 @@ Exit 0 slots (or lines) suggested and written, 1 nothing held (nothing written, 
 reasons printed), 2 bad input."""
 
 
+#: SuggestOptions field -> the flag a user typed (``max_slots`` is ``--max-lines`` there).
+_FLAGS = {
+    "min_success": "--min-success",
+    "trials": "--trials",
+    "candidates": "--candidates",
+    "hands": "--hands",
+    "group": "--group",
+}
+
+
+def _worded_with_flag(message: str, what: str) -> str:
+    """A SuggestOptions refusal worded with the command line's flag instead of the field."""
+    flags = {**_FLAGS, "max_slots": f"--max-{what}"}
+    field, _, rest = message.partition(" ")
+    return f"{flags[field]} {rest}" if field in flags else message
+
+
 def _add_common(sub: argparse.ArgumentParser, what: str) -> None:
     from usdgrip.suggest import (
         DEFAULT_CANDIDATES,
@@ -195,12 +212,15 @@ def run(args: argparse.Namespace) -> int:
         suggest_slots,
     )
 
-    options = SuggestOptions(
-        max_slots=args.max_count, min_success=args.min_success, trials=args.trials,
-        candidates=args.candidates, seed=args.seed, table=args.table, scene=args.scene,
-        support=args.support, force=args.force, hands=getattr(args, "hands", 1),
-        group=getattr(args, "group", None),
-    )  # fmt: skip
+    try:
+        options = SuggestOptions(
+            max_slots=args.max_count, min_success=args.min_success, trials=args.trials,
+            candidates=args.candidates, seed=args.seed, table=args.table, scene=args.scene,
+            support=args.support, force=args.force, hands=getattr(args, "hands", 1),
+            group=getattr(args, "group", None),
+        )  # fmt: skip
+    except ValueError as exc:
+        raise ValueError(_worded_with_flag(str(exc), args.what)) from None
     gripper = parse_gripper(args.gripper)
     # The request contract's checks (prim path, seed, candidate count), one line each, first.
     build_request(args.file, args.object, [gripper], args.candidates, args.seed)
