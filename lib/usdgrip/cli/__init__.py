@@ -264,6 +264,34 @@ def _command_extras(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(extra for extra in extras if extra)
 
 
+class _Terminated(Exception):
+    """SIGTERM or SIGHUP arrived: unwind (every ``finally`` ends its worker processes)."""
+
+    def __init__(self, signal: int, name: str) -> None:
+        super().__init__(name)
+        self.signal = signal
+
+
+def _end_on_termination() -> None:
+    """SIGTERM and SIGHUP end the command like Ctrl-C: children stopped, exit 128 + signal."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(number: int, frame: Any) -> None:
+        from usdgrip.grasping.physics.trial_workers import stop_workers
+
+        stop_workers()
+        raise _Terminated(number, signal.Signals(number).name)
+
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(number) == signal.SIG_DFL:
+                signal.signal(number, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; library errors become one line on stderr and exit code 2."""
     from usdgrip.errors import GripperError
@@ -276,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     stdout, sys.stdout = sys.stdout, _StandardOutput(sys.stdout)
+    _end_on_termination()
     try:
         check_extras(_command_extras(args))
         code = int(args.run(args))
@@ -295,6 +324,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"usdgrip {args.command}: interrupted", file=sys.stderr)
         return 130
+    except _Terminated as exc:
+        print(f"usdgrip {args.command}: terminated ({exc})", file=sys.stderr)
+        return 128 + exc.signal
     finally:
         sys.stdout = stdout
 

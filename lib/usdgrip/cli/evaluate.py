@@ -214,6 +214,11 @@ def run(args: argparse.Namespace) -> int:
     source: Any = (
         read_isaac_grasp(args.grasps) if args.grasps else read_target_samples(args.targets)
     )
+    if args.jobs > 1:  # the workers load while the stages are read and the object decomposed
+        from usdgrip.grasping.physics.trial_workers import prestart
+
+        count = len(source.grasps) if args.grasps else len(source.get("candidates", ()))
+        prestart(args.jobs, count, args.trials)
     files = [args.file, gripper.asset_path, *filter(None, [args.scene])]
     stages = StageSource({f: open_input(f, output) for f in dict.fromkeys(files)})
     bar = ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
