@@ -264,39 +264,34 @@ def _command_extras(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(extra for extra in extras if extra)
 
 
-class _Terminated(Exception):
-    """SIGTERM or SIGHUP arrived: unwind (every ``finally`` ends its worker processes)."""
+def _end_children() -> None:
+    """Stop every child process this command started (simulation workers, a CoACD run)."""
+    children = sys.modules.get("usdgrip.grasping.physics.children")
+    workers = sys.modules.get("usdgrip.grasping.physics.trial_workers")
+    if workers is not None:
+        workers.stop_workers()
+    if children is not None:
+        children.end_all()
 
-    def __init__(self, signal: int, name: str) -> None:
-        super().__init__(name)
-        self.signal = signal
 
-
-def _end_on_termination() -> None:
-    """SIGTERM and SIGHUP end the command like Ctrl-C: children stopped, exit 128 + signal."""
+def _terminated(command: str, number: int) -> int:
     import signal
-    import threading
 
-    if threading.current_thread() is not threading.main_thread():
-        return
+    from usdgrip import interrupts
 
-    def handler(number: int, frame: Any) -> None:
-        from usdgrip.grasping.physics.trial_workers import stop_workers
-
-        stop_workers()
-        raise _Terminated(number, signal.Signals(number).name)
-
-    for number in (signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):
-            if signal.getsignal(number) == signal.SIG_DFL:
-                signal.signal(number, handler)
+    interrupts.ignore()  # a second SIGTERM does not interrupt the clean-up
+    _end_children()
+    print(f"usdgrip {command}: terminated ({signal.Signals(number).name})", file=sys.stderr)
+    return 128 + number
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; library errors become one line on stderr and exit code 2."""
+    from usdgrip import interrupts
     from usdgrip.errors import GripperError
     from usdgrip.extras import check_extras, describe_missing_extra
 
+    interrupts.install()  # before any work: SIGTERM/SIGHUP end the command, exit 128 + N
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # reports name the command
@@ -304,11 +299,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     stdout, sys.stdout = sys.stdout, _StandardOutput(sys.stdout)
-    _end_on_termination()
     try:
         check_extras(_command_extras(args))
         code = int(args.run(args))
         sys.stdout.flush()
+        if interrupts.received() is not None:  # its raise was lost (a __del__, a bare except)
+            return _terminated(args.command, interrupts.received())
         return code
     except BrokenPipeError:
         sys.stdout = stdout
@@ -322,11 +318,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"usdgrip {args.command}: {message or exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
+        _end_children()
         print(f"usdgrip {args.command}: interrupted", file=sys.stderr)
         return 130
-    except _Terminated as exc:
-        print(f"usdgrip {args.command}: terminated ({exc})", file=sys.stderr)
-        return 128 + exc.signal
+    except interrupts.Terminated as exc:
+        return _terminated(args.command, exc.signal)
     finally:
         sys.stdout = stdout
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
+
+from usdgrip.progress import add_progress_argument
 
 #: Gripper collision models (``--gripper-model``; :data:`usdgrip.grasping.inputs.GRIPPER_MODELS`,
 #: not imported here so that ``--help`` stays fast).
@@ -61,6 +64,13 @@ def add_gripper_model_argument(parser: Any) -> None:
     )
 
 
+def make_progress(args: argparse.Namespace) -> Any:
+    """The command's :class:`~usdgrip.progress.ProgressReporter` on stderr (--progress, -q)."""
+    from usdgrip.progress import ProgressReporter
+
+    return ProgressReporter(sys.stderr, getattr(args, "progress", "auto"), quiet=args.quiet)
+
+
 def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
     """The simulation options ``evaluate`` and ``plan --evaluate`` share (``plan`` has --seed)."""
     parser.add_argument(
@@ -100,6 +110,7 @@ def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
     )
     if seed:
         parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_progress_argument(parser)
 
 
 def build_planning_options(args: argparse.Namespace, **fields: Any) -> Any:
@@ -153,29 +164,6 @@ def build_evaluation_options(args: argparse.Namespace, **fields: Any) -> Any:
         return EvaluationOptions(**values)
     except OptionError as exc:
         raise ValueError(exc.cli_message()) from None
-
-
-class ProgressBar:
-    """One self-overwriting stderr line; silent when disabled."""
-
-    def __init__(self, stream: TextIO, enabled: bool) -> None:
-        self.stream = stream
-        self.enabled = enabled
-        self.width = 0
-
-    def __call__(self, message: str, fraction: float) -> None:
-        if not self.enabled:
-            return
-        filled = round(20 * max(0.0, min(1.0, fraction)))
-        line = f"[{'#' * filled}{'.' * (20 - filled)}] {100 * fraction:3.0f}% {message}"[:110]
-        self.stream.write("\r" + line.ljust(self.width))
-        self.stream.flush()
-        self.width = len(line)
-
-    def close(self) -> None:
-        if self.enabled and self.width:
-            self.stream.write("\r" + " " * self.width + "\r")
-            self.stream.flush()
 
 
 def format_pose(position: Sequence[float], w: float, xyz: Sequence[float]) -> str:

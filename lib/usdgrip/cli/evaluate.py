@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from usdgrip.cli.common import (
-    ProgressBar,
     add_gripper_model_argument,
     add_physics_arguments,
     add_support_arguments,
@@ -17,6 +16,7 @@ from usdgrip.cli.common import (
     format_physics_header,
     format_pose,
     format_summary_lines,
+    make_progress,
     print_grasps_summary,
 )
 from usdgrip.contracts import parse_gripper
@@ -221,8 +221,8 @@ def run(args: argparse.Namespace) -> int:
         prestart(args.jobs, count, args.trials)
     files = [args.file, gripper.asset_path, *filter(None, [args.scene])]
     stages = StageSource({f: open_input(f, output) for f in dict.fromkeys(files)})
-    bar = ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
-    try:
+    bar = make_progress(args)
+    with bar.active():
         read = read_evaluation_inputs(geometry, [gripper], options, None, stages)
         if args.grasps:
             result = evaluate_grasps(
@@ -240,8 +240,6 @@ def run(args: argparse.Namespace) -> int:
             report = evaluate_targets(
                 source, geometry, gripper, options=options, inputs=read, progress=bar
             )
-    finally:
-        bar.close()
     summary_to = sys.stderr if is_standard_output(output) else sys.stdout
     if args.grasps:
         write_isaac_grasp(result, output)
@@ -363,8 +361,8 @@ def run_lines(args: argparse.Namespace) -> int:
     files = dict.fromkeys([args.file, gripper.asset_path, *filter(None, [args.scene])])
     stages = StageSource({file: open_input(file, output) for file in files})
     geometry = _object_ref(args.file, args.object or find_line_object(args.file, stages))
-    bar = ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
-    try:
+    bar = make_progress(args)
+    with bar.active():
         read = read_evaluation_inputs(geometry, [gripper], options, None, stages)
         report = evaluate_grasp_lines(
             geometry,
@@ -374,8 +372,6 @@ def run_lines(args: argparse.Namespace) -> int:
             candidates_per_line=per_line or CANDIDATES_PER_LINE,
             progress=bar,
         )
-    finally:
-        bar.close()
     text = json.dumps(report, indent=1) + "\n" if fmt == "json" else format_lines_report(report)
     summary = report["summary"]
     if output is None:

@@ -12,13 +12,13 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from usdgrip.cli.common import (
-    ProgressBar,
     add_gripper_model_argument,
     add_physics_arguments,
     add_support_arguments,
     build_evaluation_options,
     build_planning_options,
     format_pose,
+    make_progress,
     print_grasps_summary,
 )
 from usdgrip.contracts import parse_gripper
@@ -233,8 +233,8 @@ def run(args: argparse.Namespace) -> int:
     # Each input opened once (its USD warnings restated once), refused as the output, nor any
     # layer it reads; planning and physics read these stages, and the inputs once.
     stages = StageSource({file: open_input(file, output) for file in dict.fromkeys(inputs)})
-    bar = ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
-    try:
+    bar = make_progress(args)
+    with bar.active():
         bar(f"reading object {request.object.geometry}", 0.0)
         read = read_grasp_inputs(
             request.object.geometry,
@@ -250,8 +250,6 @@ def run(args: argparse.Namespace) -> int:
             result = evaluate_grasps(
                 result, options=evaluation, inputs=read, rank=True, progress=bar
             )
-    finally:
-        bar.close()
     write_isaac_grasp(result, output)
     if not args.quiet:  # the summary goes to stderr when the grasps go to stdout
         summary_to = sys.stderr if is_standard_output(output) else sys.stdout

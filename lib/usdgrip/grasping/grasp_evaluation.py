@@ -157,6 +157,7 @@ def build_physics_world(inputs: GraspInputs, options: EvaluationOptions) -> Phys
             density=density,
             friction=friction,
             mass_from=mass_from,
+            label=f"object {data.prim_path}",
             **cache,
         )
     except ValueError as exc:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from usdgrip import interrupts
 from usdgrip.contracts import PHYSICS_OUTCOMES as OUTCOMES
 from usdgrip.frames import find_rigid_poses
 from usdgrip.grasping.physics import trial_workers as workers_module
@@ -321,7 +322,7 @@ def evaluate_candidates(
     world = (engine, obj, gripper, scene, hands, params)
     try:
         return _evaluate_parallel(built, world, hand_poses, seed, jobs, progress, cancel)
-    except (KeyboardInterrupt, SystemExit):
+    except (KeyboardInterrupt, SystemExit, interrupts.Terminated):
         workers_module.stop_workers()  # interrupted: no worker outlives the command
         raise
 
@@ -335,6 +336,7 @@ def _evaluate_serial(
 ) -> list[CandidateEvaluation]:
     results: list[CandidateEvaluation] = []
     for index, poses in enumerate(hand_poses):
+        interrupts.check()
         if cancel is not None and cancel():
             raise EvaluationCancelled(results)
         results.append(evaluate_one(simulator, poses, index, seed))
@@ -411,6 +413,7 @@ def _evaluate_parallel(
         done[i] = evaluate_one(simulator, hand_poses[i], i, seed)
 
     while len(done) < total:
+        interrupts.check()
         before = len(done)
         for worker in list(pool):
             serve(worker)

@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import sys
 from multiprocessing.connection import Connection
 from typing import Any
 
-from usdgrip.grasping.physics import trial_workers
-
-
-# ------------------------------------------------------------------ the worker itself
-def _die_with_parent() -> None:
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+from usdgrip.grasping.physics import children, trial_workers
 
 
 def main(argv: list[str]) -> int:
@@ -29,12 +15,8 @@ def main(argv: list[str]) -> int:
     ``("world", engine, obj, gripper, scene, hands, params)`` builds the engine;
     ``("chunk", tag, indices, poses, seed)`` is answered ``(tag, evaluations or error text)``.
     """
-    parent = os.getppid()
-    _die_with_parent()
-    if os.getppid() != parent:  # the parent died before prctl took effect
+    if not children.die_with_parent():  # the parent died before prctl took effect
         return 0
-    # Ctrl-C reaches the whole process group: the worker ends at once, without a traceback.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
     tasks = Connection(int(argv[0]), writable=False)
     results = Connection(int(argv[1]), readable=False)
     from usdgrip.grasping.physics.candidate_trials import evaluate_one

@@ -1,9 +1,10 @@
 """Simulation worker processes: numpy, MuJoCo and this package, never ``pxr``.
 
 ``evaluate_candidates(jobs=N)`` shares candidates between the calling process and
-``N - 1`` of these workers. Each one is a fresh interpreter (``python -c`` calling
-:func:`~usdgrip.grasping.physics.trial_worker_main.main`; :mod:`subprocess`: no fork of a
-process holding USD's threads, no fork server) with :data:`WORKER_ENV` set, so importing
+``N - 1`` of these workers. Each one is a fresh interpreter
+(:func:`~usdgrip.grasping.physics.children.spawn` running
+:func:`~usdgrip.grasping.physics.trial_worker_main.main`; :mod:`subprocess`: no fork of
+a process holding USD's threads, no fork server) with :data:`WORKER_ENV` set, so importing
 ``usdgrip`` skips registering the USD schema and the worker loads only what simulation
 needs (about 0.3 s instead of a fork server's 0.6 s with ``pxr``). It is handed the
 already-built object, gripper and scene (their convex pieces: no decomposition, no
@@ -16,7 +17,7 @@ kept for the process's life (one command, or one batch worker's many files).
 A worker never outlives its parent: Linux kills it when the parent dies
 (``PR_SET_PDEATHSIG``), it exits when its task pipe closes, and Ctrl-C (sent to the
 whole process group) ends it at once and quietly; the parent's ``finally`` and
-:func:`stop_workers` (at exit, and on SIGTERM/SIGHUP through the CLI) reap it.
+:func:`stop_workers` (at exit, and after SIGTERM/SIGHUP in the CLI) reap it.
 """
 
 from __future__ import annotations
@@ -24,12 +25,11 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import subprocess
-import sys
-from multiprocessing.connection import Connection
 
-#: Set in a worker's environment: ``import usdgrip`` does not load ``pxr`` there.
-WORKER_ENV = "USDGRIP_SIMULATION_WORKER"
+from usdgrip import interrupts
+from usdgrip.grasping.physics import children
+from usdgrip.grasping.physics.children import WORKER_ENV as WORKER_ENV
+
 #: Raises the :func:`max_workers` cap (``USDGRIP_MAX_JOBS=8``), for a machine the CPU count
 #: misjudges; never above :data:`HARD_MAX_JOBS`.
 MAX_JOBS_ENV = "USDGRIP_MAX_JOBS"
@@ -105,22 +105,7 @@ class TrialWorker:
     """Parent-side handle of one simulation worker (a pipe each way, framed by Connection)."""
 
     def __init__(self) -> None:
-        task_read, task_write = os.pipe()
-        result_read, result_write = os.pipe()
-        env = {**os.environ, WORKER_ENV: "1", "OMP_NUM_THREADS": "1"}
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-c", _ENTRY, str(task_read), str(result_write)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                pass_fds=(task_read, result_write),
-                env=env,
-            )
-        finally:
-            os.close(task_read)
-            os.close(result_write)
-        self.tasks = Connection(task_write, readable=False)
-        self.connection = Connection(result_read, writable=False)
+        self.process, self.tasks, self.connection = children.spawn(_ENTRY)
         self.ready = False
         self.world: object = None
         """The world it holds (its ``(engine, obj, ...)`` tuple, compared by identity)."""
@@ -133,17 +118,7 @@ class TrialWorker:
 
     def close(self) -> None:
         """Stop the worker: close its task pipe, then kill it if it does not exit at once."""
-        for resource in (self.tasks, self.connection):
-            with contextlib.suppress(OSError):
-                resource.close()
-        if self.process.poll() is None:
-            try:
-                self.process.wait(timeout=0.2 if not self.chunks else 0)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(OSError):
-                    self.process.kill()
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    self.process.wait(timeout=5)
+        children.end(self.process, self.tasks, self.connection, grace=0.2 if not self.chunks else 0)
 
 
 #: The worker's command (``-c``, not ``-m``: this module is already loaded by its package).
@@ -159,6 +134,7 @@ def start_workers(count: int) -> list[TrialWorker]:
 
     Returns at once: they load their modules in the background and say ``ready``.
     """
+    interrupts.check()  # never a new worker once SIGTERM/SIGHUP arrived
     _POOL[:] = [w for w in _POOL if w.alive()]
     while len(_POOL) < count:
         _POOL.append(TrialWorker())
