@@ -6,8 +6,10 @@ One reporter per command (``evaluate``, ``plan --evaluate``, ``batch``):
   callback the library takes) and :meth:`~ProgressReporter.note` prints a line that always
   shows (a decomposition's cache state and time);
 - modes (:data:`MODES`, ``--progress``): ``bar`` one self-overwriting line; ``lines`` a
-  line at most every :data:`LINE_INTERVAL_S` (and the first and the last); ``none``
-  silent; ``auto`` is ``bar`` when the stream is a terminal, else ``lines``;
+  line at once, then at most one every :data:`LINE_INTERVAL_S` (and the last); ``none``
+  silent; ``auto`` is ``bar`` when the stream is a terminal, else ``lines`` whose first
+  line waits :data:`LINE_INTERVAL_S` (a short command in a script says nothing more than
+  its notes and summary), ``none`` with ``-q``;
 - ``with reporter.active():`` makes it the one :func:`note` reaches, so code deep in the
   library (the decomposition) reports without a callback through every layer.
 """
@@ -65,13 +67,14 @@ class ProgressReporter:
     ) -> None:
         self.stream = stream
         self.mode = resolve_mode(mode, stream, quiet)
+        # auto off a terminal: the first line after one interval; --progress lines: at once
         self.prefix = prefix
         self.interval = interval
         self.clock = clock
         self.started = clock()
         self._width = 0
-        self._last_line: float | None = None
-        self._pending: tuple[str, float] | None = None
+        self._last_line: float | None = None if mode == "lines" else self.started
+        self._shown = False
         self._bar: tuple[str, float] | None = None
 
     @property
@@ -87,11 +90,9 @@ class ProgressReporter:
         elif self.mode == "lines":
             now = self.clock()
             due = self._last_line is None or now - self._last_line >= self.interval
-            if due or fraction >= 1.0:
+            if due or (fraction >= 1.0 and self._shown):  # the end of what was shown
                 self._line(f"{message} ({100 * fraction:.0f}%, {now - self.started:.1f} s)")
-                self._last_line, self._pending = now, None
-            else:
-                self._pending = (message, fraction)
+                self._last_line, self._shown = now, True
 
     def note(self, text: str) -> None:
         """A line that always shows (but in ``none``), above the bar."""
