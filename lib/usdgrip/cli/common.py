@@ -187,13 +187,32 @@ def format_summary_lines(summary: dict[str, Any], open_hits: dict[str, Any] | No
 
 
 def format_physics_header(output: Path, meta: dict[str, Any], what: str) -> str:
-    """``wrote OUT: what, N trial(s) each, T s (engine, seed, support)``."""
+    """``wrote OUT: what, N trial(s) each, T s (models B s, simulation S s; engine, ...)``.
+
+    T is the physics' whole time: the object, gripper and support models (their CoACD
+    decomposition included) and the simulation.
+    """
     params = meta.get("parameters", {})
+    parts = ""
+    if "build_runtime_seconds" in meta:
+        parts = (
+            f"models and decomposition {meta['build_runtime_seconds']:.2f} s, simulation "
+            f"{meta.get('simulation_runtime_seconds', 0.0):.2f} s; "
+        )
     return (
         f"wrote {output}: {what}, {params.get('trials', 1)} trial(s) each, "
-        f"{meta.get('runtime_seconds', 0.0):.2f} s (MuJoCo {meta.get('engine_version', '?')}, "
-        f"seed {meta.get('seed', 0)}, support {meta.get('support', 'none')})\n"
+        f"{meta.get('runtime_seconds', 0.0):.2f} s ({parts}MuJoCo "
+        f"{meta.get('engine_version', '?')}, seed {meta.get('seed', 0)}, support "
+        f"{meta.get('support', 'none')})\n"
     )
+
+
+def format_total_time(started: float, reading: float, what: str) -> str:
+    """``  W s in all: reading the files R s, what``: the command's time so far (after start-up)."""
+    import time
+
+    seconds = time.perf_counter() - started
+    return f"  {seconds:.2f} s in all: reading the files {reading:.2f} s, {what}\n"
 
 
 def print_grasps_summary(result: Any, output: Path, show: int, stream: TextIO) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -16,6 +17,7 @@ from usdgrip.cli.common import (
     format_physics_header,
     format_pose,
     format_summary_lines,
+    format_total_time,
     make_progress,
     print_grasps_summary,
 )
@@ -174,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.grasping.isaac_yaml import read_isaac_grasp, write_isaac_grasp
     from usdgrip.grasping.target_evaluation import evaluate_targets, read_target_samples
 
+    started = time.perf_counter()
     if args.gripper_test is not None:
         return run_gripper_test_cli(args)
     for option, value in (("OBJECT_FILE", args.file), ("--gripper FILE:/SITE", args.gripper)):
@@ -220,10 +223,13 @@ def run(args: argparse.Namespace) -> int:
         count = len(source.grasps) if args.grasps else len(source.get("candidates", ()))
         prestart(args.jobs, count, args.trials)
     files = [args.file, gripper.asset_path, *filter(None, [args.scene])]
-    stages = StageSource({f: open_input(f, output) for f in dict.fromkeys(files)})
     bar = make_progress(args)
     with bar.active():
+        bar(f"reading {args.file}", 0.0)
+        reading = time.perf_counter()
+        stages = StageSource({f: open_input(f, output) for f in dict.fromkeys(files)})
         read = read_evaluation_inputs(geometry, [gripper], options, None, stages)
+        reading = time.perf_counter() - reading
         if args.grasps:
             result = evaluate_grasps(
                 source,
@@ -248,12 +254,16 @@ def run(args: argparse.Namespace) -> int:
         warnings = result.metadata.warnings[known:]
         if not args.quiet:
             print_grasps_summary(result, output, show, summary_to)
+            physics = (result.metadata.physics or {}).get("runtime_seconds", 0.0)
+            summary_to.write(format_total_time(started, reading, f"physics {physics:.2f} s"))
     else:
         write_text_output(output, json.dumps(report, indent=1) + "\n")
         held = report["summary"]["held_candidates"] > 0
         warnings = report["warnings"]
         if not args.quiet:
             print_targets_summary(report, output, show, summary_to)
+            physics = report["physics"].get("runtime_seconds", 0.0)
+            summary_to.write(format_total_time(started, reading, f"physics {physics:.2f} s"))
     if not args.quiet:
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -18,6 +19,7 @@ from usdgrip.cli.common import (
     build_evaluation_options,
     build_planning_options,
     format_pose,
+    format_total_time,
     make_progress,
     print_grasps_summary,
 )
@@ -215,6 +217,7 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.grasping.isaac_yaml import write_isaac_grasp
     from usdgrip.grasping.planner import plan_grasps
 
+    started = time.perf_counter()
     if args.show < 0:
         raise ValueError(f"--show {args.show}: expected a number of candidates >= 0")
     # Both option records are made (and checked) once, before any file is read.
@@ -232,10 +235,11 @@ def run(args: argparse.Namespace) -> int:
     request = build_request(args.file, args.object, grippers, args.max_candidates, args.seed)
     # Each input opened once (its USD warnings restated once), refused as the output, nor any
     # layer it reads; planning and physics read these stages, and the inputs once.
-    stages = StageSource({file: open_input(file, output) for file in dict.fromkeys(inputs)})
     bar = make_progress(args)
     with bar.active():
         bar(f"reading object {request.object.geometry}", 0.0)
+        reading = time.perf_counter()
+        stages = StageSource({file: open_input(file, output) for file in dict.fromkeys(inputs)})
         read = read_grasp_inputs(
             request.object.geometry,
             request.grippers,
@@ -245,6 +249,7 @@ def run(args: argparse.Namespace) -> int:
             gripper_model=args.gripper_model,
             stages=stages,
         )
+        reading = time.perf_counter() - reading
         result = plan_grasps(request, scene=args.scene, options=planning, inputs=read, progress=bar)
         if evaluation is not None and result.grasps:
             result = evaluate_grasps(
@@ -256,6 +261,10 @@ def run(args: argparse.Namespace) -> int:
         print_summary(result, output, len(grippers), args.show, summary_to)
         if args.evaluate and result.grasps:
             print_grasps_summary(result, output, args.show, summary_to)
+        what = f"planning {result.metadata.runtime_seconds:.2f} s"
+        if args.evaluate and result.grasps:
+            what += f", physics {(result.metadata.physics or {}).get('runtime_seconds', 0.0):.2f} s"
+        summary_to.write(format_total_time(started, reading, what))
         for warning in result.metadata.warnings:
             print(f"warning: {warning}", file=sys.stderr)
     if args.evaluate:
