@@ -54,8 +54,25 @@ def _subcommand_modules() -> list:
     return sorted(commands, key=lambda m: (m.ORDER, m.NAME))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser with every discovered subcommand."""
+def _named_command(argv: Sequence[str]) -> list | None:
+    """The one subcommand module ``argv`` names (``usdgrip evaluate ...``), else None.
+
+    Importing every command module costs a few tenths of a second of start-up that one
+    command does not need; ``usdgrip --help``, ``--version`` and a misspelt name still
+    get the full parser.
+    """
+    name = str(argv[0]) if argv else ""
+    if not name or name.startswith(("-", "_")):
+        return None
+    if not any(info.name == name for info in pkgutil.iter_modules(__path__)):
+        return None
+    module = importlib.import_module(f"{__name__}.{name}")
+    return [module] if getattr(module, "NAME", None) == name else None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """Build the argument parser: every discovered subcommand, or only the one ``argv`` names."""
+    modules = (_named_command(argv) if argv is not None else None) or _subcommand_modules()
     parser = _Parser(
         prog="usdgrip",
         description=(
@@ -69,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"usdgrip {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in _subcommand_modules():
+    for module in modules:
         sub = subparsers.add_parser(
             module.NAME,
             help=module.HELP,
@@ -292,8 +309,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from usdgrip.extras import check_extras, describe_missing_extra
 
     interrupts.install()  # before any work: SIGTERM/SIGHUP end the command, exit 128 + N
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words)
+    args = parser.parse_args(words)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # reports name the command
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
