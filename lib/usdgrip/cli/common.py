@@ -207,12 +207,18 @@ def format_physics_header(output: Path, meta: dict[str, Any], what: str) -> str:
     )
 
 
-def format_total_time(started: float, reading: float, what: str) -> str:
-    """``  W s in all: reading the files R s, what``: the command's time so far (after start-up)."""
+def format_total_time(started: float, parts: dict[str, float]) -> str:
+    """``  W s in all: reading the files R s, ..., the rest X s``: the command's time so far.
+
+    W runs from the start of the command's ``run`` (after Python's start-up); the rest is
+    what no part names (checking options, loading the planner's ray backend, writing).
+    """
     import time
 
     seconds = time.perf_counter() - started
-    return f"  {seconds:.2f} s in all: reading the files {reading:.2f} s, {what}\n"
+    named = ", ".join(f"{name} {value:.2f} s" for name, value in parts.items())
+    rest = max(0.0, seconds - sum(parts.values()))
+    return f"  {seconds:.2f} s in all: {named}, the rest {rest:.2f} s\n"
 
 
 def print_grasps_summary(result: Any, output: Path, show: int, stream: TextIO) -> None:

@@ -255,7 +255,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print_grasps_summary(result, output, show, summary_to)
             physics = (result.metadata.physics or {}).get("runtime_seconds", 0.0)
-            summary_to.write(format_total_time(started, reading, f"physics {physics:.2f} s"))
+            parts = {"reading the files": reading, "physics": physics}
+            summary_to.write(format_total_time(started, parts))
     else:
         write_text_output(output, json.dumps(report, indent=1) + "\n")
         held = report["summary"]["held_candidates"] > 0
@@ -263,7 +264,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print_targets_summary(report, output, show, summary_to)
             physics = report["physics"].get("runtime_seconds", 0.0)
-            summary_to.write(format_total_time(started, reading, f"physics {physics:.2f} s"))
+            parts = {"reading the files": reading, "physics": physics}
+            summary_to.write(format_total_time(started, parts))
     if not args.quiet:
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)

@@ -261,10 +261,10 @@ def run(args: argparse.Namespace) -> int:
         print_summary(result, output, len(grippers), args.show, summary_to)
         if args.evaluate and result.grasps:
             print_grasps_summary(result, output, args.show, summary_to)
-        what = f"planning {result.metadata.runtime_seconds:.2f} s"
+        parts = {"reading the files": reading, "planning": result.metadata.runtime_seconds}
         if args.evaluate and result.grasps:
-            what += f", physics {(result.metadata.physics or {}).get('runtime_seconds', 0.0):.2f} s"
-        summary_to.write(format_total_time(started, reading, what))
+            parts["physics"] = (result.metadata.physics or {}).get("runtime_seconds", 0.0)
+        summary_to.write(format_total_time(started, parts))
         for warning in result.metadata.warnings:
             print(f"warning: {warning}", file=sys.stderr)
     if args.evaluate:
