@@ -39,6 +39,16 @@ def test_report_per_object_and_exit_code(tmp_path):
     assert done.returncode == (0 if report["passed"] else 1)
 
 
+def test_format_text_puts_the_summary_on_stdout_and_json_stays_the_default():
+    as_text = usdgrip("evaluate", "--gripper-test", PRISMATIC, "--trials", "1", "--format", "text")
+    assert as_text.returncode in (0, 1), as_text.stderr
+    assert as_text.stdout.startswith(f"gripper test {PRISMATIC}: ")
+    assert "cube" in as_text.stdout and "{" not in as_text.stdout and as_text.stderr == ""
+    default = usdgrip("evaluate", "--gripper-test", PRISMATIC, "--trials", "1")
+    assert json.loads(default.stdout)["objects"].keys() == {"cube", "sphere"}
+    assert default.stderr.startswith(f"gripper test {PRISMATIC}: ")
+
+
 def test_too_heavy_a_payload_is_dropped():
     ref = GripperRef(asset_path=PRISMATIC.rsplit(":", 1)[0], prim_path="/PrismaticGripper/palm/tcp")
     params = replace(GripperTestParams(), payload_fraction={"cube": 40.0, "sphere": 40.0})

@@ -240,7 +240,8 @@ def test_suggest_slots_runs_in_a_worker_previews_then_authors(pan_api, qtbot):
     preview = overlays.list_overlays(api.stage, "preview")
     assert preview == [f"/__usdgrip_overlays/preview/Pan_{n}" for n in names]
     root = api.stage.GetRootLayer()
-    assert not any(n in root.ExportToString() for n in names)  # previewed, not authored
+    # previewed, not authored (the pan's mesh prim is named "handle", as its slots now are)
+    assert not any(f"GripperSlotAPI:{n}" in root.ExportToString() for n in names)
     dialog.layerCombo.setCurrentText(EDIT_LAYERS[1])
     assert author.isEnabled()
     qtbot.mouseClick(author, LEFT)

@@ -1,4 +1,4 @@
-# step: usdgrip suggest — a bare pan (no slots) to physics-proven slots in an edits layer, validated, sampled and evaluated; a bare prop to proven grasp lines
+# step: usdgrip suggest — a bare pan (no slots) to physics-proven slots in an edits layer, validated, sampled and evaluated; a bare prop to proven grasp lines; a two-handed group for the tote one hand cannot lift
 rm -f out/pan.edits.usda
 echo "\$ usdgrip info examples/pan.usda   # bare: no slots, no lines"
 usdgrip info examples/pan.usda
@@ -17,3 +17,13 @@ echo "\$ $cmd   # a bare graspable prop made FET005-ready"
 $cmd
 echo "\$ usdgrip evaluate --lines out/prop.lines.usda --object /Block --gripper examples/gripper.usda:/Gripper/tcp"
 usdgrip evaluate --lines out/prop.lines.usda --object /Block --gripper examples/gripper.usda:/Gripper/tcp
+rm -f out/tote.edits.usda
+cmd="usdgrip suggest slots examples/tote.usda --object /Tote --gripper examples/gripper.usda:/Gripper/tcp --table --force 50 --candidates 60 --layer out/tote.edits.usda"
+echo "\$ $cmd   # one hand at 50 N"
+$cmd 2>&1 | grep -v '^warning' && status=0 || status=$?
+echo "(exit $status: it says so, and suggests --hands 2)"
+cmd="usdgrip suggest slots examples/tote.usda --object /Tote --gripper examples/gripper.usda:/Gripper/tcp --table --force 50 --candidates 60 --hands 2 --group lift --layer out/tote.edits.usda"
+echo "\$ $cmd   # two hands closing together"
+$cmd
+echo "\$ usdgrip validate out/tote.edits.usda"
+usdgrip validate out/tote.edits.usda

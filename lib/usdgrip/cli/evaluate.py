@@ -136,7 +136,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
         choices=("text", "json"),
-        help="--lines report format (default: json when -o ends in .json, else text)",
+        help="--lines report format (default: json when -o ends in .json, else text); "
+        "--gripper-test report format (default: json)",
     )
     parser.add_argument(
         "--candidates-per-line",
@@ -298,11 +299,13 @@ def run_gripper_test_cli(args: argparse.Namespace) -> int:
         check_output_path(Path(args.output), [parse_gripper(args.gripper_test).asset_path])
         check_output(Path(args.output))
     report = check_gripper(parse_gripper(args.gripper_test), trials=trials, seed=args.seed or 0)
-    text = json.dumps(report, indent=2) + "\n"
+    summary = format_gripper_test(report)
+    as_json = (args.format or "json") == "json"
+    text = json.dumps(report, indent=2) + "\n" if as_json else summary + "\n"
     if args.output is not None:
         write_text_output(args.output, text)
-    if not args.quiet:
-        print(format_gripper_test(report), file=sys.stderr if args.output is None else sys.stdout)
+    if not args.quiet and (as_json or args.output is not None):
+        print(summary, file=sys.stderr if args.output is None else sys.stdout)
     if args.output is None:
         sys.stdout.write(text)
     return EXIT_OK if report["passed"] or report["skipped"] else EXIT_FINDINGS

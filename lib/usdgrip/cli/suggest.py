@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from usdgrip.cli._layer_output import LayerTarget
+from usdgrip.cli.common import add_support_arguments
 
 NAME = "suggest"
 ORDER = 76
@@ -22,9 +23,17 @@ each --trials times (grasp, lift, shake, as `usdgrip evaluate`), clusters the gr
 held at least --min-success into regions, and proves each region's slot: its samples
 (`usdgrip sample`'s) are simulated, and a slot whose samples hold less than --min-success
 is not authored (the summary says why). At most --max-slots slots are authored, named by
-the side of the object they are on (top, bottom, side_px, ...), each checked by the rules
-first (GS.001-GS.009) and with its evidence in the object's customData
+where they are on the object (rim_px, ... across a thin wall at its edge; handle on a thin
+part sticking out; middle; top, bottom, side_px, ...), each checked by the rules first
+(GS.001-GS.009) and with its evidence in the object's customData
 (usdgrip:suggestion:NAME: gripper, trials, samples, success rate, seed, usdgrip version).
+
+--hands 2 --group NAME, for an object one hand cannot lift (the tote at --force 50):
+one two-slot group (groupName NAME, LR left/right) on opposite sides of the centre of
+mass, proven with both hands closing, lifting and shaking together on its joint samples
+(as `usdgrip evaluate --targets`), authored only when they hold at least --min-success.
+--table, or --scene FILE --support PRIM: what the object rests on, as for `usdgrip
+plan`/`evaluate` (planning's obstacle and the physics' support, screening and proofs).
 
 Where the slots go: --in-place, -o OUT or --layer EDITS.usda, as `usdgrip author`;
 --dry-run prints the layer and writes nothing. Deterministic for a --seed.
@@ -79,7 +88,27 @@ def _add_common(sub: argparse.ArgumentParser, what: str) -> None:
         help=f"grasps planned and simulated (default {DEFAULT_CANDIDATES})",
     )
     sub.add_argument("--seed", type=int, default=0)
-    sub.add_argument("--table", action="store_true", help="the object rests on a table")
+    add_support_arguments(
+        sub, scene_help="USD file holding the --support prim (planning's obstacles too)"
+    )
+    sub.add_argument(
+        "--force",
+        type=float,
+        metavar="N",
+        help="grip force per finger, N (default: the site's gripper:maxGripForce, else 50)",
+    )
+    if what == "slots":
+        sub.add_argument(
+            "--hands",
+            type=int,
+            default=1,
+            metavar="N",
+            help="1: a slot per region (default); 2: one two-handed group (--group), "
+            "proven with both hands closing together (evaluate --targets)",
+        )
+        sub.add_argument(
+            "--group", metavar="NAME", help="the two-handed group's name (with --hands 2)"
+        )
     target = sub.add_mutually_exclusive_group(required=True)
     target.add_argument("--in-place", action="store_true", help="rewrite FILE")
     target.add_argument("-o", "--output", help=f"write FILE with the {what} here (- for stdout)")
@@ -116,6 +145,8 @@ def _summary(found: Any) -> dict[str, Any]:
                 "slot_input_angle_deg": s.slot_input_angle,
                 "proven_success": s.proven_success,
                 "samples": s.samples,
+                "lr": s.lr,
+                "group": s.group,
             }
             for s in getattr(found, "slots", ())
         ],
@@ -124,6 +155,7 @@ def _summary(found: Any) -> dict[str, Any]:
             for x in getattr(found, "lines", ())
         ],
         "left_out": [{"name": x.name, "reason": x.reason} for x in found.left_out],
+        "advice": getattr(found, "advice", None),
     }
 
 
@@ -138,8 +170,9 @@ def _print_text(found: Any, stream: Any) -> None:
             f"({', '.join(f'{v:.4g}' for v in x.p0)}), p1 ({', '.join(f'{v:.4g}' for v in x.p1)})\n"
         )
     for s in getattr(found, "slots", ()):
+        hands = f" (group {s.group!r}, {s.lr}: both hands together)" if s.group else ""
         stream.write(
-            f"  slot {s.name!r}: samples held {s.proven_success:.0%} of "
+            f"  slot {s.name!r}{hands}: samples held {s.proven_success:.0%} of "
             f"{s.samples} x {s.evidence['trials']} trials; centre "
             f"({', '.join(f'{v:.4g}' for v in s.center)}), up range {s.up_range:.3f} m, "
             f"angle {s.slot_input_angle:.0f} deg\n"
@@ -164,7 +197,9 @@ def run(args: argparse.Namespace) -> int:
 
     options = SuggestOptions(
         max_slots=args.max_count, min_success=args.min_success, trials=args.trials,
-        candidates=args.candidates, seed=args.seed, table=args.table,
+        candidates=args.candidates, seed=args.seed, table=args.table, scene=args.scene,
+        support=args.support, force=args.force, hands=getattr(args, "hands", 1),
+        group=getattr(args, "group", None),
     )  # fmt: skip
     gripper = parse_gripper(args.gripper)
     # The request contract's checks (prim path, seed, candidate count), one line each, first.
@@ -177,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     )
     found = suggest(args.file, args.object, gripper, options)
     made = found.slots if args.what == "slots" else found.lines
-    kind = args.what[:-1]
+    kind = args.what[:-1] if options.hands == 1 else "two-handed group"
     report_to = sys.stderr if args.dry_run or args.output == "-" else sys.stdout
     if args.format == "json":
         report_to.write(json.dumps(_summary(found), indent=2) + "\n")
@@ -186,9 +221,10 @@ def run(args: argparse.Namespace) -> int:
     for note in found.notes:
         print(f"warning: {note}", file=sys.stderr)
     if not made:
+        advice = getattr(found, "advice", None)
         print(
             f"usdgrip suggest: {display_path(args.file)}: <{args.object}>: no {kind} held; "
-            "nothing written",
+            f"nothing written{f'; {advice}' if advice else ''}",
             file=sys.stderr,
         )
         return EXIT_FINDINGS
@@ -208,7 +244,6 @@ def run(args: argparse.Namespace) -> int:
             root.Reload(force=True)
     target.print_moved(moved, report_to)
     names = ", ".join(repr(item.name) for item in made)
-    print(
-        f"wrote {display_path(target.path)}: {kind}(s) {names} on <{args.object}>", file=report_to
-    )
+    what = f"{kind}(s) {names}" if options.hands == 1 else f"{kind} {options.group!r} ({names})"
+    print(f"wrote {display_path(target.path)}: {what} on <{args.object}>", file=report_to)
     return EXIT_OK

@@ -82,7 +82,6 @@ def suggest_lines(
     from usdgrip.contracts import GeometryRef
     from usdgrip.grasping.inputs import StageSource
     from usdgrip.grasping.line_evaluation import evaluate_grasp_lines
-    from usdgrip.grasping.options import EvaluationOptions
     from usdgrip.usd.stage import open_stage
 
     options = SuggestOptions() if options is None else options
@@ -124,10 +123,8 @@ def suggest_lines(
     lines = []
     if kept_edits:
         report("proving the lines (evaluate --lines)", 0.7)
-        evaluation = EvaluationOptions(
-            trials=options.trials, table=True, gripper_model=options.gripper_model,
-            seed=options.seed,
-        )  # fmt: skip
+        # FET005 puts the prop on a floor: a table unless a support is named
+        evaluation = options.evaluation(table=options.support is None)
         verdicts = evaluate_grasp_lines(
             GeometryRef(asset_path=file, prim_path=prim), gripper, options=evaluation,
             stages=StageSource({file: proof}), cancel=cancel,

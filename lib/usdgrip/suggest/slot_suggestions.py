@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from usdgrip.contracts import GripperRef
-from usdgrip.suggest.regions import SlotRegion, name_region
+from usdgrip.suggest.regions import RegionPlace, name_region
 from usdgrip.suggest.screening import (
     DEFAULT_CANDIDATES,
     DEFAULT_MAX_SLOTS,
@@ -31,56 +30,10 @@ from usdgrip.suggest.screening import (
     check_cancel,
     evaluate_planned,
     make_request,
+    plan_with,
     screen_grasps,
 )
-
-
-@dataclass(frozen=True)
-class SlotSuggestion:
-    """One proven slot: where it goes (object prim frame, stage units) and its evidence."""
-
-    name: str
-    center: tuple[float, float, float]
-    forward: tuple[float, float, float]
-    span_axis: tuple[float, float, float]
-    up_range: float
-    """Metres."""
-    slot_input_angle: float
-    """Degrees."""
-    planned_success: float
-    """Mean success of the held grasps the region was made of."""
-    proven_success: float
-    """Held share of the slot samples' trials."""
-    samples: int
-    evidence: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class SlotSuggestions:
-    """What :func:`suggest_slots` found."""
-
-    object: str
-    gripper: str
-    slots: tuple[SlotSuggestion, ...]
-    left_out: tuple[LeftOut, ...]
-    planned: int
-    held: int
-    seconds: dict[str, float]
-    """Where the time went: ``plan``, ``evaluate``, ``prove``."""
-    notes: tuple[str, ...] = ()
-
-
-def _world_slot(region: SlotRegion, frame: np.ndarray, meters_per_unit: float) -> dict:
-    """The region's slot in world coordinates (stage units): ``SlotEdit`` fields."""
-    rotation = frame[:3, :3]
-    centre = (rotation @ region.center + frame[:3, 3]) / meters_per_unit
-    return {
-        "center": tuple(float(v) for v in centre),
-        "forward": tuple(float(v) for v in rotation @ region.forward),
-        "span_axis": tuple(float(v) for v in rotation @ region.span_axis),
-        "up_range": float(region.up_range),
-        "slot_input_angle": float(region.input_angle_deg),
-    }
+from usdgrip.suggest.slot_records import SlotSuggestion, SlotSuggestions, world_slot
 
 
 def suggest_slots(
@@ -98,23 +51,38 @@ def suggest_slots(
     cluster what held into regions), and proves each region's slot:
     it is authored on a private copy of the stage, sampled into :data:`PROOF_SAMPLES`
     grasps by the ``slots`` backend and simulated; a slot whose samples hold less than
-    ``min_success`` of their trials is left out, saying why.
+    ``min_success`` of their trials is left out, saying why. With ``options.hands == 2``
+    one two-handed group is suggested instead
+    (:func:`~usdgrip.suggest.group_suggestions.suggest_group`).
 
     Raises:
-        ValueError, GripperError, StageOpenError: bad input (one line).
+        ValueError, GripperError, StageOpenError: bad input (one line), a ``group`` the
+            object's slots already use.
         SuggestionCancelled: ``cancel()`` returned True.
     """
     import usdgrip
     from usdgrip.authoring import AuthoringError, SlotEdit, author_edit
     from usdgrip.authoring.world_frame import convert_edit_from_world
+    from usdgrip.suggest.group_suggestions import check_group_is_new, suggest_group
     from usdgrip.usd.stage import open_stage
 
     options = SuggestOptions() if options is None else options
     report = progress or (lambda message, fraction: None)
+    if options.hands == 2:  # refused before any work
+        check_group_is_new(open_stage(file), prim, str(options.group))
     screened = screen_grasps(file, prim, gripper, options, report, cancel)
     seconds, notes, regions = screened.seconds, screened.notes, screened.regions
     if screened.inputs is None:
         return SlotSuggestions(prim, str(gripper), (), (), 0, 0, seconds, notes)
+    if options.hands == 2:
+        started = time.perf_counter()
+        group, group_left = suggest_group(file, prim, gripper, options, screened, report, cancel)
+        seconds["prove"] = time.perf_counter() - started
+        report("done", 1.0)
+        return SlotSuggestions(
+            prim, str(gripper), tuple(group), tuple(group_left), screened.planned,
+            screened.held, seconds, notes, screened.lifted_short,
+        )  # fmt: skip
     stage, obj, mpu = screened.stage, screened.inputs.object, screened.meters_per_unit
     bounds = (obj.vertices.min(axis=0), obj.vertices.max(axis=0))
     taken: set[str] = set()
@@ -124,16 +92,17 @@ def suggest_slots(
     kept: list[SlotSuggestion] = []
     left: list[LeftOut] = []
     started = time.perf_counter()
-    for index, region in enumerate(regions):
+    for index, (region, width) in enumerate(zip(regions, screened.widths, strict=True)):
         check_cancel(cancel)
-        name = name_region(region.center, bounds, obj.lift_up, taken)
+        place = RegionPlace(obj.vertices, obj.faces, region.span_axis, width)
+        name = name_region(region.center, bounds, obj.lift_up, taken, place)
         taken.add(name)
         if len(kept) >= options.max_slots:
             left.append(LeftOut(name, f"more than --max-slots {options.max_slots} regions held"))
             continue
         report(f"proving slot {name!r}", 0.6 + 0.4 * index / max(len(regions), 1))
         edit = convert_edit_from_world(
-            stage, SlotEdit(prim, name, **_world_slot(region, obj.world_frame, mpu))
+            stage, SlotEdit(prim, name, **world_slot(region, obj.world_frame, mpu))
         )
         proof = open_stage(file)  # a private copy: the proof's slot goes in its session layer
         try:
@@ -161,6 +130,8 @@ def suggest_slots(
             "seed": options.seed,
             "usdgrip_version": usdgrip.__version__,
         }
+        if options.force is not None:
+            evidence["force"] = float(options.force)
         kept.append(
             SlotSuggestion(
                 name,
@@ -177,9 +148,17 @@ def suggest_slots(
         )
     seconds["prove"] = time.perf_counter() - started
     report("done", 1.0)
+    advice = None
+    if not kept and screened.held == 0 and screened.lifted_short:
+        advice = (
+            f"one hand cannot lift it: {screened.lifted_short} of {screened.planned} planned "
+            "grasps closed on it and lost it once lifted"
+            + (f" at --force {options.force:g} N" if options.force is not None else "")
+            + "; suggest a two-handed group with --hands 2 --group NAME"
+        )
     return SlotSuggestions(
         prim, str(gripper), tuple(kept), tuple(left), screened.planned, screened.held, seconds,
-        notes,
+        notes, screened.lifted_short, advice,
     )  # fmt: skip
 
 
@@ -193,19 +172,9 @@ def _prove(
     cancel: Callable[[], bool] | None,
 ) -> tuple[float, int]:
     """Held share of the trials of the slot's samples, and how many samples were simulated."""
-    from usdgrip.grasping.inputs import StageSource, read_grasp_inputs
-    from usdgrip.grasping.options import PlanningOptions
-    from usdgrip.grasping.planner import plan_grasps
-
     request = make_request(file, prim, gripper, PROOF_SAMPLES * 4, options.seed)
-    inputs = read_grasp_inputs(
-        request.object.geometry, request.grippers, table=options.table,
-        gripper_model=options.gripper_model, stages=StageSource({file: stage}),
-    )  # fmt: skip
-    planning = PlanningOptions(
-        methods=("slots",), table=options.table, gripper_model=options.gripper_model
-    )
-    planned = plan_grasps(request, options=planning, inputs=inputs)
+    inputs = options.read_inputs(request, stage)
+    planned = plan_with(request, options, ("slots",), inputs)
     mine = {k: g for k, g in planned.grasps.items() if g.slot == name}
     if not mine:
         return 0.0, 0
@@ -242,7 +211,7 @@ def author_slot_suggestions(
         edit = SlotEdit(
             suggestions.object, slot.name, center=slot.center, forward=slot.forward,
             span_axis=slot.span_axis, up_range=slot.up_range,
-            slot_input_angle=slot.slot_input_angle,
+            slot_input_angle=slot.slot_input_angle, lr=slot.lr, group=slot.group or None,
         )  # fmt: skip
         verdicts.append(author_edit(stage, edit, layer=layer))
         with Usd.EditContext(stage, layer):
