@@ -161,6 +161,40 @@ def test_a_signal_during_a_coacd_run_stops_it_at_once(tmp_path, number):
         command.kill()
 
 
+def test_a_coacd_child_that_dies_is_one_line_naming_the_object(tmp_path):
+    torus = write_torus(tmp_path / "torus.usda", sections=24)
+    command = Command(
+        ["evaluate", str(torus), "--object", "/Torus", "--gripper", GRIPPER, "--table",
+         "--grasps", str(write_one_grasp(tmp_path / "g.yaml")), "--progress", "lines",
+         "-o", str(tmp_path / "out.yaml")],
+        env={"XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )  # fmt: skip
+    try:
+        command.wait_for("cache miss, running CoACD")
+        deadline = time.monotonic() + 30
+        child: list[str] = []
+        while not child and time.monotonic() < deadline:
+            child = [p for p in command.session_left(0) if int(p.split()[0]) != command.process.pid]
+        assert child, "no CoACD child"
+        os.kill(int(child[0].split()[0]), signal.SIGKILL)  # the out-of-memory killer, say
+        code, err, _ = command.finish(timeout=30)
+        lines = [line for line in err.splitlines() if not line.startswith("usdgrip: ")]
+        assert code == 2 and len(lines) == 1, err
+        assert "/Torus" in lines[0] and "ended without an answer (killed by SIGKILL)" in lines[0]
+        assert not (tmp_path / "out.yaml").exists() and command.session_left() == []
+    finally:
+        command.kill()
+
+
+def write_one_grasp(path: Path) -> Path:
+    """An Isaac-Grasp file of one grasp (evaluate needs one to build the object)."""
+    path.write_text(
+        "format: isaac_grasp\nformat_version: 1.0\ngrasps:\n  g0:\n    confidence: 1.0\n"
+        "    position: [0.05, 0.0, 0.02]\n    orientation: {w: 0.0, xyz: [1.0, 0.0, 0.0]}\n"
+    )
+    return path
+
+
 def test_the_torus_needs_coacd_for_seconds(tmp_path):
     # The test above can fail: the same command runs CoACD for seconds when not interrupted.
     torus = write_torus(tmp_path / "torus.usda")

@@ -35,13 +35,15 @@ _ACTIVE: contextvars.ContextVar[ProgressReporter | None] = contextvars.ContextVa
 )
 
 
-def resolve_mode(mode: str, stream: TextIO, quiet: bool = False) -> str:
+def resolve_mode(mode: str, stream: TextIO | None, quiet: bool = False) -> str:
     """``bar``, ``lines`` or ``none`` for ``mode`` (:data:`MODES`) on ``stream``.
 
     ``quiet`` (``-q``) silences ``auto`` only: an explicit mode is what was asked.
     """
     if mode not in MODES:
         raise ValueError(f"--progress {mode}: expected one of {', '.join(MODES)}")
+    if stream is None:  # stderr closed (2>&-): nowhere to show it
+        return "none"
     if mode != "auto":
         return mode
     if quiet:
@@ -57,7 +59,7 @@ class ProgressReporter:
 
     def __init__(
         self,
-        stream: TextIO,
+        stream: TextIO | None,
         mode: str = "auto",
         *,
         quiet: bool = False,

@@ -160,7 +160,7 @@ def build_physics_world(inputs: GraspInputs, options: EvaluationOptions) -> Phys
             label=f"object {data.prim_path}",
             **cache,
         )
-    except ValueError as exc:
+    except (ValueError, ChildProcessError) as exc:  # a CoACD child that died: said, exit 2
         raise GripperError(f"{geometry}: {exc}") from None
     notes.extend(_cache_notes())
     if not data.up_authored:

@@ -101,14 +101,15 @@ def die_with_parent() -> bool:
     return os.getppid() == parent
 
 
-def call(function: str, *args: Any) -> Any:
+def call(function: str, *args: Any, what: str | None = None) -> Any:
     """``module:function(*args)`` in a fresh child; its value, or its exception raised here.
 
     This process waits in short polls, so a signal's handler runs at once (the child is
     killed whatever ends the wait). Arguments and value travel pickled.
 
     Raises:
-        RuntimeError: the child died without an answer.
+        ChildProcessError: the child died without an answer (killed, out of memory, a
+            crash in C), naming ``what`` and how it ended.
     """
     from usdgrip import interrupts
 
@@ -118,17 +119,25 @@ def call(function: str, *args: Any) -> Any:
         while not results.poll(POLL_S):
             interrupts.check()
             if process.poll() is not None and not results.poll():
-                raise RuntimeError(
-                    f"{function} ended without an answer (exit {process.returncode})"
-                )
+                raise ChildProcessError(_ended(what or function, process.returncode))
         ok, value = results.recv()
     except EOFError:
-        raise RuntimeError(f"{function} ended without an answer (exit {process.wait()})") from None
+        raise ChildProcessError(_ended(what or function, process.wait())) from None
     finally:
         end(process, tasks, results)
     if not ok:
         raise value
     return value
+
+
+def _ended(what: str, code: int) -> str:
+    how = f"exit {code}"
+    if code < 0:
+        try:
+            how = f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"killed by signal {-code}"
+    return f"{what}: the child process ended without an answer ({how})"
 
 
 def serve_call(argv: list[str]) -> int:

@@ -120,7 +120,8 @@ def _run_coacd(
     """
     from usdgrip.grasping.physics import children
 
-    return children.call(f"{__name__}:_coacd_pieces", vertices, triangles, params)
+    what = f"CoACD decomposition of a {len(triangles):,}-triangle part"
+    return children.call(f"{__name__}:_coacd_pieces", vertices, triangles, params, what=what)
 
 
 def _coacd_pieces(
