@@ -286,7 +286,7 @@ def _end_children() -> None:
     children = sys.modules.get("usdgrip.grasping.physics.children")
     workers = sys.modules.get("usdgrip.grasping.physics.trial_workers")
     if workers is not None:
-        workers.stop_workers()
+        workers.stop_workers(grace=0)
     if children is not None:
         children.end_all()
 
@@ -308,7 +308,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from usdgrip.errors import GripperError
     from usdgrip.extras import check_extras, describe_missing_extra
 
-    interrupts.install()  # before any work: SIGTERM/SIGHUP end the command, exit 128 + N
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(words)
     args = parser.parse_args(words)
@@ -317,12 +316,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     stdout, sys.stdout = sys.stdout, _StandardOutput(sys.stdout)
+    # From here SIGTERM/SIGHUP end the command, children stopped, exit 128 + N (before:
+    # the default action ends a process that has started nothing).
+    interrupts.install()
     try:
-        check_extras(_command_extras(args))
-        code = int(args.run(args))
-        sys.stdout.flush()
+        try:
+            check_extras(_command_extras(args))
+            code = int(args.run(args))
+            sys.stdout.flush()
+        except BaseException as exc:
+            # A signal's raise inside an import or a C extension comes out as another
+            # exception (ImportError "initialization failed", a pyo3 PanicException).
+            number = interrupts.received()
+            if number is not None and not isinstance(
+                exc, (KeyboardInterrupt, interrupts.Terminated)
+            ):
+                raise interrupts.interruption(number) from exc
+            raise
         if interrupts.received() is not None:  # its raise was lost (a __del__, a bare except)
-            return _terminated(args.command, interrupts.received())
+            raise interrupts.interruption(interrupts.received())
         return code
     except BrokenPipeError:
         sys.stdout = stdout

@@ -323,7 +323,7 @@ def evaluate_candidates(
     try:
         return _evaluate_parallel(built, world, hand_poses, seed, jobs, progress, cancel)
     except (KeyboardInterrupt, SystemExit, interrupts.Terminated):
-        workers_module.stop_workers()  # interrupted: no worker outlives the command
+        workers_module.stop_workers(grace=0)  # interrupted: no worker outlives the command
         raise
 
 

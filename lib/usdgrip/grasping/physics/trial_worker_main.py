@@ -23,7 +23,10 @@ def main(argv: list[str]) -> int:
     from usdgrip.grasping.physics.engines import get_engine
 
     get_engine("mujoco").load()
-    results.send(trial_workers.READY)
+    try:
+        results.send(trial_workers.READY)
+    except OSError:  # the parent is gone or done
+        os._exit(0)
     engine: Any = None
     failure = "no world sent"
     while True:
@@ -51,3 +54,11 @@ def main(argv: list[str]) -> int:
             results.send((tag, answer))
         except OSError:
             os._exit(0)
+
+
+def serve(argv: list[str]) -> int:
+    """:func:`main`, ended quietly when the parent goes away mid-message (no traceback)."""
+    try:
+        return main(argv)
+    except (BrokenPipeError, ConnectionError, EOFError):
+        os._exit(0)

@@ -116,15 +116,18 @@ class TrialWorker:
         """Whether the process still runs."""
         return self.process.poll() is None
 
-    def close(self) -> None:
-        """Stop the worker: close its task pipe, then kill it if it does not exit at once."""
-        children.end(self.process, self.tasks, self.connection, grace=0.2 if not self.chunks else 0)
+    def close(self, grace: float = 0.2) -> None:
+        """Stop the worker: close its task pipe, then kill it if it does not exit in ``grace`` s.
+
+        A worker busy with a chunk is killed at once.
+        """
+        children.end(self.process, self.tasks, self.connection, grace=0 if self.chunks else grace)
 
 
 #: The worker's command (``-c``, not ``-m``: this module is already loaded by its package).
 _ENTRY = (
-    "import sys; from usdgrip.grasping.physics.trial_worker_main import main; "
-    "sys.exit(main(sys.argv[1:]))"
+    "import sys; from usdgrip.grasping.physics.trial_worker_main import serve; "
+    "sys.exit(serve(sys.argv[1:]))"
 )
 _POOL: list[TrialWorker] = []
 
@@ -141,10 +144,10 @@ def start_workers(count: int) -> list[TrialWorker]:
     return _POOL[:count]
 
 
-def stop_workers() -> None:
-    """End every worker of this process (idempotent; also at exit)."""
+def stop_workers(grace: float = 0.2) -> None:
+    """End every worker of this process (idempotent; also at exit); ``grace=0``: kill now."""
     while _POOL:
-        _POOL.pop().close()
+        _POOL.pop().close(grace)
 
 
 def drop_worker(worker: TrialWorker) -> None:
