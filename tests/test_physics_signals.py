@@ -208,3 +208,22 @@ def test_the_torus_needs_coacd_for_seconds(tmp_path):
     assert "cache miss, running CoACD" in done.stderr, done.stderr
     line = next(x for x in done.stderr.splitlines() if "computed in" in x)
     assert float(line.split("computed in ")[1].split()[0]) >= 2.0, line
+
+
+def test_a_child_killed_before_it_reads_its_task_is_a_child_process_error(monkeypatch):
+    from usdgrip.grasping.physics import children
+
+    real = subprocess.Popen
+
+    class KilledAtOnce(real):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.kill()
+            self.wait()
+
+    monkeypatch.setattr(children.subprocess, "Popen", KilledAtOnce)
+    with pytest.raises(ChildProcessError, match=r"^sqrt: the child .* \(killed by SIGKILL\)$"):
+        children.call("math:sqrt", 4.0, what="sqrt")
+    assert set() == children._LIVE
+    monkeypatch.undo()
+    assert children.call("math:sqrt", 4.0) == 2.0

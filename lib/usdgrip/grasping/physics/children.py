@@ -115,7 +115,10 @@ def call(function: str, *args: Any, what: str | None = None) -> Any:
 
     process, tasks, results = spawn(_CALL_ENTRY)
     try:
-        tasks.send((function, args))
+        try:
+            tasks.send((function, args))
+        except OSError:  # the child died before it read its task (EPIPE)
+            raise ChildProcessError(_ended(what or function, process.wait())) from None
         while not results.poll(POLL_S):
             interrupts.check()
             if process.poll() is not None and not results.poll():
