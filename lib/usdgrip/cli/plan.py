@@ -233,6 +233,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"-o {output}: folder {output.parent} does not exist; create it first")
     check_output(output)
     request = build_request(args.file, args.object, grippers, args.max_candidates, args.seed)
+    if evaluation is not None and evaluation.jobs > 1:  # workers load while planning runs
+        from usdgrip.grasping.physics.trial_workers import prestart
+
+        prestart(evaluation.jobs, args.max_candidates * len(grippers), evaluation.trials)
     # Each input opened once (its USD warnings restated once), refused as the output, nor any
     # layer it reads; planning and physics read these stages, and the inputs once.
     bar = make_progress(args)
