@@ -54,6 +54,12 @@ def _subcommand_modules() -> list:
     return sorted(commands, key=lambda m: (m.ORDER, m.NAME))
 
 
+@functools.cache
+def _command_names() -> frozenset[str]:
+    """This package's module names, listed once per process (an install later unreadable)."""
+    return frozenset(info.name for info in pkgutil.iter_modules(__path__))
+
+
 def _named_command(argv: Sequence[str]) -> list | None:
     """The one subcommand module ``argv`` names (``usdgrip evaluate ...``), else None.
 
@@ -64,7 +70,7 @@ def _named_command(argv: Sequence[str]) -> list | None:
     name = str(argv[0]) if argv else ""
     if not name or name.startswith(("-", "_")):
         return None
-    if not any(info.name == name for info in pkgutil.iter_modules(__path__)):
+    if name not in _command_names():
         return None
     module = importlib.import_module(f"{__name__}.{name}")
     return [module] if getattr(module, "NAME", None) == name else None
