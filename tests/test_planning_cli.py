@@ -200,7 +200,7 @@ def test_missing_required_option_is_argparse_exit_2(capsys):
 def test_progress_bar_overwrites_one_line_and_clears_it():
     import io
 
-    from usdgrip.progress import ProgressReporter
+    from usdgrip.progress_reporter import ProgressReporter
 
     stream = io.StringIO()
     bar = ProgressReporter(stream, "bar")

@@ -1,4 +1,4 @@
-"""usdgrip.progress: the modes, the line rate, notes above the bar, the active reporter."""
+"""usdgrip.progress_reporter: the modes, the line rate, notes above the bar, the active reporter."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from usdgrip import progress
-from usdgrip.progress import ProgressReporter, resolve_mode
+from usdgrip import progress_reporter as progress
+from usdgrip.progress_reporter import ProgressReporter, resolve_mode
 
 
 class Clock:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from usdgrip.progress import add_progress_argument
+from usdgrip.progress_reporter import add_progress_argument
 
 #: Gripper collision models (``--gripper-model``; :data:`usdgrip.grasping.inputs.GRIPPER_MODELS`,
 #: not imported here so that ``--help`` stays fast).
@@ -65,8 +65,8 @@ def add_gripper_model_argument(parser: Any) -> None:
 
 
 def make_progress(args: argparse.Namespace) -> Any:
-    """The command's :class:`~usdgrip.progress.ProgressReporter` on stderr (--progress, -q)."""
-    from usdgrip.progress import ProgressReporter
+    """The command's progress reporter on stderr (--progress, -q; usdgrip.progress_reporter)."""
+    from usdgrip.progress_reporter import ProgressReporter
 
     return ProgressReporter(sys.stderr, getattr(args, "progress", "auto"), quiet=args.quiet)
 

@@ -33,7 +33,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from usdgrip import interrupts, progress
+from usdgrip import interrupts
+from usdgrip import progress_reporter as progress
 from usdgrip.fileio import describe_file_kind, format_size
 from usdgrip.grasping.physics import mesh as meshes
 from usdgrip.grasping.physics.params import DecompositionParams
@@ -478,7 +479,7 @@ def decompose_mesh(
         what: name used in error messages.
         label: name in the progress lines (default ``what``): each part CoACD decomposes
             says its cache state (hit; miss, then computed in N s) through
-            :func:`usdgrip.progress.note`.
+            :func:`usdgrip.progress_reporter.note`.
 
     Returns:
         The pieces and a report per connected part. Cache problems (unreadable
