@@ -20,12 +20,21 @@ One run, two measurements:
 - **decomposition**: a non-convex torus of 20,000 triangles decomposed by CoACD
   with the default parameters into a fresh cache folder, then again (cache hit).
 
+With ``--engine mjwarp`` it measures the batched engine instead (issue 25): the same
+candidates × trials with the CPU engine (``mujoco``, jobs=1) and then twice as MuJoCo Warp
+worlds stepped together (the first call may compile Warp's kernels, about 20 s on 2 cores,
+then cached; the second is the warm figure): trials/s of each, the speed-up of the warm
+MuJoCo Warp run over the CPU engine, and the share of candidates whose held / not held
+agrees. The device is Warp's preferred one (``USDGRIP_WARP_DEVICE`` to choose) and is
+printed.
+
 Targets (issue 15): ≥ 20 trials/s per core, ≥ 1.7× with two jobs. The default 6 trials
 (~5 s of work with jobs=1) make the jobs=2 ratio meaningful: at 2 trials (~2 s) the
 first workers' start-up (~0.3 s: a fresh interpreter loads numpy and MuJoCo, no pxr)
 alone caps a cold jobs=2 near 2 s / ((2 + 0.3 s) / 2) ≈ 1.7×. Usage::
 
     .venv/bin/python bench/bench_physics.py [--trials 6] [--skip-decomposition]
+    .venv/bin/python bench/bench_physics.py --engine mjwarp [--trials 6] [--candidates 50]
 """
 
 from __future__ import annotations
@@ -269,6 +278,43 @@ def bench_articulation(trials: int, count: int, cache: str) -> None:
         )
 
 
+def bench_engine(engine: str, trials: int, count: int, cache: str) -> None:
+    """Trials/s of ``engine`` (batched) and of the CPU engine, measured in this one run."""
+    from usdgrip.grasping.physics import get_engine
+
+    get_engine(engine).check()  # one line when it cannot run here
+    vertices, faces = mug()
+    obj = make_physics_object(vertices, faces, mass=0.3, friction=0.8, cache_dir=cache)
+    gripper = PhysicsGripper.proxy(0.085, 0.02, 50.0)
+    scene = make_physics_scene(table=True)
+    params = EvaluationParams(trials=trials)
+    poses = candidates(count)
+    device = get_engine(engine).describe(params).get("device", "cpu")
+    runs = {}
+    for label, name in (("mujoco", "mujoco"), (f"{engine} first", engine), (engine, engine)):
+        start = time.perf_counter()
+        results = evaluate_candidates(obj, gripper, poses, scene=scene, params=params, engine=name)
+        seconds = time.perf_counter() - start
+        runs[label] = (results, seconds)
+        print(
+            f"{label}: {count} candidates x {trials} trials in {seconds:.2f} s "
+            f"= {count * trials / seconds:.1f} trials/s"
+        )
+    cpu, batched = runs["mujoco"], runs[engine]
+    agree = sum(a.held == b.held for a, b in zip(cpu[0], batched[0], strict=True)) / count
+    trials_agree = sum(
+        x == y
+        for a, b in zip(cpu[0], batched[0], strict=True)
+        for x, y in zip(a.trial_outcomes, b.trial_outcomes, strict=True)
+    ) / (count * trials)
+    print(
+        f"{engine} on {device}: {cpu[1] / batched[1]:.2f}x the CPU engine (jobs=1) warm, "
+        f"{cpu[1] / runs[f'{engine} first'][1]:.2f}x on the first call; held agrees on "
+        f"{100 * agree:.0f}% of candidates, outcomes on {100 * trials_agree:.0f}% of trials; "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=6)
@@ -277,6 +323,12 @@ def main() -> None:
     parser.add_argument(
         "--articulation-only", action="store_true", help="only the articulation vs proxy part"
     )
+    parser.add_argument(
+        "--engine",
+        choices=("mujoco", "mjwarp"),
+        default="mujoco",
+        help="mjwarp: only the batched engine against the CPU engine (trials/s, speed-up)",
+    )
     parser.add_argument("--plain-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -284,6 +336,12 @@ def main() -> None:
         plain_run(args.trials, args.candidates, args.cache)
         return
     with tempfile.TemporaryDirectory(prefix="usdgrip-bench-coacd-") as cache:
+        if args.engine != "mujoco":
+            try:
+                bench_engine(args.engine, args.trials, args.candidates, cache)
+            except ValueError as exc:
+                sys.exit(f"bench_physics: {exc}")
+            return
         if args.articulation_only:
             bench_articulation(args.trials, args.candidates, cache)
             return

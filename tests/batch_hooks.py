@@ -60,6 +60,16 @@ def kill_parent(path: str, kill_on: str) -> dict[str, Any]:
     return validate_file(path)
 
 
+def evaluate_then_change(path: str, **params: Any) -> dict[str, Any]:
+    """``batch evaluate``'s job, then the object file changes (as if edited during the run)."""
+    from usdgrip.batch.grasp_jobs import evaluate_file
+
+    result = evaluate_file(path, **params)
+    with open(path, "a", encoding="utf-8") as stream:
+        stream.write("# edited while the batch ran\n")
+    return result
+
+
 def not_json(path: str) -> dict[str, Any]:
     """A job whose row cannot be written as JSON."""
     return {"status": "ok", "counts": {}, "output": {"a set": {1, 2}}}

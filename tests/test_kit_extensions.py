@@ -101,8 +101,15 @@ def test_rules_are_in_the_asset_validator_and_the_menu_is_added_then_removed(kit
         "Sample Slot Grasps",
         "Plan Grasps",
         "Export Grasps",
+        "Add Slot…",
+        "Edit Slot…",
+        "Add Gripper Site…",
+        "Add Grasp Line…",
+        "Remove…",
+        "Save Edit Layers",
     ]
     assert kit["menu_after_shutdown"] is False
+    assert kit["commands_after_shutdown"] == []
     assert kit["rules_after_shutdown"] == []
 
 
@@ -118,6 +125,45 @@ def test_menu_entries_draw_sample_plan_export_and_clear(kit, tmp_path):
     assert exported.name == "mug_grasps.yaml"
     assert len(usdgrip.read_isaac_grasp(exported).grasps) == kit["planned"]
     assert kit["overlays_after_clear"] == []
+
+
+def test_authoring_forms_judge_preview_and_run_undoable_kit_commands(kit):
+    got = kit["authoring"]
+    assert got["registered"] == [
+        "UsdgripAddGraspLine",
+        "UsdgripAddGripperSite",
+        "UsdgripAddSlot",
+        "UsdgripEditSlot",
+        "UsdgripRemove",
+    ]
+    assert got["slot_fields"] == [
+        "name", "center", "forward", "span_axis", "up_range", "slot_input_angle", "lr", "group",
+        "layer",
+    ]  # fmt: skip
+    assert got["slot_name"] == "slot1"
+    assert got["far_slot"] == [False, True] and got["far_slot_ok_click"] is None
+    assert got["nan_slot"] == [False, "Refused by the rules:"]
+    assert (
+        got["short_vector"] == "Not authorable: Centre: '0, 0.145' is not x, y, z (three numbers)"
+    )
+    assert got["slot_ok"] and got["slot_verdict_ok"]
+    assert got["slot_preview"] == ["/__usdgrip_overlays/preview/Tote_slot1"]
+    assert got["preview_after_ok"] == []
+    assert got["slots_after_add"] == ["left_edge", "right_edge", "slot1"] and got["root_has_slot1"]
+    assert got["undo"] is True and got["slots_after_undo"] == ["left_edge", "right_edge"]
+    assert got["edit_values"] == ["left_edge", "0.2", "left"]
+    assert got["edited_up_range"] == pytest.approx(0.15)
+    assert got["site_values"] == ["0.085", "5"] and got["site_zero"] == [False, True]
+    assert got["site_preview"] == ["/__usdgrip_overlays/preview/site_tcp"]
+    assert got["site_opening"] == pytest.approx(0.1)
+    assert got["remove_item"] == "gripper site /Gripper/tcp"
+    assert got["remove_from_session"] is True  # refused, the reason in the form
+    assert got["site_after_remove"] is False and got["site_after_undo"] is True
+    assert got["line_name"] == "grasp_identifier_03"
+    assert got["line_clash"][0] is False and "exists already" in got["line_clash"][1]
+    assert got["line_in_stage"] and got["root_untouched"]
+    assert [Path(p).name for p in got["saved"]] == ["prop.edits.usda"]
+    assert got["edits_file"] == [True, True]
 
 
 def test_the_results_window_fix_button_applies_the_fix(kit):
@@ -282,6 +328,7 @@ def test_kit_extension_depends_on_the_schema_and_omni_usd():
         "omni.asset_validator.core",
         "omni.ui",
         "omni.kit.notification_manager",
+        "omni.kit.commands",
     }
     from usdgrip.hosts.kit import DEFAULT_SETTINGS
 

@@ -36,6 +36,8 @@ EXPECTED_MENU = [
     "",
     "Add Slot…",
     "Edit Slot…",
+    "Add Gripper Site…",
+    "Add Grasp Line…",
     "Remove…",
     "Discard Session Edits",
     "Suggest Slots…",
@@ -92,7 +94,7 @@ def test_loading_path_finds_and_loads_the_container(loaded):
 
 def test_every_command_is_registered_once_with_the_prefix(loaded):
     names = [c[1] for c in loaded["calls"] if c[0] == "registerCommandPlugin"]
-    assert len(names) == 14
+    assert len(names) == 16
     assert len(set(names)) == len(names)
     assert all(n.startswith("Grippers.") for n in names)
     added = [c[2] for c in loaded["calls"] if c[0] == "addItem"]

@@ -107,6 +107,8 @@ def _drive(work: Path, record: Path) -> None:
     author_tote = work / "author" / "tote.usda"
     author_tote.parent.mkdir()
     shutil.copyfile(EXAMPLES / "tote.usda", author_tote)
+    author_prop = work / "author" / "graspable_prop.usda"
+    shutil.copyfile(EXAMPLES / "graspable_prop.usda", author_prop)
     fixable = work / "GR.003-gripper-grip-line.usda"
     shutil.copyfile(EXAMPLES / "broken" / fixable.name, fixable)
     editor = write_grasp_editor_file(
@@ -120,6 +122,7 @@ def _drive(work: Path, record: Path) -> None:
         "editor": str(editor),
         "fixable": str(fixable),
         "author_tote": str(author_tote),
+        "author_prop": str(author_prop),
         "broken": sorted(str(p) for p in (EXAMPLES / "broken").glob("*.usda")),
         "export": str(work / "exported.yaml"),
         "shots": str(work / "shots"),
@@ -363,3 +366,42 @@ def test_add_slot_by_picking_on_the_tote_saved_and_read_by_info(run):
         [sys.executable, "-m", "usdgrip", "info", str(path)], capture_output=True, text=True
     )
     assert info.returncode == 0 and "front_rim" in info.stdout, info.stderr
+
+
+def test_add_grasp_line_by_picking_on_the_prop_saved_and_read_back(run):
+    step = run["steps"]["add_line"]
+    assert step["name"] == "grasp_identifier_03"
+    for pick in ("p0_pick", "p1_pick"):
+        assert step[pick]["picking_before"] and not step[pick]["picking_after"], step
+    assert step["p0_pick"]["face"] == [-c for c in step["p1_pick"]["face"]]  # opposite faces
+    # each point 1 cm off its face (the pick clearance), at the clicked height
+    for point, face in (
+        (step["p0"], step["p0_pick"]["face"]),
+        (step["p1"], step["p1_pick"]["face"]),
+    ):
+        expected = [0.035 * c for c in face]
+        assert point[:2] == pytest.approx(expected[:2], abs=0.003), step
+        assert point[2] == pytest.approx(0.06, abs=0.01), step
+    assert step["ok"], step["verdict"]
+    assert step["preview"] == ["/__usdgrip_overlays/preview/Block_grasp_identifier_03"]
+    assert not step["dialog_visible"]
+    assert step["authored_status"] == (
+        "usdgrip: authored </Block/grasp_identifier_03> grasp line into the root layer "
+        "(Save writes it)"
+    )
+    path = Path(run["config"]["author_prop"])
+    assert step["saved_status"] == f"usdgrip: saved {path}"
+    text = path.read_text()
+    assert 'def BasisCurves "grasp_identifier_03"' in text and "__usdgrip" not in text
+    info = subprocess.run(
+        [sys.executable, "-m", "usdgrip", "info", str(path)], capture_output=True, text=True
+    )
+    assert info.returncode == 0, info.stderr
+    assert "grasp line </Block/grasp_identifier_03> object </Block>" in info.stdout
+    report = subprocess.run(
+        [sys.executable, "-m", "usdgrip", "validate", "--format", "json", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    issues = json.loads(report.stdout)["files"][0]["issues"]
+    assert not [i for i in issues if i["prim"].endswith("grasp_identifier_03")], issues

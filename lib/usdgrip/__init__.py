@@ -46,6 +46,7 @@ _EXPORTS = {
     "set_gripper_site": "usdgrip.authoring",
     "apply_gripper_slot": "usdgrip.authoring",
     "remove_gripper_slot": "usdgrip.authoring",
+    "remove_gripper_site": "usdgrip.authoring",
     "define_grasp_line": "usdgrip.authoring",
     "remove_grasp_line": "usdgrip.authoring",
     "check_edit": "usdgrip.authoring",

@@ -72,6 +72,8 @@ MODULES = {
     "dask": "Dask",
     "jinja2": "Jinja2",
     "usd_validation_nvidia": "usd-validation-nvidia",
+    "mujoco_warp": "MuJoCo Warp (mujoco-warp)",
+    "warp": "NVIDIA Warp (warp-lang)",
 }
 
 _PHYSICS = ("mujoco", "coacd", "scipy", "fcl", "trimesh")
@@ -88,6 +90,7 @@ EXTRAS = {
         Extra("schema", "make schema", ("jinja2",), ("jinja2",)),
         Extra("nvidia", "the usd-validation-nvidia plugin", ("usd_validation_nvidia",), ()),
         Extra("physics", "usdgrip evaluate", _PHYSICS, _PHYSICS),
+        Extra("gpu", "--engine mjwarp (MuJoCo Warp)", ("mujoco_warp", "warp"), ()),
         Extra(
             "plan",
             "usdgrip plan, plan --evaluate",

@@ -151,6 +151,110 @@ async def _click_everything(out: dict, tmp: Path) -> None:
     out["codes_after_fix"] = sorted(i.code for i in grippers.report.issues)
 
 
+def _click(form, label: str):
+    import omni.ui
+
+    (button,) = [
+        w for w in form.window.frame.walk() if isinstance(w, omni.ui.Button) and w.text == label
+    ]
+    return button.click()
+
+
+def _author_everything(out: dict, tmp: Path) -> None:
+    """The authoring entries: forms, the rules' verdict, OK through omni.kit.commands, undo."""
+    import omni.kit.commands
+    import omni.kit.undo
+    import omni.usd
+
+    import usdgrip
+    from usdgrip.views import overlays
+
+    context = omni.usd.get_context()
+    selection = context.get_selection()
+    got: dict = {}
+    got["registered"] = sorted(n for n in omni.kit.commands.REGISTRY if n.startswith("Usdgrip"))
+    for name in ("tote.usda", "gripper.usda", "graspable_prop.usda"):
+        (tmp / name).write_bytes((EXAMPLES / name).read_bytes())
+
+    context.open_stage(str(tmp / "tote.usda"))
+    stage = context.get_stage()
+    selection.set_selected_prim_paths(["/Tote"])
+    form = _menu_item("Add Slot…").onclick_fn()
+    got["slot_fields"] = list(form.models)
+    got["slot_name"] = form.value("name")
+    form.set_value("center", "0, 5, 0.12")
+    got["far_slot"] = [form.ok_enabled(), "GS.009" in form.message]
+    got["far_slot_ok_click"] = _click(form, "OK")
+    form.set_value("center", "nan, 0, 0")
+    got["nan_slot"] = [form.ok_enabled(), form.message.splitlines()[0]]
+    form.set_value("center", "0, 0.145")
+    got["short_vector"] = form.message
+    form.set_value("center", "0, 0.145, 0.12")
+    form.set_value("layer", "root")
+    got["slot_ok"] = form.ok_enabled()
+    got["slot_preview"] = overlays.list_overlays(stage, "preview")
+    verdict = _click(form, "OK")
+    got["slot_verdict_ok"] = bool(verdict is not None and verdict.ok)
+    got["preview_after_ok"] = overlays.list_overlays(stage, "preview")
+    names = lambda: [s.name for s in usdgrip.read_gripper_slots(stage.GetPrimAtPath("/Tote"))]  # noqa: E731
+    got["slots_after_add"] = names()
+    got["root_has_slot1"] = "slot1" in stage.GetRootLayer().ExportToString()
+    got["undo"] = omni.kit.undo.undo()
+    got["slots_after_undo"] = names()
+    form = _menu_item("Edit Slot…").onclick_fn()
+    got["edit_values"] = [form.value("name"), form.value("up_range"), form.value("lr")]
+    form.set_value("up_range", "0.15")
+    form.set_value("layer", "root")
+    _click(form, "OK")
+    got["edited_up_range"] = (
+        stage.GetPrimAtPath("/Tote").GetAttribute("gripperSlot:left_edge:upRange").Get()
+    )
+
+    context.open_stage(str(tmp / "gripper.usda"))
+    stage = context.get_stage()
+    selection.set_selected_prim_paths(["/Gripper/tcp"])
+    form = _menu_item("Add Gripper Site…").onclick_fn()
+    got["site_values"] = [form.value("max_opening"), form.value("max_payload")]
+    form.set_value("max_opening", "0")
+    got["site_zero"] = [form.ok_enabled(), "GR.004" in form.message]
+    form.set_value("max_opening", "0.1")
+    form.set_value("layer", "root")
+    got["site_preview"] = overlays.list_overlays(stage, "preview")
+    _click(form, "OK")
+    got["site_opening"] = (
+        stage.GetPrimAtPath("/Gripper/tcp").GetAttribute("gripper:maxOpening").Get()
+    )
+    form = _menu_item("Remove…").onclick_fn()
+    got["remove_item"] = form.value("item")
+    form.set_value("layer", "session")
+    got["remove_from_session"] = _click(form, "OK") is None and "authored in" in form.message
+    form.set_value("layer", "root")
+    _click(form, "OK")
+    got["site_after_remove"] = stage.GetPrimAtPath("/Gripper/tcp").HasAPI("GripperSiteAPI")
+    omni.kit.undo.undo()
+    got["site_after_undo"] = stage.GetPrimAtPath("/Gripper/tcp").HasAPI("GripperSiteAPI")
+
+    context.open_stage(str(tmp / "graspable_prop.usda"))
+    stage = context.get_stage()
+    selection.set_selected_prim_paths(["/Block"])
+    form = _menu_item("Add Grasp Line…").onclick_fn()
+    got["line_name"] = form.value("name")
+    form.set_value("name", "grasp_identifier_01")
+    got["line_clash"] = [form.ok_enabled(), form.message.splitlines()[0]]
+    form.set_value("name", "grasp_identifier_03")
+    form.set_value("p0", "-0.05, 0, 0.06")
+    form.set_value("p1", "0.05, 0, 0.06")
+    edits = tmp / "prop.edits.usda"
+    form.set_value("layer", str(edits))
+    _click(form, "OK")
+    got["line_in_stage"] = bool(stage.GetPrimAtPath("/Block/grasp_identifier_03"))
+    got["root_untouched"] = "grasp_identifier_03" not in stage.GetRootLayer().ExportToString()
+    got["saved"] = [str(p) for p in _menu_item("Save Edit Layers").onclick_fn()]
+    text = edits.read_text() if edits.exists() else ""
+    got["edits_file"] = ["@./graspable_prop.usda@" in text, "grasp_identifier_03" in text]
+    out["authoring"] = got
+
+
 def run(case: str, real: bool, tmp: Path, exts: Path = REPO / "exts") -> dict:
     standin = HERE / "exts"
     out: dict = {"case": case}
@@ -226,11 +330,17 @@ def run(case: str, real: bool, tmp: Path, exts: Path = REPO / "exts") -> dict:
             out["apply_site_api"] = f"{type(exc).__name__}: {exc}"
     if case == "kit" and not real:
         asyncio.run(_click_everything(out, tmp))
+        _author_everything(out, tmp)
         manager.set_extension_enabled_immediate("usdgrip.kit", False)
         from omni.kit.menu.utils import MENUS
 
         out["menu_after_shutdown"] = "Grippers" in MENUS
         out["rules_after_shutdown"] = list(core.ValidationRulesRegistry.rules("usdgrip"))
+        import omni.kit.commands
+
+        out["commands_after_shutdown"] = [
+            n for n in omni.kit.commands.REGISTRY if n.startswith("Usdgrip")
+        ]
     return out
 
 

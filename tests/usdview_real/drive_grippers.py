@@ -427,6 +427,74 @@ def _drive(app, config, out):
     picked["after_save"] = layers()
     steps["add_slot"] = picked
 
+    # --- Add Grasp Line…: pick p0 and p1 on opposite faces of a copy of the prop, Save --------
+    from usdgrip.views.site_line_dialogs import LineDialog
+
+    app._parserData.usdFile = config["author_prop"]
+    trigger("File", "Reopen Stage")
+    settle(0.5)
+    select("/Block")
+    app._ui.actionFrame_Selected.trigger()
+    api.dataModel.viewSettings.freeCamera.Tumble(30.0, 20.0)
+    settle(0.5)
+    trigger("Grippers", "Add Grasp Line…")
+    line = window.findChild(LineDialog)
+    #: The block's side faces (centre at mid height, outward normal), world = its frame.
+    faces = [
+        ((0.025, 0.0, 0.06), (1.0, 0.0, 0.0)),
+        ((-0.025, 0.0, 0.06), (-1.0, 0.0, 0.0)),
+        ((0.0, 0.025, 0.06), (0.0, 1.0, 0.0)),
+        ((0.0, -0.025, 0.06), (0.0, -1.0, 0.0)),
+    ]
+
+    def pick_facing_face(button):
+        """Click the side face that faces the camera most, with ``button`` pressed."""
+        camera = api.currentGfCamera
+        eye = camera.frustum.position
+        point, normal = max(
+            faces, key=lambda f: sum(f[1][i] * (eye[i] - f[0][i]) for i in range(3))
+        )
+        frustum = camera.frustum
+        matrix = frustum.ComputeViewMatrix() * frustum.ComputeProjectionMatrix()
+        width, height = api.viewportSize
+        ndc = matrix.Transform(Gf.Vec3d(*point))
+        pixel = QtCore.QPoint(round((ndc[0] + 1) / 2 * width), round((1 - ndc[1]) / 2 * height))
+        button.click()
+        before = line.isPicking()
+        QtTest.QTest.mouseClick(
+            app._stageView,
+            QtCore.Qt.MouseButton.LeftButton,
+            QtCore.Qt.KeyboardModifier.NoModifier,
+            pixel,
+        )
+        settle(0.3)
+        return {"face": list(normal), "picking_before": before, "picking_after": line.isPicking()}
+
+    drawn = {"name": line.nameEdit.text(), "p0_pick": pick_facing_face(line.pick0)}
+    api.dataModel.viewSettings.freeCamera.Tumble(180.0, 0.0)  # round to the opposite face
+    app._stageView.updateGL()
+    settle(0.3)
+    drawn["p1_pick"] = pick_facing_face(line.pick1)
+    drawn.update(
+        p0=[s.value() for s in line.p0],
+        p1=[s.value() for s in line.p1],
+        verdict=line.verdictText(),
+        ok=line.okEnabled(),
+        preview=children(api.stage, "/__usdgrip_overlays/preview"),
+    )
+    line.move(window.mapToGlobal(QtCore.QPoint(0, 90)))
+    screenshot("usdview_add_grasp_line.png")
+    line.layerCombo.setCurrentText("Root layer")
+    line.findChild(QtWidgets.QPushButton, "ok").click()
+    settle()
+    drawn["authored_status"] = status()
+    drawn["dialog_visible"] = line.isVisible()
+    results.findChild(QtWidgets.QPushButton, "save").click()
+    settle()
+    drawn["saved_status"] = status()
+    drawn["after_save"] = layers()
+    steps["add_line"] = drawn
+
 
 def children(stage, path):
     prim = stage.GetPrimAtPath(path)

@@ -5,7 +5,8 @@ Public API (``docs/authoring.md``)::
     from usdgrip.authoring import (
         SlotEdit, SiteEdit, LineEdit, check_edit, author_edit, AuthoringVerdict,
         apply_gripper_slot, remove_gripper_slot, define_gripper_site, set_gripper_site,
-        define_grasp_line, remove_grasp_line, ProposalStage, convert_edit_from_world,
+        define_grasp_line, remove_grasp_line, remove_gripper_site, ProposalStage,
+        convert_edit_from_world,
     )
 
     verdict = check_edit(stage, SlotEdit("/Tote", "left_edge", center=(-0.195, 0, 0.12)))
@@ -42,6 +43,7 @@ from usdgrip.authoring.edits import (
     define_grasp_line,
     define_gripper_site,
     remove_grasp_line,
+    remove_gripper_site,
     remove_gripper_slot,
     set_gripper_site,
 )
@@ -65,6 +67,7 @@ __all__ = [
     "define_grasp_line",
     "define_gripper_site",
     "remove_grasp_line",
+    "remove_gripper_site",
     "remove_gripper_slot",
     "set_gripper_site",
 ]

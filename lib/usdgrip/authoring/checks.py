@@ -15,7 +15,8 @@ Which issues belong to the edit:
   (line) is taken away again, so another slot's problem is not blamed on this one,
   while the slot's own (new or left over from before) and the group and prop issues
   it causes are;
-- a **removal**: the issues the removal adds (never refusing: a removal is authored).
+- a **removal**: the issues the removal adds (never refusing: a removal is authored);
+  a site's removal has none (it is authored only into the layer holding the whole site).
 """
 
 from __future__ import annotations
@@ -166,7 +167,9 @@ def judge_plan(
         scratch = ProposalStage(stage, mask)
     removal = bool(getattr(edit, "remove", False))
     items: list[VerdictItem] = []
-    if isinstance(edit, SiteEdit):
+    if isinstance(edit, SiteEdit) and edit.remove:
+        issues = []  # authored only where the whole site is (EditPlan.check_layer): gone
+    elif isinstance(edit, SiteEdit):
         scratch.author(plan.write)  # type: ignore[arg-type]
         issues = check_prim(scratch.stage.GetPrimAtPath(plan.path), SITE_RULES, resolved)
     elif isinstance(edit, SlotEdit):

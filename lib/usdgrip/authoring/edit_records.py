@@ -65,6 +65,9 @@ RULE_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Drawn length of a site's forward axis curve (metres) when a dialog or the CLI authors it.
+FORWARD_LENGTH_M = 0.05
+
 #: :class:`SlotEdit` field -> GripperSlotAPI property.
 SLOT_PROPERTY_OF = {
     "center": "center",
@@ -116,7 +119,9 @@ class SiteEdit:
     ``grip_line`` are directions in the site's frame (any length) that (re)define the
     ``gripper_forward_axis`` curve (from the origin, ``forward_length`` long) and the
     ``gripper_grip_line`` curve (centred on the origin, ``pad_width`` long); lengths and
-    ``translate`` (the site's position in its parent) in stage units.
+    ``translate`` (the site's position in its parent) in stage units. ``remove`` takes
+    the site away: ``GripperSiteAPI``, the ``gripper:*`` attributes and the two prefixed
+    curves (the prim itself stays).
     """
 
     prim: str
@@ -129,6 +134,7 @@ class SiteEdit:
     forward_length: Any = 0.05
     pad_width: Any = 0.02
     translate: Any = None
+    remove: bool = False
 
     @property
     def label(self) -> str:

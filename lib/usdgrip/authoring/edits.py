@@ -68,6 +68,36 @@ def find_stronger_opinions(
     return found
 
 
+def find_target_problem(
+    stage: Usd.Stage, plan: EditPlan, layer: Sdf.Layer | Usd.EditTarget | None
+) -> str | None:
+    """Why ``plan`` cannot be authored into ``layer`` (one line), or ``None`` when it can.
+
+    A layer that may not be edited, one the edit may not go to (a site's removal outside
+    the layer holding it), and one whose opinion a stronger layer would hide.
+    """
+    target = _target_of(stage, layer)
+    target_layer = target.GetLayer()
+    if target_layer is None or not target.IsValid():
+        return f"{get_stage_name(stage)}: the edit target has no layer to author in"
+    if not target_layer.permissionToEdit:
+        return (
+            f"{target_layer.identifier}: the layer may not be edited (permissionToEdit is "
+            "false); author into another layer"
+        )
+    refusal = plan.check_layer(target_layer) if plan.check_layer is not None else None
+    if refusal is not None:
+        return refusal
+    hidden = find_stronger_opinions(stage, plan, target_layer)
+    if hidden:
+        shown = ", ".join(f"{path} (in {lay.identifier})" for path, lay in hidden[:3])
+        return (
+            f"{plan.edit.label}: a stronger layer overrides what the edit would author into "
+            f"{target_layer.identifier}: {shown}; author into that layer, or remove its opinion"
+        )
+    return None
+
+
 def author_edit(
     stage: Usd.Stage,
     edit: Edit,
@@ -102,21 +132,10 @@ def author_edit(
     if not verdict.ok or plan.write is None:
         raise AuthoringError(verdict)
     target = _target_of(stage, layer)
+    problem = find_target_problem(stage, plan, target)
+    if problem is not None:
+        raise ValueError(problem)
     target_layer = target.GetLayer()
-    if target_layer is None or not target.IsValid():
-        raise ValueError(f"{get_stage_name(stage)}: the edit target has no layer to author in")
-    if not target_layer.permissionToEdit:
-        raise ValueError(
-            f"{target_layer.identifier}: the layer may not be edited (permissionToEdit is "
-            "false); author into another layer"
-        )
-    hidden = find_stronger_opinions(stage, plan, target_layer)
-    if hidden:
-        shown = ", ".join(f"{path} (in {lay.identifier})" for path, lay in hidden[:3])
-        raise ValueError(
-            f"{edit.label}: a stronger layer overrides what the edit would author into "
-            f"{target_layer.identifier}: {shown}; author into that layer, or remove its opinion"
-        )
     with Sdf.ChangeBlock():
         plan.write(target_layer, target.MapToSpecPath)
     return verdict
@@ -314,6 +333,21 @@ def set_gripper_site(
         pad_width=pad_width,
     )
     return author_edit(prim.GetStage(), edit, params=params)
+
+
+def remove_gripper_site(prim: Usd.Prim) -> AuthoringVerdict:
+    """Remove the gripper site of ``prim`` from the edit target's layer; the prim stays.
+
+    ``GripperSiteAPI`` (``delete`` authored when a weaker layer applies it), the
+    ``gripper:*`` attributes and the ``gripper_forward_axis``/``gripper_grip_line`` curves
+    (deactivated when a weaker layer defines them). Never refused.
+
+    Raises:
+        TypeError: ``prim`` is not a ``Usd.Prim``.
+        ValueError: the prim has no site to remove, or is an instance proxy.
+    """
+    require_prim(prim)
+    return author_edit(prim.GetStage(), SiteEdit(str(prim.GetPath()), remove=True))
 
 
 def define_grasp_line(

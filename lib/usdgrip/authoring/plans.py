@@ -47,12 +47,16 @@ from usdgrip.usd.authoring import (
     deactivate_prim_spec,
     define_typeless_prim_spec,
     erase_slot,
+    get_prim_spec,
+    prune_empty_overs,
+    remove_api_schema,
     remove_prim_spec,
+    remove_properties_in_namespace,
     write_guide_curve,
     write_site,
     write_slot,
 )
-from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SLOT_API
+from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API, SLOT_API
 from usdgrip.usd.slots import get_instance_name_problem, list_slot_instances
 from usdgrip.usd.stage import get_meters_per_unit, get_stage_name
 
@@ -84,6 +88,8 @@ class EditPlan:
     take_away: Writer | None = None
     """Removes the existing slot or line (the state the edit's own issues are told from)."""
     notes: list[str] = field(default_factory=list)
+    check_layer: Callable[[Sdf.Layer], str | None] | None = None
+    """Why the edit cannot be authored into a given layer (``None``: it can), if it may not."""
 
 
 def _refuse(code: str, prim: Sdf.Path | str, message: str, edit: Edit) -> VerdictItem:
@@ -304,8 +310,10 @@ def plan_site_edit(
     """
     path = require_prim_path(stage, edit.prim, "site")
     prim = stage.GetPrimAtPath(path)
-    if prim or not edit.define:
+    if prim or not edit.define or edit.remove:
         prim = require_editable_prim(stage, path, "site")
+    if edit.remove:
+        return _plan_site_removal(stage, edit, prim)
     maximum = (params or {}).get("max_opening_max_m", DEFAULT_PARAMS["max_opening_max_m"])
     refused: list[VerdictItem] = []
     values: dict[str, float] = {}
@@ -382,6 +390,70 @@ def plan_site_edit(
     return EditPlan(edit, path, write, existing=bool(prim))
 
 
+#: The values a site removal takes (any other field given is refused).
+SITE_VALUES = ("max_opening", "max_payload", "max_grip_force", "forward", "grip_line", "translate")
+
+
+def _remove_child(layer: Sdf.Layer, path: Sdf.Path, prim: Usd.Prim) -> None:
+    """Remove ``path``'s spec from ``layer``; deactivate it when a weaker layer defines it."""
+    remove_prim_spec(layer, path)
+    if prim and any(spec.layer != layer for spec in prim.GetPrimStack()):
+        deactivate_prim_spec(layer, path)
+
+
+def _plan_site_removal(stage: Usd.Stage, edit: SiteEdit, prim: Usd.Prim) -> EditPlan:
+    """Take ``GripperSiteAPI``, its ``gripper:*`` attributes and the prefixed curves away."""
+    given = [name for name in SITE_VALUES if getattr(edit, name) is not None]
+    if given or edit.define:
+        shown = ", ".join(given + (["define"] if edit.define else []))
+        raise ValueError(f"{edit.label}: remove takes no values (given: {shown})")
+    path = prim.GetPath()
+    attributes = [a.GetName() for a in prim.GetAuthoredAttributes()]
+    gripper_attrs = [name for name in attributes if name.startswith("gripper:")]
+    curves = [
+        path.AppendChild(names[0])
+        for names in (FORWARD_AXIS_NAMES, GRIP_LINE_NAMES)
+        if stage.GetPrimAtPath(path.AppendChild(names[0]))
+    ]
+    if not (prim.HasAPI(SITE_API) or gripper_attrs or curves):
+        raise ValueError(
+            f"{get_stage_name(stage)}: {edit.label}: no gripper site to remove (no "
+            f"{SITE_API}, gripper:* attribute or {FORWARD_AXIS_NAMES[0]}/{GRIP_LINE_NAMES[0]} "
+            "curve)"
+        )
+
+    def take_away(layer: Sdf.Layer, map_path: MapPath) -> None:
+        spec_path = map_path(path)
+        elsewhere = _applied_elsewhere(prim, SITE_API, layer)
+        spec = get_prim_spec(layer, spec_path) if elsewhere else layer.GetPrimAtPath(spec_path)
+        if spec is not None:
+            remove_api_schema(spec, SITE_API, delete=elsewhere)
+            remove_properties_in_namespace(spec, "gripper")
+        for child in curves:
+            _remove_child(layer, map_path(child), stage.GetPrimAtPath(child))
+        prune_empty_overs(layer, spec_path)
+
+    holders = {
+        a.layer for name in gripper_attrs for a in prim.GetAttribute(name).GetPropertyStack()
+    }
+    holders |= {s.layer for s in prim.GetPrimStack() if _lists_item(s, SITE_API)}
+    for child in curves:
+        holders |= {s.layer for s in stage.GetPrimAtPath(child).GetPrimStack()}
+
+    def check_layer(layer: Sdf.Layer) -> str | None:
+        others = sorted(h.identifier for h in holders if h != layer)
+        if not others:
+            return None
+        return (
+            f"{edit.label}: the site is authored in {', '.join(others)}; USD cannot delete "
+            "another layer's attributes and site discovery reads them (and the curves, active "
+            "or not): remove it from that layer (Author into: Root layer, or "
+            "`usdgrip author site --remove --in-place` on that file)"
+        )
+
+    return EditPlan(edit, path, take_away, existing=True, check_layer=check_layer)
+
+
 # --- grasp lines --------------------------------------------------------------------
 
 
@@ -438,10 +510,7 @@ def plan_line_edit(stage: Usd.Stage, edit: LineEdit) -> EditPlan:
     existing = bool(curve)
 
     def take_away(layer: Sdf.Layer, map_path: MapPath) -> None:
-        spec_path = map_path(path)
-        remove_prim_spec(layer, spec_path)
-        if any(spec.layer != layer for spec in curve.GetPrimStack()):
-            deactivate_prim_spec(layer, spec_path)
+        _remove_child(layer, map_path(path), curve)
 
     if edit.remove:
         if edit.p0 is not None or edit.p1 is not None:

@@ -5,7 +5,7 @@ already handled (``resume``), runs a per-file *job* (see
 :mod:`usdgrip.batch.jobs`) through an executor (:mod:`usdgrip.batch.executors`:
 a local process pool or a Dask cluster), appends one JSON row per file to the
 results file as each completes (:mod:`usdgrip.batch.results`), and returns
-the rows with a summary. ``usdgrip batch validate|plan`` is its CLI.
+the rows with a summary. ``usdgrip batch validate|plan|evaluate|gripper-test`` is its CLI.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ from typing import Any
 
 from usdgrip.batch.executors import DaskExecutor, LocalExecutor, Task, make_executor
 from usdgrip.batch.jobs import (
+    EVALUATE_JOB,
     PLAN_JOB,
     STATUSES,
     VALIDATE_JOB,
     compute_file_facts,
+    compute_input_hashes,
     compute_job_signature,
     make_row,
     resolve_job,
@@ -45,6 +47,7 @@ DEFAULT_GLOB = "**/*.usd*"
 
 __all__ = [
     "DEFAULT_GLOB",
+    "EVALUATE_JOB",
     "PLAN_JOB",
     "STATUSES",
     "VALIDATE_JOB",
@@ -250,7 +253,8 @@ def run_batch(
         resume: reuse the rows already in ``out`` whose ``sha256`` matches the
             file and whose ``job`` signature matches this run (error, timeout and
             crashed rows too, unless ``retry_failed``); a row whose output file
-            (``output_of``) is gone runs again.
+            (``output_of``) is gone, or whose per-file inputs (``inputs``,
+            :data:`usdgrip.batch.jobs.JOB_INPUTS`) hash differently now, runs again.
         retry_failed: with ``resume``, run failed files again.
         on_start: called with the number of files to run, once the executor
             is ready and before the first file.
@@ -297,7 +301,7 @@ def run_batch(
     previous = read_results(out, warnings) if resume and out is not None else {}
     reused: list[dict[str, Any]] = []
     tasks: list[Task] = []
-    other_job = output_gone = 0
+    other_job = output_gone = inputs_changed = 0
     for key, path in files:
         row = previous.get(key)
         if row is not None and row.get("job") != signature:
@@ -314,6 +318,9 @@ def run_batch(
         elif _output_is_gone(row, path, output_of):
             output_gone += 1
             tasks.append(Task(key, str(path), job, dict(params or {})))
+        elif _inputs_changed(row, job, path, params or {}):
+            inputs_changed += 1
+            tasks.append(Task(key, str(path), job, dict(params or {})))
         else:
             reused.append(row)
     if other_job:
@@ -324,6 +331,11 @@ def run_batch(
         )
     if output_gone:
         warnings.append(f"{out}: {output_gone} row(s) whose output file is gone re-run")
+    if inputs_changed:
+        warnings.append(
+            f"{out}: {inputs_changed} row(s) whose per-file input changed re-run (a grasp "
+            "file of --grasps-dir changed, appeared or went)"
+        )
     if owned:  # no more workers than files
         runner.jobs = min(runner.jobs, max(1, len(tasks)))
     rows: list[dict[str, Any]] = []
@@ -370,3 +382,14 @@ def _output_is_gone(
     if output_of is None or row.get("status") not in ("ok", "findings"):
         return False
     return not output_of(path).is_file()
+
+
+def _inputs_changed(
+    row: Mapping[str, Any], job: str, path: Path, params: Mapping[str, Any]
+) -> bool:
+    """Whether a per-file input of the job (``JOB_INPUTS``) hashes differently from the row's."""
+    try:
+        current = compute_input_hashes(job, path, params)
+    except ValueError:
+        return False
+    return current is not None and row.get("inputs") != current

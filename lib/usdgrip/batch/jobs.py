@@ -29,6 +29,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+# The grasping jobs live in their own module; PLAN_JOB keeps its name (and its signature).
+from usdgrip.batch.grasp_jobs import (  # noqa: F401
+    compute_output_path,
+    evaluate_file,
+    hash_input,
+    plan_file,
+)
+
 #: Every status a row can carry. The first three come from jobs, the last two
 #: from the executor when the worker process died or overran ``--timeout``.
 STATUSES = ("ok", "findings", "error", "timeout", "crashed")
@@ -36,6 +44,7 @@ JOB_STATUSES = ("ok", "findings", "error")
 VALIDATE_JOB = "usdgrip.batch.jobs:validate_file"
 PLAN_JOB = "usdgrip.batch.jobs:plan_file"
 GRIPPER_TEST_JOB = "usdgrip.batch.jobs:gripper_test_file"
+EVALUATE_JOB = "usdgrip.batch.grasp_jobs:evaluate_file"
 
 Job = Callable[..., Mapping[str, Any]]
 #: Modules the shipped jobs import on first call; workers load them at start-up.
@@ -43,7 +52,16 @@ JOB_IMPORTS = {
     VALIDATE_JOB: ("usdgrip.rules",),
     PLAN_JOB: ("usdgrip.grasping.planner", "usdgrip.grasping.isaac_yaml", "usdgrip.contracts"),
     GRIPPER_TEST_JOB: ("usdgrip.grasping.gripper_check",),
+    EVALUATE_JOB: (
+        "usdgrip.grasping.grasp_evaluation",
+        "usdgrip.grasping.physics",
+        "usdgrip.grasping.isaac_yaml",
+    ),
 }
+#: A job's per-file inputs besides the file itself, as the spec of a function
+#: ``inputs(path, **params) -> {name: path}``: each row records their sha256 (``inputs``),
+#: and ``--resume`` runs a file again when one of them changed.
+JOB_INPUTS = {EVALUATE_JOB: "usdgrip.batch.grasp_jobs:evaluate_inputs"}
 
 _JOB_CACHE: dict[str, Job] = {}
 
@@ -133,11 +151,30 @@ def compute_job_signature(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def compute_input_hashes(
+    job: str, path: str | os.PathLike[str], params: Mapping[str, Any]
+) -> dict[str, str | None] | None:
+    """sha256 of each per-file input of ``job`` (:data:`JOB_INPUTS`); None for other jobs.
+
+    A missing input, or one that is not a regular file, hashes as None (nothing is
+    opened that could block). ``inputs`` of each row; ``--resume`` compares them.
+
+    Raises:
+        ValueError: the inputs function cannot be imported.
+    """
+    spec = JOB_INPUTS.get(job)
+    if spec is None:
+        return None
+    files = resolve_job(spec)(str(path), **dict(params))
+    return {name: hash_input(file) for name, file in sorted(files.items())}
+
+
 def make_row(
     path: str,
     facts: Mapping[str, Any] | None,
     result: Mapping[str, Any],
     duration_s: float,
+    inputs: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """Assemble one result row in the documented key order.
 
@@ -146,6 +183,7 @@ def make_row(
         facts: :func:`compute_file_facts` output, or None when the file was unreadable.
         result: the job's partial row (``status``, ``counts``, ``issues``/``output``, ``error``).
         duration_s: wall time spent on the file, seconds.
+        inputs: :func:`compute_input_hashes` output (the row's ``inputs``), if any.
     """
     facts = facts or {}
     row: dict[str, Any] = {
@@ -158,8 +196,10 @@ def make_row(
         "counts": dict(result.get("counts") or {}),
     }
     for key, value in result.items():
-        if key not in row and key != "error":
+        if key not in row and key not in ("error", "inputs"):
             row[key] = value
+    if inputs is not None:
+        row["inputs"] = dict(inputs)
     row["error"] = result.get("error")
     return row
 
@@ -173,9 +213,11 @@ def run_job(path: str, job: str, params: Mapping[str, Any] | None = None) -> dic
     path as given; the batch layer replaces it with the key relative to ROOT.
     """
     start = time.perf_counter()
-    facts = None
+    facts = inputs = None
     try:
         facts = compute_file_facts(path)
+        # hashed before the job reads them, as the file: a change meanwhile reruns it
+        inputs = compute_input_hashes(job, path, params or {})
         result = dict(resolve_job(job)(path, **dict(params or {})))
         status = result.get("status")
         if status not in JOB_STATUSES:
@@ -186,12 +228,12 @@ def run_job(path: str, job: str, params: Mapping[str, Any] | None = None) -> dic
             }
     except Exception as exc:  # every failure of one file becomes that file's row
         result = {"status": "error", "error": _one_line(exc)}
-    row = make_row(path, facts, result, time.perf_counter() - start)
+    row = make_row(path, facts, result, time.perf_counter() - start, inputs)
     try:
         json.dumps(row)  # the results file takes JSON only
     except (TypeError, ValueError) as exc:
         result = {"status": "error", "error": f"job {job} returned a row that is not JSON: {exc}"}
-        row = make_row(path, facts, result, time.perf_counter() - start)
+        row = make_row(path, facts, result, time.perf_counter() - start, inputs)
     return row
 
 
@@ -274,120 +316,6 @@ def validate_file(
     if report.warnings:
         result["warnings"] = list(report.warnings)
     return result
-
-
-def compute_output_path(path: str, root: str, out_dir: str) -> Path:
-    """Where :func:`plan_file` writes the grasps of ``path``: ``out_dir/<relative path>.yaml``.
-
-    The path relative to ``root`` keeps objects with the same name in
-    different folders apart; a file outside ``root`` uses its name.
-    """
-    file = Path(path)
-    try:
-        relative = file.resolve().relative_to(Path(root).resolve())
-    except ValueError:
-        relative = Path(file.name)
-    return Path(out_dir) / relative.with_suffix(".yaml")
-
-
-def plan_file(
-    path: str,
-    grippers: Sequence[Sequence[str]],
-    out_dir: str,
-    root: str | None = None,
-    max_candidates: int = 100,
-    seed: int = 0,
-    methods: str | None = None,
-    table: bool = False,
-    scene: str | None = None,
-    support: str | None = None,
-) -> dict[str, Any]:
-    """Job: plan grasps for the object of one file and write its Isaac-Grasp file.
-
-    The object is the file's default prim (or, without a ``defaultPrim``, its
-    only root prim; a ``defaultPrim`` naming no prim is an error). The file
-    is written atomically by :func:`usdgrip.grasping.isaac_yaml.write_isaac_grasp` to
-    :func:`compute_output_path`.
-
-    Args:
-        path: USD file of the object.
-        grippers: ``[gripper file, site prim path]`` pairs, in request order.
-        out_dir: folder for the Isaac-Grasp files (created as needed).
-        root: library root the output layout mirrors (default: the file's folder).
-        max_candidates: candidates per gripper.
-        seed: planning seed.
-        methods: backends (``"antipodal,slots"``; None: all that apply).
-        table: the object rests on a plane just under its lowest point (``usdgrip plan
-            --table``): grasps whose hand cuts it are dropped.
-        scene: USD file of obstacles around the object (``--scene``).
-        support: the scene prim the object rests on (``--support``).
-
-    Returns:
-        ``status`` ``ok`` (grasps written) or ``findings`` (none survived; the
-        file is still written with the reasons), ``counts`` (``warning``: the
-        result's warnings) and ``output`` (``file`` relative to ``out_dir``,
-        ``object``, ``grasps``, ``warnings``).
-
-    Raises:
-        ValueError: the output path is the object file or a gripper file.
-        GripperError: unreadable file, no default prim, a ``defaultPrim`` naming
-            no prim, or what
-            :func:`usdgrip.plan_grasps` raises for bad input.
-    """
-    from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
-    from usdgrip.errors import GripperError
-    from usdgrip.fileio import check_output_path
-    from usdgrip.grasping.isaac_yaml import write_isaac_grasp
-    from usdgrip.grasping.planner import plan_grasps
-    from usdgrip.usd.stage import open_stage
-
-    target = compute_output_path(path, root or str(Path(path).parent), out_dir)
-    check_output_path(target, [path, *(file for file, _ in grippers), *filter(None, [scene])])
-    stage = open_stage(path)  # read once: plan_grasps reads this stage, not the file again
-    prim = stage.GetDefaultPrim()
-    if not prim and stage.HasDefaultPrim():
-        roots = ", ".join(f"<{p.GetPath()}>" for p in stage.GetPseudoRoot().GetChildren())
-        raise GripperError(
-            f"{path}: defaultPrim {stage.GetRootLayer().defaultPrim!r} names no prim "
-            f"(root prims: {roots or 'none'}); fix defaultPrim in the layer metadata"
-        )
-    if not prim:
-        roots = list(stage.GetPseudoRoot().GetChildren())
-        if len(roots) != 1:
-            names = ", ".join(str(p.GetPath()) for p in roots) or "none"
-            raise GripperError(
-                f"{path}: no defaultPrim to plan for (root prims: {names}); "
-                "author defaultPrim in the layer metadata"
-            )
-        prim = roots[0]
-    prim_path = str(prim.GetPath())
-    request = GraspPlanningRequest(
-        object=GraspObject(geometry=GeometryRef(asset_path=str(path), prim_path=prim_path)),
-        grippers=tuple(GripperRef(asset_path=file, prim_path=site) for file, site in grippers),
-        max_candidates_per_gripper=max_candidates,
-        seed=seed,
-    )
-    result = plan_grasps(
-        request,
-        scene=scene,
-        methods=methods,
-        table=table,
-        support=support,
-        stages={str(path): stage},
-    )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_isaac_grasp(result, target)
-    warnings = list(result.metadata.warnings)
-    return {
-        "status": "ok" if result.grasps else "findings",
-        "counts": {"warning": len(warnings)} if warnings else {},
-        "output": {
-            "file": target.relative_to(out_dir).as_posix(),
-            "object": prim_path,
-            "grasps": len(result.grasps),
-            "warnings": warnings,
-        },
-    }
 
 
 def gripper_test_file(path: str, trials: int = 1, seed: int = 0) -> dict[str, Any]:

@@ -177,7 +177,8 @@ def summarize_rows(
         ``failed`` (findings) and ``errors`` (error + timeout + crashed),
         ``ran`` and ``resumed`` (files run now vs rows reused), ``by_code``
         (issue count per code), ``by_severity``, ``elapsed_s``,
-        ``files_per_s`` (files run now / elapsed), ``executor``, ``jobs``.
+        ``files_per_s`` (files run now / elapsed), ``executor``, ``jobs``; and
+        ``physics`` (:func:`summarize_physics_rows`) when a row has physics.
     """
     rows = list(rows)
     by_status = {status: 0 for status in STATUSES}
@@ -190,6 +191,7 @@ def summarize_rows(
             by_code[code] = by_code.get(code, 0) + 1
         for severity, count in (row.get("counts") or {}).items():
             by_severity[severity] = by_severity.get(severity, 0) + int(count)
+    physics = summarize_physics_rows(rows)
     return {
         "files": len(rows),
         **by_status,
@@ -203,7 +205,94 @@ def summarize_rows(
         "files_per_s": round(ran / elapsed_s, 2) if ran and elapsed_s > 0 else None,
         "executor": executor,
         "jobs": jobs,
+        **({"physics": physics} if physics is not None else {}),
     }
+
+
+#: Files listed as the worst in the text summary.
+WORST_FILES = 5
+
+
+def summarize_physics_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Totals over the rows with physics (``output.held``: ``batch plan --evaluate``, ``evaluate``).
+
+    Returns:
+        None when no row has physics, else ``files`` (rows with physics), ``held`` (files
+        where a candidate held), ``none_held``, ``candidates``, ``held_candidates``,
+        ``trials``, ``success_rate`` (held trials / trials), ``first_held`` (files whose
+        first candidate held), ``outcomes`` (trials per outcome) and ``worst``: the
+        :data:`WORST_FILES` files of lowest success rate (then first candidate's rate,
+        then path), each ``path``, ``success_rate``, ``first_success_rate``, ``held``,
+        ``grasps``.
+    """
+    evaluated = [
+        (row, row["output"])
+        for row in rows
+        if isinstance(row.get("output"), Mapping) and "held" in row["output"]
+    ]
+    if not evaluated:
+        return None
+    trials = sum(int(out.get("trials") or 0) for _, out in evaluated)
+    outcomes: dict[str, int] = {}
+    for _, out in evaluated:
+        for name, count in (out.get("outcomes") or {}).items():
+            outcomes[name] = outcomes.get(name, 0) + int(count)
+    held_trials = outcomes.get("held", 0)
+
+    def rank(item: tuple[Mapping[str, Any], Mapping[str, Any]]) -> tuple[float, float, str]:
+        row, out = item
+        return (out["success_rate"], out.get("first_success_rate") or 0.0, row["path"])
+
+    worst = [
+        {
+            "path": row["path"],
+            "success_rate": out["success_rate"],
+            "first_success_rate": out.get("first_success_rate"),
+            "held": out["held"],
+            "grasps": out.get("grasps", 0),
+        }
+        for row, out in sorted(evaluated, key=rank)[:WORST_FILES]
+    ]
+    held_files = sum(1 for _, out in evaluated if out["held"] > 0)
+    return {
+        "files": len(evaluated),
+        "held": held_files,
+        "none_held": len(evaluated) - held_files,
+        "candidates": sum(int(out.get("grasps") or 0) for _, out in evaluated),
+        "held_candidates": sum(int(out["held"]) for _, out in evaluated),
+        "trials": trials,
+        "success_rate": round(held_trials / trials, 6) if trials else 0.0,
+        "first_held": sum(1 for _, out in evaluated if (out.get("first_success_rate") or 0) > 0),
+        "outcomes": dict(sorted(outcomes.items(), key=lambda kv: -kv[1])),
+        "worst": worst,
+    }
+
+
+def format_physics_summary(physics: Mapping[str, Any]) -> list[str]:
+    """The physics lines of the text summary: files held/none, totals, the worst files."""
+    lines = [
+        f"held      {physics['held']:>7}   (files where a candidate held; none held in "
+        f"{physics['none_held']}; first candidate held in {physics['first_held']})",
+        f"grasps    {physics['held_candidates']:>7}   held of {physics['candidates']} "
+        f"candidate(s); success rate {100 * physics['success_rate']:.0f}% of "
+        f"{physics['trials']} trial(s)",
+    ]
+    if physics["outcomes"]:
+        lines.append(
+            "outcomes  " + ", ".join(f"{name} {n}" for name, n in physics["outcomes"].items())
+        )
+    worst = physics["worst"]
+    if worst:
+        width = max(len(item["path"]) for item in worst)
+        lines.append("worst files (success rate, first candidate, held of candidates):")
+        for item in worst:
+            first = item["first_success_rate"]
+            lines.append(
+                f"  {item['path']:<{width}}  {100 * item['success_rate']:3.0f}%  "
+                f"{'   -' if first is None else f'{100 * first:3.0f}%'}  "
+                f"{item['held']}/{item['grasps']}"
+            )
+    return lines
 
 
 def format_summary(summary: Mapping[str, Any], problems: Iterable[Mapping[str, Any]] = ()) -> str:
@@ -220,6 +309,8 @@ def format_summary(summary: Mapping[str, Any], problems: Iterable[Mapping[str, A
         f"errors    {summary['errors']:>7}   (error {summary['error']}, "
         f"timeout {summary['timeout']}, crashed {summary['crashed']})",
     ]
+    if summary.get("physics"):
+        lines += format_physics_summary(summary["physics"])
     if summary["by_code"]:
         width = max(len(code) for code in summary["by_code"])
         lines.append("issues by code:")
@@ -243,6 +334,9 @@ def format_summary(summary: Mapping[str, Any], problems: Iterable[Mapping[str, A
 def _describe(row: Mapping[str, Any]) -> str:
     if row.get("error"):
         return str(row["error"])
+    output = row.get("output")
+    if isinstance(output, Mapping) and "held" in output:
+        return f"{output['held']} of {output.get('grasps', 0)} candidate(s) held"
     codes: dict[str, int] = {}
     for issue in row.get("issues") or ():
         if issue.get("severity") in ("failure", "error"):

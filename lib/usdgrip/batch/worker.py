@@ -31,7 +31,13 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from usdgrip.batch.jobs import compute_file_facts, make_row, preload_job, run_job
+from usdgrip.batch.jobs import (
+    compute_file_facts,
+    compute_input_hashes,
+    make_row,
+    preload_job,
+    run_job,
+)
 
 _STDERR_TAIL = 800  # characters of a dead worker's stderr kept in its row
 _READY = "ready"
@@ -168,13 +174,17 @@ class WorkerProcess:
 
     def failure_row(self, status: str, message: str) -> dict[str, Any]:
         """Row for the current task when the worker gave none (crash or timeout)."""
-        key, path = self.tasks[0][0], self.tasks[0][1]
+        key, path, job, params = self.tasks[0]
         try:
             facts = compute_file_facts(path)
         except OSError:
             facts = None
+        try:
+            inputs = compute_input_hashes(job, path, params)
+        except ValueError:
+            inputs = None
         elapsed = time.perf_counter() - self.started
-        return make_row(key, facts, {"status": status, "error": message}, elapsed)
+        return make_row(key, facts, {"status": status, "error": message}, elapsed, inputs)
 
     def kill_for_timeout(self, timeout: float) -> dict[str, Any]:
         """Kill the worker that overran ``timeout`` seconds; return the timeout row."""

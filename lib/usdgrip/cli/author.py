@@ -24,7 +24,8 @@ grasp vector line in FILE, through the schema:
       --p0=-0.04,0,0.02 --p1 0.04,0,0.02 -o block.lines.usda
 
 An existing slot, site or line gets only the values given; --remove removes a slot
-(its instance and properties, nothing else) or a line. Every value is checked before
+(its instance and properties, nothing else), a site (GripperSiteAPI, its gripper:*
+attributes and its two curves; the prim stays) or a line. Every value is checked before
 anything is written, by the rules themselves on what FILE would be: a slot by GS.001-
 GS.009, a site by GR.001-GR.012, a line by GSP.001 and GP.001-GP.003. A failure (and a
 payload, grip force or line the rules warn about) refuses the edit: exit 2, the option
@@ -68,8 +69,6 @@ OPTIONS = {
 }
 #: A negative number or vector as an option's value (argparse takes "-1,0,0" for an option).
 _NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
-#: Drawn length of a site's forward axis curve, metres.
-FORWARD_LENGTH_M = 0.05
 
 
 def _vector(text: str) -> tuple[float, float, float]:
@@ -139,6 +138,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     site.add_argument("--pad-width", type=float, metavar="M", help="grip line length (m)")
     site.add_argument("--payload", type=float, metavar="KG", help="max payload (kg)")
     site.add_argument("--grip-force", type=float, metavar="N", help="max grip force (N)")
+    site.add_argument(
+        "--remove", action="store_true", help="remove GripperSiteAPI, gripper:* and the curves"
+    )
     line = _subparser(subparsers, "line", "add, edit or remove a SimReady grasp vector line")
     line.add_argument("--name", required=True, help="line name, e.g. grasp_identifier_03")
     line.add_argument("--p0", type=_vector, metavar="X,Y,Z", help="where the first pad starts")
@@ -161,6 +163,7 @@ def _check_text(args: argparse.Namespace) -> None:
 
 def _edit_from(args: argparse.Namespace, meters_per_unit: float) -> Any:
     from usdgrip.authoring import LineEdit, SiteEdit, SlotEdit
+    from usdgrip.authoring.edit_records import FORWARD_LENGTH_M
 
     if args.what == "slot":
         values = {
@@ -180,6 +183,14 @@ def _edit_from(args: argparse.Namespace, meters_per_unit: float) -> Any:
         if args.remove and (args.p0 is not None or args.p1 is not None):
             raise ValueError("--remove takes no points")
         return LineEdit(args.prim, args.name, args.p0, args.p1, remove=args.remove)
+    if args.remove:
+        values = ("max_opening", "payload", "grip_force", "forward", "grip_line", "pad_width")
+        given = [f"--{v.replace('_', '-')}" for v in values if getattr(args, v) is not None]
+        if given or args.define:
+            raise ValueError(
+                f"--remove takes no values (given: {', '.join(given or ['--define'])})"
+            )
+        return SiteEdit(args.prim, remove=True)
     if (args.grip_line is None) != (args.pad_width is None):
         raise ValueError("--grip-line and --pad-width go together (the direction and its length)")
     pad = args.pad_width / meters_per_unit if args.pad_width is not None else 0.0

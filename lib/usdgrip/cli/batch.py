@@ -1,4 +1,4 @@
-"""``usdgrip batch validate|plan``: a whole asset library, resumable, fault-isolated."""
+"""``usdgrip batch validate|plan|evaluate|gripper-test``: a whole library, resumable, isolated."""
 
 from __future__ import annotations
 
@@ -9,13 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from usdgrip.batch import DEFAULT_GLOB, PLAN_JOB, VALIDATE_JOB, run_batch
+from usdgrip.batch import DEFAULT_GLOB, EVALUATE_JOB, PLAN_JOB, VALIDATE_JOB, run_batch
 from usdgrip.batch.executors import MAX_JOBS_PER_CPU, max_jobs
 from usdgrip.batch.jobs import GRIPPER_TEST_JOB, compute_output_path
 from usdgrip.batch.progress import Progress
 from usdgrip.batch.results import format_summary
 from usdgrip.cli.common import (
+    add_physics_arguments,
     add_support_arguments,
+    build_evaluation_options,
     build_planning_options,
     parse_positive_int,
 )
@@ -25,14 +27,18 @@ from usdgrip.fileio import check_output, is_standard_output
 
 NAME = "batch"
 ORDER = 70
-HELP = "validate or plan grasps for every USD file under a folder (local pool or Dask)"
-DESCRIPTION = """Run validation or grasp planning over an asset library, one file per worker
-process at a time: a file that crashes USD, hangs past --timeout or raises
+HELP = "validate, plan or evaluate grasps for every USD file under a folder (local pool or Dask)"
+DESCRIPTION = """Run validation, grasp planning or physics over an asset library, one file per
+worker process at a time: a file that crashes USD, hangs past --timeout or raises
 becomes a `crashed`, `timeout` or `error` row and the run goes on.
 
   usdgrip batch validate assets/ --jobs 2 --out results.jsonl
   usdgrip batch validate assets/ --out results.jsonl --resume     # only what is missing
   usdgrip batch plan objects/ --gripper gripper.usda:/Gripper/tcp --out-dir grasps/
+  usdgrip batch plan objects/ --gripper gripper.usda:/Gripper/tcp --out-dir grasps/ \\
+      --evaluate --trials 3 --table
+  usdgrip batch evaluate objects/ --gripper gripper.usda:/Gripper/tcp --grasps-dir grasps/ \\
+      --out-dir evaluated/ --table
   usdgrip batch validate assets/ --executor dask --scheduler tcp://scheduler:8786
   usdgrip batch validate assets/ --out results.jsonl --format sarif --output assets.sarif
   usdgrip batch validate assets/ --format junit --output junit.xml --strict
@@ -164,11 +170,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "plan",
         help="plan grasps for every object file, one Isaac-Grasp file each",
         description="Plan grasps for the object of every USD file under ROOT (its default "
-        "prim) and write\nOUT_DIR/<path relative to ROOT without suffix>.yaml, atomically.\n"
-        "Exit 0 when every file got grasps, 1 when any got none or failed, 2 on usage.",
+        "prim) and write\nOUT_DIR/<path relative to ROOT without suffix>.yaml, atomically; "
+        "with --evaluate, grasp-and-lift\nevery candidate in MuJoCo first.\n"
+        "Exit 0 when every file got grasps (--evaluate: one held), 1 when any got none or "
+        "failed, 2 on usage.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_common(plan)
+    _add_common(plan, GRASP_FORMATS)
     plan.add_argument(
         "--gripper",
         action="append",
@@ -190,7 +198,109 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         plan,
         scene_help="USD file of obstacles around every object (in the objects' world frame)",
     )
+    _add_report_output(plan)
+    physics = plan.add_argument_group(
+        "physics (--evaluate)",
+        "grasp-and-lift every candidate in MuJoCo, as `usdgrip plan --evaluate`; the options "
+        "below need --evaluate (refused without it)",
+    )
+    physics.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="simulate every candidate and order each file's by measured success rate",
+    )
+    add_physics_arguments(physics, seed=False, jobs=False, dump_scene=False)
+    plan.set_defaults(**dict.fromkeys(BATCH_PHYSICS_OPTIONS))
+    add_evaluate_action(actions)
     add_gripper_test_action(actions)
+
+
+#: ``--format`` of the grasping actions: the summary, or a report of every file's row.
+GRASP_FORMATS = ("text", "json", "jsonl", "junit")
+#: The physics options of ``batch plan --evaluate`` and ``batch evaluate`` (argument names;
+#: ``engine`` once ``--engine`` exists): job params, so part of the job definition.
+BATCH_PHYSICS_OPTIONS = ("trials", "force", "friction", "density")
+
+
+def _add_report_output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--output",
+        metavar="PATH",
+        help="with --format jsonl|junit: write the report to PATH (atomically) instead of "
+        "stdout; one summary line then goes to stdout",
+    )
+
+
+def add_evaluate_action(actions: Any) -> None:
+    """``usdgrip batch evaluate ROOT --gripper F:/S --grasps-dir DIR --out-dir DIR``."""
+    action = actions.add_parser(
+        "evaluate",
+        help="grasp-and-lift each object's Isaac-Grasp file in MuJoCo (usdgrip evaluate)",
+        description="Evaluate the grasps of the object of every USD file under ROOT (its "
+        "default prim),\nread from GRASPS_DIR/<path relative to ROOT without suffix>.yaml "
+        "(the layout `batch plan --out-dir`\nwrites; any writer's Isaac-Grasp file), and "
+        "write OUT_DIR/<same>.yaml with physics, atomically.\nA missing grasp file is an "
+        "error row naming where it was looked for.\nExit 0 when a candidate held in every "
+        "file, 1 when any file held none or failed, 2 on usage.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_common(action, GRASP_FORMATS)
+    action.add_argument(
+        "--gripper",
+        required=True,
+        metavar="FILE:/Site",
+        help="gripper asset and site prim whose candidates are simulated",
+    )
+    action.add_argument(
+        "--grasps-dir",
+        required=True,
+        metavar="DIR",
+        help="folder of the grasp files: DIR/<path relative to ROOT without suffix>.yaml",
+    )
+    action.add_argument(
+        "--out-dir", required=True, metavar="DIR", help="folder for the evaluated files"
+    )
+    action.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    add_support_arguments(action, scene_help="USD file holding the support (with --support)")
+    _add_report_output(action)
+    add_physics_arguments(action, seed=False, jobs=False, dump_scene=False)
+    action.set_defaults(**dict.fromkeys(BATCH_PHYSICS_OPTIONS))
+
+
+def build_physics_params(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The physics job params of ``batch plan --evaluate`` or ``batch evaluate``, checked once.
+
+    ``trials`` always (its value, so a changed default reruns), the other options when
+    given (so a run without them keeps its job signature); None for ``batch plan`` without
+    ``--evaluate``.
+
+    Raises:
+        ValueError: a physics option without ``--evaluate``, or a refused value, worded
+            with its flag (:func:`~usdgrip.cli.common.build_evaluation_options`).
+    """
+    from usdgrip.grasping.options import DEFAULT_ENGINE, EvaluationOptions
+
+    given = [name for name in BATCH_PHYSICS_OPTIONS if getattr(args, name) is not None]
+    engine = getattr(args, "engine", None)  # once `--engine` exists (add_physics_arguments)
+    if engine is not None and engine != DEFAULT_ENGINE:
+        given.append("engine")
+    if args.batch_action == "plan" and not args.evaluate:
+        if given:
+            flags = ", ".join(f"--{name}" for name in given)
+            raise ValueError(
+                f"{flags} given without --evaluate: the physics options apply only to the "
+                "simulation; add --evaluate, or leave them out"
+            )
+        return None
+    values = {**vars(args), "jobs": 1, "dump_scene": None, "gripper_model": "auto"}
+    if values["trials"] is None:
+        values["trials"] = EvaluationOptions.trials
+    options = build_evaluation_options(
+        argparse.Namespace(**values), **({"engine": engine} if engine is not None else {})
+    )
+    params: dict[str, Any] = {"trials": options.trials}
+    params.update((name, getattr(options, name)) for name in given if name != "trials")
+    return params
 
 
 def parse_grippers(texts: list[str], max_candidates: int, seed: int) -> list[list[str]]:
@@ -286,7 +396,8 @@ def add_gripper_test_action(actions: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.batch_action is None:
         raise ValueError(
-            "expected an action: usdgrip batch validate|plan|gripper-test ROOT (see --help)"
+            "expected an action: usdgrip batch validate|plan|evaluate|gripper-test ROOT "
+            "(see --help)"
         )
     params: dict[str, Any]
     exclude: list[str] = []
@@ -322,24 +433,40 @@ def run(args: argparse.Namespace) -> int:
         job = GRIPPER_TEST_JOB
         params = {"trials": args.trials, "seed": args.seed}
     else:
-        job = PLAN_JOB
-        out_dir = Path(args.out_dir).resolve()
-        if out_dir.exists() and not out_dir.is_dir():
-            raise ValueError(
-                f"--out-dir {args.out_dir}: is a file; expected a folder (it is created if missing)"
-            )
+        report_format = _check_report_options(args)
+        out_dir = check_out_dir(args.out_dir)
         build_planning_options(args)  # --table with --support is refused here, once
-        params = {
-            "grippers": parse_grippers(args.gripper, args.max_candidates, args.seed),
-            "root": str(Path(args.root).resolve()),
-            "out_dir": str(out_dir),
-            "max_candidates": args.max_candidates,
-            "seed": args.seed,
-            **compute_support_params(args),
-        }
+        physics = build_physics_params(args)
+        root = str(Path(args.root).resolve())
+        if args.batch_action == "plan":
+            job = PLAN_JOB
+            params = {
+                "grippers": parse_grippers(args.gripper, args.max_candidates, args.seed),
+                "root": root,
+                "out_dir": str(out_dir),
+                "max_candidates": args.max_candidates,
+                "seed": args.seed,
+                **compute_support_params(args),
+            }
+            if physics is not None:  # left out without --evaluate: the job signature stays
+                params["evaluate"] = physics
+            grippers = [file for file, _ in params["grippers"]]
+        else:
+            job = EVALUATE_JOB
+            grasps_dir = check_grasps_dir(args.grasps_dir, out_dir)
+            gripper = parse_grippers([args.gripper], 1, args.seed)[0]
+            params = {
+                "gripper": gripper,
+                "grasps_dir": str(grasps_dir),
+                "out_dir": str(out_dir),
+                "root": root,
+                "seed": args.seed,
+                **compute_support_params(args),
+                "physics": physics,
+            }
+            grippers = [gripper[0]]
         # the grippers and the scene are not objects
-        exclude = [file for file, _ in params["grippers"]]
-        exclude += [params["scene"]] if "scene" in params else []
+        exclude = [*grippers, *([params["scene"]] if "scene" in params else [])]
 
         def output_of(path: Path) -> Path:
             return compute_output_path(str(path), params["root"], params["out_dir"])
@@ -397,6 +524,8 @@ def run(args: argparse.Namespace) -> int:
             write_report(text, args.output, summarize(entries, args.strict), report_format)
         if args.annotations:
             sys.stdout.write(format_annotations(entries))
+    elif report_format is not None:  # batch plan, batch evaluate
+        write_grasp_report(report_format, args, result.rows)
     if args.format == "json":
         print(json.dumps({**summary, "out": args.out, "warnings": list(result.warnings)}, indent=2))
     else:
@@ -407,6 +536,87 @@ def run(args: argparse.Namespace) -> int:
         if args.out:
             print(f"results: {args.out}", file=sys.stderr)
     return exit_code
+
+
+def check_out_dir(text: str) -> Path:
+    """The ``--out-dir`` folder, resolved (created once the run starts).
+
+    Raises:
+        ValueError: it is a file.
+    """
+    out_dir = Path(text).resolve()
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ValueError(
+            f"--out-dir {text}: is a file; expected a folder (it is created if missing)"
+        )
+    return out_dir
+
+
+def check_grasps_dir(text: str, out_dir: Path) -> Path:
+    """The ``--grasps-dir`` folder of ``batch evaluate``, resolved.
+
+    Raises:
+        ValueError: missing, not a folder, or the ``--out-dir`` (evaluated files would
+            replace the grasp files they were read from).
+    """
+    folder = Path(text)
+    if not folder.exists():
+        raise ValueError(
+            f"--grasps-dir {text}: no such folder; expected the folder of the grasp files "
+            "(usdgrip batch plan --out-dir writes one)"
+        )
+    if not folder.is_dir():
+        raise ValueError(f"--grasps-dir {text}: is not a folder; expected the grasp files' folder")
+    folder = folder.resolve()
+    if folder == out_dir:
+        raise ValueError(
+            f"--out-dir {out_dir}: is the --grasps-dir; the evaluated files would replace the "
+            "grasp files they are read from: choose another folder"
+        )
+    return folder
+
+
+def write_grasp_report(
+    report_format: str, args: argparse.Namespace, rows: list[dict[str, Any]]
+) -> None:
+    """``batch plan|evaluate --format jsonl|junit``: every row, on stdout or ``--output``."""
+    from usdgrip.cli.validate import write_report
+    from usdgrip.rules.report_formats import format_junit, summarize
+
+    entries = [_physics_entry(args.root, row) for row in rows]
+    if report_format == "jsonl":
+        text = "".join(json.dumps(row) + "\n" for row in rows)
+    else:
+        text = format_junit(entries, name=f"usdgrip batch {args.batch_action}")
+    write_report(text, args.output, summarize(entries), report_format)
+
+
+def _physics_entry(root: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A ``batch plan|evaluate`` row as a report entry: its verdict is one issue."""
+    entry = _row_entry(root, row)
+    output = row.get("output") or {}
+    if row.get("status") in ("ok", "findings"):
+        if "held" in output:
+            text = (
+                f"{output['held']} of {output['grasps']} candidate(s) held; success rate "
+                f"{100 * output['success_rate']:.0f}% of {output['trials']} trial(s)"
+            )
+            if output.get("first_success_rate") is not None:
+                text += f", first candidate {100 * output['first_success_rate']:.0f}%"
+        else:
+            text = f"{output.get('grasps', 0)} grasp(s) planned"
+        severity = "info" if row["status"] == "ok" else "failure"
+        entry["issues"] = [
+            {
+                "code": "held" if "held" in output else "planned",
+                "rule": f"batch {'evaluate' if 'held' in output else 'plan'}",
+                "severity": severity,
+                "prim": output.get("object", "/"),
+                "message": text,
+            }
+        ]
+        entry["summary"] = {**entry["summary"], severity: 1}
+    return entry
 
 
 def _check_report_options(args: argparse.Namespace) -> str | None:
@@ -429,7 +639,7 @@ def _check_report_options(args: argparse.Namespace) -> str | None:
     on_stdout = "the JSON summary" if args.format == "json" else None
     if report is not None and (args.output is None or is_standard_output(args.output)):
         on_stdout = f"the {report} report"
-    if args.annotations and on_stdout:
+    if getattr(args, "annotations", None) and on_stdout:
         raise ValueError(
             f"--annotations {args.annotations} prints on stdout, where {on_stdout} goes: give "
             "--output FILE for the report, or --format text"

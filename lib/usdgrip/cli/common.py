@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from usdgrip.progress_reporter import add_progress_argument
-
 #: Gripper collision models (``--gripper-model``; :data:`usdgrip.grasping.inputs.GRIPPER_MODELS`,
 #: not imported here so that ``--help`` stays fast).
 GRIPPER_MODELS = ("auto", "proxy", "geometry", "articulation")
+#: Simulation engines (``--engine``; :data:`usdgrip.grasping.physics.engines.ENGINES`, not
+#: imported here so that ``--help`` stays fast; tests/test_physics_mjwarp.py checks they match).
+ENGINES = ("mujoco", "mjwarp")
 
 
 def parse_positive_int(text: str) -> int:
@@ -71,8 +72,14 @@ def make_progress(args: argparse.Namespace) -> Any:
     return ProgressReporter(sys.stderr, getattr(args, "progress", "auto"), quiet=args.quiet)
 
 
-def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
-    """The simulation options ``evaluate`` and ``plan --evaluate`` share (``plan`` has --seed)."""
+def add_physics_arguments(
+    parser: Any, *, seed: bool = True, jobs: bool = True, dump_scene: bool = True
+) -> None:
+    """The simulation options ``evaluate``, ``plan --evaluate`` and ``batch`` share.
+
+    ``plan`` and ``batch`` have their own ``--seed``; ``batch`` its own ``--jobs`` (files
+    run in parallel, each simulated in one process) and no ``--dump-scene``.
+    """
     parser.add_argument(
         "--trials",
         type=int,
@@ -81,12 +88,13 @@ def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
         help="trials per candidate: the nominal pose plus N-1 perturbed ones (default 3, so a "
         "success rate is a rate; rates are reported with the trial count)",
     )
-    parser.add_argument(
-        "--dump-scene",
-        metavar="DIR",
-        help="write each candidate's nominal trial as MJCF (candidate_NNNN.xml: object "
-        "pieces, hands at the grasp, support) into DIR, for MuJoCo's viewer",
-    )
+    if dump_scene:
+        parser.add_argument(
+            "--dump-scene",
+            metavar="DIR",
+            help="write each candidate's nominal trial as MJCF (candidate_NNNN.xml: object "
+            "pieces, hands at the grasp, support) into DIR, for MuJoCo's viewer",
+        )
     parser.add_argument(
         "--force",
         type=float,
@@ -105,12 +113,20 @@ def add_physics_arguments(parser: Any, *, seed: bool = True) -> None:
         metavar="RHO",
         help="density when no mass or density is authored, kg/m3 (default 400)",
     )
+    if jobs:
+        parser.add_argument(
+            "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)"
+        )
     parser.add_argument(
-        "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)"
+        "--engine",
+        choices=ENGINES,
+        default="mujoco",
+        help="simulation engine: mujoco (MuJoCo on the CPU, default) or mjwarp (MuJoCo Warp: "
+        "every candidate x trial one world, stepped together on a GPU, else Warp's CPU "
+        "device; pip install 'usdgrip[gpu]'; --jobs unused)",
     )
     if seed:
         parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    add_progress_argument(parser)
 
 
 def build_planning_options(args: argparse.Namespace, **fields: Any) -> Any:
@@ -158,6 +174,7 @@ def build_evaluation_options(args: argparse.Namespace, **fields: Any) -> Any:
         "dump_scene": args.dump_scene,
         "jobs": args.jobs,
         "seed": args.seed,
+        "engine": getattr(args, "engine", "mujoco"),
         **fields,
     }
     try:
@@ -186,6 +203,14 @@ def format_summary_lines(summary: dict[str, Any], open_hits: dict[str, Any] | No
     ]
 
 
+def engine_label(meta: dict[str, Any]) -> str:
+    """``MuJoCo 4.0.0`` or ``MuJoCo Warp 4.0.0 on cpu``: the engine a report ran on."""
+    version = meta.get("engine_version", "?")
+    if meta.get("engine") == "mjwarp":
+        return f"MuJoCo Warp {version} on {meta.get('device', '?')}"
+    return f"MuJoCo {version}"
+
+
 def format_physics_header(output: Path, meta: dict[str, Any], what: str) -> str:
     """``wrote OUT: what, N trial(s) each, T s (models B s, simulation S s; engine, ...)``.
 
@@ -201,9 +226,8 @@ def format_physics_header(output: Path, meta: dict[str, Any], what: str) -> str:
         )
     return (
         f"wrote {output}: {what}, {params.get('trials', 1)} trial(s) each, "
-        f"{meta.get('runtime_seconds', 0.0):.2f} s ({parts}MuJoCo "
-        f"{meta.get('engine_version', '?')}, seed {meta.get('seed', 0)}, support "
-        f"{meta.get('support', 'none')})\n"
+        f"{meta.get('runtime_seconds', 0.0):.2f} s ({parts}{engine_label(meta)}, "
+        f"seed {meta.get('seed', 0)}, support {meta.get('support', 'none')})\n"
     )
 
 

@@ -14,6 +14,7 @@ from usdgrip.cli.common import (
     add_physics_arguments,
     add_support_arguments,
     build_evaluation_options,
+    engine_label,
     format_physics_header,
     format_pose,
     format_summary_lines,
@@ -22,6 +23,7 @@ from usdgrip.cli.common import (
     print_grasps_summary,
 )
 from usdgrip.contracts import parse_gripper
+from usdgrip.progress_reporter import add_progress_argument
 
 NAME = "evaluate"
 ORDER = 45
@@ -146,6 +148,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"--lines: grasps planned and simulated per line (default {CANDIDATES_PER_LINE})",
     )
     add_physics_arguments(parser)
+    add_progress_argument(parser)
     add_support_arguments(
         parser,
         scene_help="USD file holding the support (with --support; planning's obstacles "
@@ -294,6 +297,11 @@ def run_gripper_test_cli(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"{option} {value}: not with --gripper-test (it tests the gripper alone)"
             )
+    if args.engine != "mujoco":
+        raise ValueError(
+            f"--engine {args.engine}: not with --gripper-test (FET028's cube and sphere run on "
+            "the CPU engine, mujoco)"
+        )
     trials = 1 if args.trials is None else args.trials
     if args.output is not None:
         check_output_path(Path(args.output), [parse_gripper(args.gripper_test).asset_path])
@@ -409,7 +417,7 @@ def format_lines_report(report: dict[str, Any]) -> str:
     """The ``--lines`` report as text: a header, then per line its verdict and the grasp."""
     summary, meta = report["summary"], report["physics"] or {}
     params = meta.get("parameters", {})
-    engine = f"MuJoCo {meta['engine_version']}, " if "engine_version" in meta else ""
+    engine = f"{engine_label(meta)}, " if "engine_version" in meta else ""
     out = [
         f"{report['object']}: {summary['held']} of {summary['lines']} grasp line(s) held",
         f"  gripper {report['gripper']}, support {meta.get('support', 'none')}, "

@@ -24,6 +24,7 @@ from usdgrip.cli.common import (
     print_grasps_summary,
 )
 from usdgrip.contracts import parse_gripper
+from usdgrip.progress_reporter import add_progress_argument
 
 NAME = "plan"
 ORDER = 40
@@ -117,12 +118,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="simulate every candidate and order them by measured success rate, then confidence",
     )
     add_physics_arguments(physics, seed=False)
+    add_progress_argument(parser)
     # Unset physics options read as None, so a given one is told apart from its default.
     parser.set_defaults(**dict.fromkeys(PHYSICS_OPTIONS))
 
 
 #: The physics options: they apply only with --evaluate (refused without it).
-PHYSICS_OPTIONS = ("trials", "force", "friction", "density", "jobs", "dump_scene")
+PHYSICS_OPTIONS = ("trials", "force", "friction", "density", "jobs", "dump_scene", "engine")
 
 
 def build_plan_evaluation_options(args: argparse.Namespace) -> Any:

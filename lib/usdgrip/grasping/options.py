@@ -211,7 +211,9 @@ class EvaluationOptions:
     cache_dir: str | None = None
     """CoACD cache folder (default: the engine's)."""
     engine: str = DEFAULT_ENGINE
-    """Simulation engine (:data:`usdgrip.grasping.physics.engines.ENGINES`)."""
+    """Simulation engine (:data:`usdgrip.grasping.physics.engines.ENGINES`): ``mujoco``
+    (MuJoCo on the CPU) or ``mjwarp`` (MuJoCo Warp, every candidate × trial one world,
+    the ``gpu`` extra; refused when it or its device is missing)."""
     dump_scene: str | None = None
     """Folder (``--dump-scene DIR``): each candidate's nominal trial is written there as
     MJCF, ``candidate_NNNN.xml`` (object pieces, hands at the grasp pose, support), for
@@ -250,7 +252,12 @@ class EvaluationOptions:
         _check_gripper_model(self.gripper_model)
         from usdgrip.grasping.physics.engines import get_engine
 
-        get_engine(self.engine)  # ValueError naming the engines
+        try:  # an unknown engine, or one missing a package or a device here
+            get_engine(self.engine).check()
+        except ValueError as exc:
+            message = str(exc)
+            cli = message if message.startswith("--engine") else f"--engine {self.engine}: {exc}"
+            raise OptionError(message, cli) from None
 
     def evaluation_params(self) -> Any:
         """The engine's :class:`EvaluationParams` with ``trials`` set."""

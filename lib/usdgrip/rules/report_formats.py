@@ -269,23 +269,24 @@ def format_sarif(
 # --- JUnit XML -------------------------------------------------------------------------
 
 
-def format_junit(entries: Sequence[dict[str, Any]], *, strict: bool = False) -> str:
+def format_junit(
+    entries: Sequence[dict[str, Any]], *, strict: bool = False, name: str = "usdgrip validate"
+) -> str:
     """JUnit XML: a ``testsuite`` per file, a ``testcase`` per issue (one passing case when clean).
 
     Failures and errors (and, with ``strict``, warnings) are ``<failure>``; a file that could
     not be validated is one ``<error>``; other issues pass with the finding in ``system-out``.
+    ``name`` is the command (the ``testsuites`` name, and a file's case without issues).
     """
     failing = {"failure", "error", *(("warning",) if strict else ())}
-    suites = ElementTree.Element("testsuites", name="usdgrip validate")
+    suites = ElementTree.Element("testsuites", name=name)
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for entry in entries:
         path = entry["path"]
         suite = ElementTree.SubElement(suites, "testsuite", name=path)
         counts = {"tests": 0, "failures": 0, "errors": 0}
         if entry.get("error"):
-            case = ElementTree.SubElement(
-                suite, "testcase", classname=path, name="usdgrip validate", file=path
-            )
+            case = ElementTree.SubElement(suite, "testcase", classname=path, name=name, file=path)
             status = entry.get("status", "error")
             ElementTree.SubElement(
                 case, "error", type=status, message=entry["error"]
@@ -310,9 +311,7 @@ def format_junit(entries: Sequence[dict[str, Any]], *, strict: bool = False) -> 
                 ElementTree.SubElement(case, "system-out").text = text
             counts["tests"] += 1
         if not counts["tests"]:
-            ElementTree.SubElement(
-                suite, "testcase", classname=path, name="usdgrip validate", file=path
-            )
+            ElementTree.SubElement(suite, "testcase", classname=path, name=name, file=path)
             counts["tests"] = 1
         for key, value in counts.items():
             suite.set(key, str(value))

@@ -61,7 +61,7 @@ def export_layer(
                 if not layer.Export(exported):
                     raise OSError(f"{display_path(target)}: USD could not export the layer")
             except Tf.ErrorException as exc:
-                reason = _usd_error_text(exc)
+                reason = describe_usd_error(exc)
                 if "No space left" in reason:
                     reason = "no space left on device"
                 raise OSError(
@@ -86,7 +86,7 @@ def export_layer(
     return notes
 
 
-def _usd_error_text(exc: Exception) -> str:
+def describe_usd_error(exc: Exception) -> str:
     """The first message of a ``Tf.ErrorException`` (without USD's source locations)."""
     found = re.search(r"Error in '[^']*' at line \d+ in file \S+ : '(.*)'", str(exc))
     return found[1] if found else " ".join(str(exc).split())[:200]

@@ -14,7 +14,8 @@ its UI thread:
 - :func:`evaluate_grasp_set` (the candidates panel's Evaluate: measured success rates);
 - :func:`load_grasp_set` (Load Grasps…: an Isaac-Grasp file of any writer);
 - :func:`author_grasp_set_overlays` (draws either result);
-- :func:`export_grasp_set` (Export Grasps).
+- :func:`export_grasp_set` (Export Grasps);
+- :func:`list_removables` (Remove…: the site, slots and grasp lines of a prim).
 """
 
 from __future__ import annotations
@@ -186,6 +187,45 @@ def author_grasp_set_overlays(stage: Usd.Stage, grasps: GraspSet) -> list[str]:
         labels=grasps.labels,
         success_rates=grasps.success_rates,
     )
+
+
+# --- authoring ---------------------------------------------------------------------
+
+
+def list_removables(stage: Usd.Stage, prim_path: str) -> list[tuple[str, Any]]:
+    """What Remove… offers on a prim: ``(label, edit)`` for its site, slots and grasp lines.
+
+    The site: the prim's gripper site (``GripperSiteAPI``, or the prim whose curve
+    ``gripper_forward_axis``/``gripper_grip_line`` is selected); slots are the prim's
+    ``GripperSlotAPI`` instances; grasp lines are its ``grasp_identifier*`` children (or
+    the prim itself when it is one).
+    """
+    from usdgrip.authoring import LineEdit, SiteEdit, SlotEdit
+    from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX
+    from usdgrip.usd.names import FORWARD_AXIS_NAMES, GRIP_LINE_NAMES, SITE_API
+    from usdgrip.usd.slots import list_slot_instances
+
+    prim = stage.GetPrimAtPath(prim_path)
+    if not prim:
+        return []
+    site = prim
+    if prim.GetName() in (FORWARD_AXIS_NAMES[0], GRIP_LINE_NAMES[0]):
+        site = prim.GetParent()
+    found: list[tuple[str, Any]] = []
+    if site.HasAPI(SITE_API):
+        found.append((f"gripper site {site.GetPath()}", SiteEdit(str(site.GetPath()), remove=True)))
+    found += [
+        (f"slot {name}", SlotEdit(prim_path, name, remove=True))
+        for name in list_slot_instances(prim)
+    ]
+    lines = [prim] if prim.GetName().startswith(GRASP_LINE_PREFIX) else []
+    lines += [c for c in prim.GetChildren() if c.GetName().startswith(GRASP_LINE_PREFIX)]
+    for line in lines:
+        parent = str(line.GetPath().GetParentPath())
+        found.append(
+            (f"grasp line {line.GetName()}", LineEdit(parent, line.GetName(), remove=True))
+        )
+    return found
 
 
 # --- sampling ---------------------------------------------------------------------

@@ -23,6 +23,8 @@ from usdgrip.views.task_runner import TaskCancelled, TaskContext, TaskRunner
 
 MAX_COUNT = 100_000
 MAX_SEED = 2**31 - 1
+#: Suggest Slots…' Hands choice: a slot per hand, or one two-handed group.
+HANDS_CHOICES = ("1", "2")
 
 
 class _TaskDialog(QtWidgets.QDialog):
@@ -585,8 +587,15 @@ class SuggestSlotsDialog(_GripperDialog):
     """``(verdicts, layer)`` after Author wrote the suggested slots."""
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
-        from usdgrip.suggest import DEFAULT_MAX_SLOTS, DEFAULT_MIN_SUCCESS, DEFAULT_TRIALS
-        from usdgrip.views.edit_dialogs import make_layer_combo
+        from usdgrip.suggest import (
+            DEFAULT_CANDIDATES,
+            DEFAULT_MAX_SLOTS,
+            DEFAULT_MIN_SUCCESS,
+            DEFAULT_TRIALS,
+        )
+        from usdgrip.suggest.screening import MAX_CANDIDATES
+        from usdgrip.views.edit_dialogs import LayerChoice
+        from usdgrip.views.saving import EditLayerFiles
 
         super().__init__(parent)
         self.found = None
@@ -606,9 +615,27 @@ class SuggestSlotsDialog(_GripperDialog):
         self.seedSpin = QtWidgets.QSpinBox()
         self.seedSpin.setObjectName("seed")
         self.seedSpin.setRange(0, MAX_SEED)
+        self.candidatesSpin = QtWidgets.QSpinBox()
+        self.candidatesSpin.setObjectName("candidates")
+        self.candidatesSpin.setRange(1, MAX_CANDIDATES)
+        self.candidatesSpin.setValue(DEFAULT_CANDIDATES)
+        self.candidatesSpin.setToolTip("Grasps planned before physics (suggest --candidates)")
         self.tableCheck = QtWidgets.QCheckBox("on a table (lift from a support)")
         self.tableCheck.setObjectName("table")
-        self.layerCombo = make_layer_combo()
+        self.handsCombo = QtWidgets.QComboBox()
+        self.handsCombo.setObjectName("hands")
+        self.handsCombo.addItems(HANDS_CHOICES)
+        self.handsCombo.setToolTip(
+            "2: one two-handed group (LR left/right) on opposite sides of the centre of "
+            "mass, proven with both hands closing together (suggest --hands 2)"
+        )
+        self.groupEdit = QtWidgets.QLineEdit("carry")
+        self.groupEdit.setObjectName("group")
+        self.groupEdit.setToolTip("The group name of the two slots (hands 2 only)")
+        self.handsCombo.currentIndexChanged.connect(self._show_group)
+        self.editLayers = EditLayerFiles()
+        self.layerChoice = LayerChoice()
+        self.layerCombo = self.layerChoice.combo
         self.suggestionList = QtWidgets.QListWidget()
         self.suggestionList.setObjectName("suggestions")
         self.form.addRow("Object", self.objectCombo)
@@ -618,8 +645,11 @@ class SuggestSlotsDialog(_GripperDialog):
         self.form.addRow("Min success", self.minSuccessSpin)
         self.form.addRow("Trials", self.trialsSpin)
         self.form.addRow("Seed", self.seedSpin)
+        self.form.addRow("Candidates", self.candidatesSpin)
         self.form.addRow("", self.tableCheck)
-        self.form.addRow("Author into", self.layerCombo)
+        self.form.addRow("Hands", self.handsCombo)
+        self.form.addRow("Group", self.groupEdit)
+        self.form.addRow("Author into", self.layerChoice)
         self.form.addRow("Suggested", self.suggestionList)
         self._author = QtWidgets.QPushButton("Author")
         self._author.setObjectName("author")
@@ -627,6 +657,14 @@ class SuggestSlotsDialog(_GripperDialog):
         self._author.clicked.connect(self.authorSuggestions)
         buttons = self.layout().itemAt(self.layout().count() - 1).layout()  # Run, Cancel
         buttons.insertWidget(buttons.indexOf(self._run) + 1, self._author)
+        self._show_group()
+
+    def setEditLayers(self, files) -> None:
+        """Share the viewer's attached edits layer files (the session's)."""
+        self.editLayers = files
+
+    def _show_group(self, *_: object) -> None:
+        self.groupEdit.setEnabled(self.handsCombo.currentText() == HANDS_CHOICES[1])
 
     def _prepare(self):
         from usdgrip.contracts import GripperRef
@@ -645,7 +683,10 @@ class SuggestSlotsDialog(_GripperDialog):
             min_success=self.minSuccessSpin.value(),
             trials=self.trialsSpin.value(),
             seed=self.seedSpin.value(),
+            candidates=self.candidatesSpin.value(),
             table=self.tableCheck.isChecked(),
+            hands=int(self.handsCombo.currentText()),
+            group=self.groupEdit.text().strip() if self.groupEdit.isEnabled() else None,
         )
         gripper = GripperRef(asset_path=self._gripper_asset(), prim_path=site)
         prim = self.objectCombo.currentText()
@@ -677,7 +718,7 @@ class SuggestSlotsDialog(_GripperDialog):
 
     def showSuggestions(self, found) -> None:
         """List ``found`` (``SlotSuggestions``) and preview its slots (session layer)."""
-        from usdgrip.views.edit_dialogs import preview_slot_edits
+        from usdgrip.views.edit_previews import preview_slot_edits
 
         self.found = found
         self.suggestionList.clear()
@@ -695,6 +736,7 @@ class SuggestSlotsDialog(_GripperDialog):
             f"({found.held} of {found.planned} planned grasp(s) held); Author writes them."
             if found.slots
             else f"Nothing held well enough: {len(found.left_out)} left out; nothing to author."
+            + (f" {found.advice}" if found.advice else "")
         )
 
     def _edit_of(self, s):
@@ -708,15 +750,19 @@ class SuggestSlotsDialog(_GripperDialog):
             span_axis=s.span_axis,
             up_range=s.up_range,
             slot_input_angle=s.slot_input_angle,
+            lr=s.lr,
+            group=s.group or None,
         )
 
     def targetLayer(self):
-        """The layer Author writes into (session or root)."""
-        from usdgrip.views.edit_dialogs import get_layer_of
+        """The layer Author writes into (session, root, or an edits layer file).
 
+        Raises:
+            ValueError, OSError: the edits layer file is refused.
+        """
         if self._stage is None:
             return None
-        return get_layer_of(self._stage, self.layerCombo.currentText())
+        return self.layerChoice.resolve(self._stage, self.editLayers)
 
     def authorSuggestions(self) -> bool:
         """Author the suggested slots (rules first); False with the reason shown."""
@@ -724,10 +770,10 @@ class SuggestSlotsDialog(_GripperDialog):
 
         if self._stage is None or self.found is None or not self.found.slots:
             return False
-        layer = self.targetLayer()
         try:
+            layer = self.targetLayer()
             verdicts = author_slot_suggestions(self._stage, self.found, layer=layer)
-        except (ValueError, GripperError) as exc:
+        except (ValueError, GripperError, OSError) as exc:
             self._message.setText(f"Not authored: {exc}")
             return False
         self._clear_suggestions()

@@ -20,6 +20,8 @@ Layout::
                                    best first
         grasp_lines/<name>         BasisCurves, a SimReady grasp vector line p0-p1
                                    with a pad tick at each end
+        sites/site_<name>          BasisCurves, a gripper site's axes and open jaws
+        preview/...                what an authoring dialog would author (live)
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from pxr import Gf, Sdf, Tf, Usd, UsdGeom, Vt
 
 from usdgrip.frames import compute_fallback_perpendicular
 from usdgrip.grasp_line_geometry import GraspLine
-from usdgrip.site_records import GripperSlot
+from usdgrip.site_records import GripperSite, GripperSlot
 from usdgrip.views.glyphs import (
     DEFAULT_OPEN_WIDTH,
     HIGHLIGHT_COLOR,
@@ -50,6 +52,9 @@ GRASPS_SCOPE = OVERLAY_ROOT.AppendChild("grasps")
 GRASP_LINES_SCOPE = OVERLAY_ROOT.AppendChild("grasp_lines")
 #: What an authoring dialog would author, drawn while it is open (replaced on every change).
 PREVIEW_SCOPE = OVERLAY_ROOT.AppendChild("preview")
+SITES_SCOPE = OVERLAY_ROOT.AppendChild("sites")
+#: A gripper site's colour (its axes and open jaws).
+SITE_COLOR = (0.95, 0.55, 0.1)
 #: SimReady's grasp-line guide colour, and the length of the pad tick at each end (metres).
 GRASP_LINE_COLOR = (0.1, 0.85, 0.2)
 PAD_TICK = 0.01
@@ -249,8 +254,10 @@ def compute_grasp_line_segments(line: GraspLine) -> Segments:
     return np.stack([[p0, p1], [p0 - tick, p0 + tick], [p1 - tick, p1 + tick]])
 
 
-def author_grasp_line_overlays(stage: Usd.Stage, lines: Sequence[GraspLine]) -> list[str]:
-    """Draw grasp vector lines in the session layer, replacing earlier ones.
+def author_grasp_line_overlays(
+    stage: Usd.Stage, lines: Sequence[GraspLine], scope: Sdf.Path = GRASP_LINES_SCOPE
+) -> list[str]:
+    """Draw grasp vector lines in the session layer, replacing earlier ones (of ``scope``).
 
     Each usable line (two finite, distinct points) becomes
     ``/__usdgrip_overlays/grasp_lines/<name>``: the closing segment p0-p1 with a tick at
@@ -270,22 +277,77 @@ def author_grasp_line_overlays(stage: Usd.Stage, lines: Sequence[GraspLine]) -> 
     usable = [line for line in lines if line.is_usable]
     if not usable:
         root = layer.GetPrimAtPath(OVERLAY_ROOT)
-        if root is not None and GRASP_LINES_SCOPE.name in root.nameChildren:
+        if root is not None and scope.name in root.nameChildren:
             with Sdf.ChangeBlock():
-                del root.nameChildren[GRASP_LINES_SCOPE.name]
+                del root.nameChildren[scope.name]
         return []
     paths: list[str] = []
     taken: set[str] = set()
     with Sdf.ChangeBlock():
-        _ensure_root(layer, GRASP_LINES_SCOPE)
+        _ensure_root(layer, scope)
         for line in usable:
             name = _unique_name(f"{Sdf.Path(line.object_path).name}_{line.name}", taken)
-            path = GRASP_LINES_SCOPE.AppendChild(name)
+            path = scope.AppendChild(name)
             segments = compute_grasp_line_segments(line)
             spec = _write_curves(layer, path, segments, GRASP_LINE_COLOR, LINE_WIDTH, mpu)
             spec.customData = dict(
                 spec.customData, **{"usdgripPrim": line.path, "usdgripObject": line.object_path}
             )
+            paths.append(str(path))
+    return paths
+
+
+def compute_site_segments(site: GripperSite, meters_per_unit: float) -> Segments:
+    """``(S, 2, 3)`` world metres of a gripper site: its axis curves and the open jaws.
+
+    The forward axis and grip line as authored (site frame, stage units, placed by the
+    site's world transform), and a parallel-jaw wireframe at the grasp frame opened to
+    the max opening (:data:`DEFAULT_OPEN_WIDTH` without a usable one; no jaws without a
+    grasp frame).
+    """
+    world = np.asarray(site.world_transform, dtype=np.float64)
+    segments = []
+    for curve in (site.forward_axis, site.grip_line):
+        points = np.asarray(curve.points if curve is not None else (), dtype=np.float64)
+        if points.shape[0] >= 2 and np.isfinite(points[:2]).all():
+            ends = points[:2] * meters_per_unit @ world[:3, :3].T + world[:3, 3]
+            segments.append(ends)
+    if site.grasp_frame is not None:
+        opening = site.max_opening
+        usable = opening is not None and np.isfinite(opening) and 0 < opening <= 2.0
+        jaws = compute_gripper_wireframe(
+            site.grasp_frame, opening if usable else DEFAULT_OPEN_WIDTH
+        )
+        segments.extend(jaws[0])
+    return np.asarray(segments, dtype=np.float64).reshape(-1, 2, 3)
+
+
+def author_site_overlays(
+    stage: Usd.Stage, sites: Sequence[GripperSite], scope: Sdf.Path = SITES_SCOPE
+) -> list[str]:
+    """Draw gripper sites (:func:`compute_site_segments`) in the session layer, in ``scope``.
+
+    Replaces the scope's earlier overlays; a site with nothing to draw is skipped.
+
+    Returns:
+        Paths of the overlay prims, in site order.
+
+    Raises:
+        ValueError: no session layer.
+    """
+    layer = _session_layer(stage)
+    mpu = _meters_per_unit(stage)
+    paths: list[str] = []
+    taken: set[str] = set()
+    with Sdf.ChangeBlock():
+        _ensure_root(layer, scope)
+        for site in sites:
+            segments = compute_site_segments(site, mpu)
+            if not len(segments):
+                continue
+            path = scope.AppendChild(_unique_name(f"site_{site.name}", taken))
+            spec = _write_curves(layer, path, segments, SITE_COLOR, LINE_WIDTH, mpu)
+            spec.customData = dict(spec.customData, **{"usdgripPrim": site.path})
             paths.append(str(path))
     return paths
 
@@ -330,6 +392,26 @@ def clear_overlays(stage: Usd.Stage, scope: str | None = None) -> None:
             del layer.pseudoRoot.nameChildren[OVERLAY_ROOT.name]
         elif scope in root.nameChildren:
             del root.nameChildren[scope]
+
+
+def resolve_overlay_target(stage: Usd.Stage, path: str) -> tuple[str, str | None]:
+    """What a selected prim stands for: ``(prim path, slot name or None)``.
+
+    An overlay prim (a slot, grasp line or site drawn under :data:`OVERLAY_ROOT`) stands
+    for what it draws: the object and the slot, the grasp line, the site (its
+    ``customData``); any other path stands for itself.
+    """
+    text = str(path)
+    layer = stage.GetSessionLayer()
+    if layer is None or not Sdf.Path(text).HasPrefix(OVERLAY_ROOT):
+        return text, None
+    spec = layer.GetPrimAtPath(text)
+    data = dict(spec.customData) if spec is not None else {}
+    prim = data.get("usdgripPrim")
+    if not isinstance(prim, str) or not prim:
+        return text, None
+    slot = data.get("usdgripSlot")
+    return prim, slot if isinstance(slot, str) and slot else None
 
 
 def list_overlays(stage: Usd.Stage, scope: str) -> list[str]:

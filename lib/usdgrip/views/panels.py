@@ -26,6 +26,8 @@ SEVERITY_COLORS = {
 }
 RESULT_COLUMNS = ("Severity", "Code", "Rule", "Prim", "Message")
 TARGET_LAYERS = ("Session layer", "Root layer")
+#: The label of an attached edits layer file in "Fix into" (its file name follows).
+EDIT_LAYER_LABEL = "Edit layer: "
 #: Characters of a rule's doc shown as a tooltip.
 TOOLTIP_CHARS = 1200
 
@@ -82,6 +84,7 @@ class ResultsPanel(QtWidgets.QWidget):
         self._report: Any = None
         self._issues: list[Any] = []
         self._opened: Any = None  # FileSnapshot of the root layer's file when the stage came
+        self._edit_layers: Any = None  # EditLayerFiles: the edits layer files Save can write
 
         self._severity = QtWidgets.QComboBox()
         self._severity.setObjectName("severityFilter")
@@ -158,6 +161,7 @@ class ResultsPanel(QtWidgets.QWidget):
             self._opened = take_layer_snapshot(stage.GetRootLayer() if stage else None)
         self._stage = stage
         self._scope = list(prim_paths) if prim_paths else None
+        self._fill_layers()
         self.validate()
 
     def validate(self) -> None:
@@ -192,33 +196,79 @@ class ResultsPanel(QtWidgets.QWidget):
         self._code.setCurrentText(code)
 
     def setTargetLayer(self, name: str) -> None:
-        """Choose where fixes go: ``"Session layer"`` or ``"Root layer"``."""
+        """Choose where fixes go and what Save writes.
+
+        ``"Session layer"``, ``"Root layer"``, or ``"Edit layer: <file>"`` (an attached
+        edits layer file, :meth:`setEditLayers`).
+        """
         self._layer.setCurrentText(name)
+
+    def setEditLayers(self, files: Any) -> None:
+        """Offer the edits layer files attached to the stage (an ``EditLayerFiles``)."""
+        self._edit_layers = files
+        self._fill_layers()
 
     def targetLayer(self) -> Sdf.Layer | None:
         """The layer fixes are written to."""
         if self._stage is None:
             return None
+        edits = self._chosen_edits()
+        if edits is not None:
+            return edits.layer
         if self._layer.currentText() == TARGET_LAYERS[1]:
             return self._stage.GetRootLayer()
         return self._stage.GetSessionLayer()
+
+    @staticmethod
+    def editLayerLabel(edits: Any) -> str:
+        """The "Fix into" entry of an attached edits layer file."""
+        return f"{EDIT_LAYER_LABEL}{edits.path.name}"
+
+    def _attached(self) -> list[Any]:
+        return self._edit_layers.on(self._stage) if self._edit_layers is not None else []
+
+    def _chosen_edits(self) -> Any:
+        label = self._layer.currentText()
+        return next((e for e in self._attached() if self.editLayerLabel(e) == label), None)
+
+    def _fill_layers(self) -> None:
+        current = self._layer.currentText()
+        labels = [*TARGET_LAYERS, *(self.editLayerLabel(e) for e in self._attached())]
+        self._layer.blockSignals(True)
+        self._layer.clear()
+        self._layer.addItems(labels)
+        self._layer.setCurrentText(current if current in labels else TARGET_LAYERS[0])
+        self._layer.blockSignals(False)
+        self._update_buttons()
 
     def selectIssue(self, row: int) -> None:
         """Make row ``row`` (display order) current."""
         self._tree.setCurrentItem(self._tree.topLevelItem(row))
 
     def saveRootLayer(self) -> bool:
-        """Write the root layer to its file (:func:`usdgrip.views.saving.save_layer`).
+        """Write the chosen layer to its file: the root layer, or an edits layer file.
+
+        The root layer by :func:`usdgrip.views.saving.save_layer`, an edits layer file
+        by :func:`usdgrip.authoring.edit_layers.save_edits_layer` (``--layer``'s rules).
 
         Returns:
             True when saved; otherwise the one-line reason is shown and False returned.
         """
+        from usdgrip.authoring.edit_layers import save_edits_layer
         from usdgrip.views.saving import save_layer
 
         if self._stage is None:
             return False
+        edits = self._chosen_edits()
         layer = self._stage.GetRootLayer()
         try:
+            if edits is not None:
+                notes = save_edits_layer(edits)
+                if self._host is not None:
+                    note = f" ({'; '.join(notes)})" if notes else ""
+                    self._host.status(f"usdgrip: saved {edits.path}{note}")
+                self.validate()
+                return True
             self._opened, notes = save_layer(layer, self._opened)
         except (ValueError, OSError) as exc:
             self._summary.setText(f"Not saved: {exc}")
@@ -260,8 +310,10 @@ class ResultsPanel(QtWidgets.QWidget):
         if self._host is not None:
             if layer == self._stage.GetSessionLayer():
                 note = "session layer (not saved)"
-            else:
+            elif layer == self._stage.GetRootLayer():
                 note = "root layer; Save writes it to its file"
+            else:
+                note = "edits layer file; Save writes it"
             self._host.status(f"usdgrip: {len(changed)} fix(es) written to the {note}")
         self.validate()
         return len(changed)
@@ -328,9 +380,17 @@ class ResultsPanel(QtWidgets.QWidget):
         self._update_save()
 
     def _update_save(self) -> None:
-        """Save is offered only for a root layer with unsaved changes that can be kept."""
+        """Save is offered for a root layer with unsaved changes that can be kept.
+
+        And for an attached edits layer file (its write refuses what the CLI refuses).
+        """
         from usdgrip.views.saving import compute_unsavable_reason
 
+        if self._chosen_edits() is not None:
+            self._save.setVisible(True)
+            self._save.setEnabled(True)
+            self._save.setToolTip("Write the edits layer file (atomic; read-only refused)")
+            return
         self._save.setVisible(self._layer.currentText() == TARGET_LAYERS[1])
         layer = self._stage.GetRootLayer() if self._stage is not None else None
         reason = compute_unsavable_reason(layer) if layer is not None else "no stage"

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from usdgrip.fileio import FileSnapshot, check_writable, display_path, find_usda_comments
+
+if TYPE_CHECKING:
+    from usdgrip.authoring.edit_layers import EditsLayerFile
 
 
 def take_layer_snapshot(layer: Any) -> FileSnapshot | None:
@@ -67,3 +70,44 @@ def save_layer(layer: Any, opened: FileSnapshot | None) -> tuple[FileSnapshot | 
     notes = export_layer(layer, path, unchanged=opened, comments=find_usda_comments(path))
     layer.Reload()  # the file now holds the layer: clears its dirty flag
     return take_layer_snapshot(layer), notes
+
+
+class EditLayerFiles:
+    """The edits layer files a viewer's dialogs author into (one per file and stage).
+
+    :meth:`attach` opens or creates the file the first time a dialog authors into it
+    (:func:`usdgrip.authoring.edit_layers.attach_edits_layer`: ``--layer``'s checks) and
+    hands back the same one after; a replaced stage (Reload) has a new session layer,
+    so its files are attached again. The validation panel's **Save** writes them
+    (:func:`usdgrip.authoring.edit_layers.save_edits_layer`).
+    """
+
+    def __init__(self) -> None:
+        self._files: list[EditsLayerFile] = []
+
+    def attach(self, stage: Any, path: str | os.PathLike[str]) -> EditsLayerFile:
+        """The edits layer file ``path`` on ``stage``, attached on first use.
+
+        Raises:
+            ValueError, OSError: the file is refused (a folder, a pipe, read-only, not an
+                edits layer of this asset...), naming it.
+        """
+        from usdgrip.authoring.edit_layers import attach_edits_layer
+
+        wanted = os.path.abspath(path)
+        for edits in self.on(stage):
+            if str(edits.path) == wanted:
+                return edits
+        edits = attach_edits_layer(stage, wanted)
+        self._files.append(edits)
+        return edits
+
+    def on(self, stage: Any) -> list[EditsLayerFile]:
+        """The files attached to ``stage`` (its session layer holds their working layers)."""
+        session = stage.GetSessionLayer() if stage is not None else None
+        held = set(session.subLayerPaths) if session is not None else set()
+        return [edits for edits in self._files if edits.layer.identifier in held]
+
+    def find(self, layer: Any) -> EditsLayerFile | None:
+        """The file whose working layer is ``layer`` (``None``: not an edits layer file)."""
+        return next((e for e in self._files if e.layer == layer), None)

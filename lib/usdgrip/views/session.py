@@ -40,6 +40,10 @@ class GrippersSession(QtCore.QObject):
         self._guides_before: bool | None = None
         """usdview's guide display before the overlays turned it on (None: not turned on)."""
         self._widgets: dict[str, QtWidgets.QWidget] = {}
+        from usdgrip.views.saving import EditLayerFiles
+
+        self.edit_layers = EditLayerFiles()
+        """The edits layer files the dialogs authored into (the results panel saves them)."""
         host.connect_stage_replaced(self.rebuild)
         host.connect_selection_changed(self._on_selection_changed)
         host.connect_viewport_clicked(self._on_viewport_clicked)
@@ -73,7 +77,12 @@ class GrippersSession(QtCore.QObject):
         """The validation results panel (created on first use)."""
         from usdgrip.views.panels import ResultsPanel
 
-        return self._dock("Results", "Grippers: validation", lambda: ResultsPanel(self.host))
+        def make():
+            panel = ResultsPanel(self.host)
+            panel.setEditLayers(self.edit_layers)
+            return panel
+
+        return self._dock("Results", "Grippers: validation", make)
 
     def candidates_panel(self):
         """The grasp candidates list (created on first use)."""
@@ -109,20 +118,59 @@ class GrippersSession(QtCore.QObject):
             self._widgets[kind] = dialog
         return dialog
 
+    def target(self) -> tuple[str | None, str | None]:
+        """The selected prim and slot (a picked overlay stands for what it draws)."""
+        selected = self.host.selected_paths
+        if self.host.stage is None or not selected:
+            return None, None
+        return overlays.resolve_overlay_target(self.host.stage, selected[0])
+
     def slot_dialog(self, name: str | None = None):
         """Open the Add Slot… (``name`` None) or Edit Slot… dialog on the selected prim."""
         from usdgrip.views.edit_dialogs import SlotDialog
 
-        selected = self.host.selected_paths
+        selected = [self.target()[0]] if self.host.selected_paths else []
         if self.host.stage is None or not selected:
             self.host.status("usdgrip: select the object prim to add a slot to.")
             return None
-        dialog = self._widgets.get("slot")
-        if dialog is None:
-            dialog = SlotDialog(self.host.window)
-            dialog.authored.connect(self._show_authored)
-            self._widgets["slot"] = dialog
+        dialog = self._edit_dialog("slot", SlotDialog)
         dialog.setSlot(self.host.stage, selected[0], name)
+        return self._show_edit_dialog(dialog)
+
+    def site_dialog(self):
+        """Open Add Gripper Site… on the selected prim (its site, or a new one there)."""
+        from usdgrip.views.site_line_dialogs import SiteDialog
+
+        selected = [self.target()[0]] if self.host.selected_paths else []
+        if self.host.stage is None or not selected:
+            self.host.status("usdgrip: select the prim to make a gripper site (or its parent).")
+            return None
+        dialog = self._edit_dialog("site", SiteDialog)
+        dialog.setSite(self.host.stage, selected[0])
+        return self._show_edit_dialog(dialog)
+
+    def line_dialog(self):
+        """Open Add Grasp Line… under the selected prim (or on the selected grasp line)."""
+        from usdgrip.views.site_line_dialogs import LineDialog
+
+        selected = [self.target()[0]] if self.host.selected_paths else []
+        if self.host.stage is None or not selected:
+            self.host.status("usdgrip: select the prop to add a grasp line to.")
+            return None
+        dialog = self._edit_dialog("line", LineDialog)
+        dialog.setLine(self.host.stage, selected[0])
+        return self._show_edit_dialog(dialog)
+
+    def _edit_dialog(self, key: str, cls) -> Any:
+        dialog = self._widgets.get(key)
+        if dialog is None:
+            dialog = cls(self.host.window)
+            dialog.authored.connect(self._show_authored)
+            dialog.setEditLayers(self.edit_layers)
+            self._widgets[key] = dialog
+        return dialog
+
+    def _show_edit_dialog(self, dialog) -> Any:
         self._show_guides()  # the preview is a guide
         self._apply_visibility()
         self.show_widget(dialog)
@@ -138,6 +186,7 @@ class GrippersSession(QtCore.QObject):
         dialog = self._widgets.get("suggest")
         if dialog is None:
             dialog = SuggestSlotsDialog(self.host.window)
+            dialog.setEditLayers(self.edit_layers)
             dialog.authored.connect(
                 lambda verdicts, layer: [self._show_authored(v, layer) for v in verdicts]
             )
@@ -150,19 +199,17 @@ class GrippersSession(QtCore.QObject):
         return dialog
 
     def remove_dialog(self):
-        """Open Remove… on the selected prim (its slots and grasp lines)."""
+        """Open Remove… on the selected prim (its site, slots and grasp lines)."""
         from usdgrip.views.edit_dialogs import RemoveDialog
 
-        selected = self.host.selected_paths
-        if self.host.stage is None or not selected:
+        prim, slot = self.target()
+        if self.host.stage is None or prim is None:
             self.host.status("usdgrip: select the prim to remove a slot or grasp line from.")
             return None
-        dialog = self._widgets.get("remove")
-        if dialog is None:
-            dialog = RemoveDialog(self.host.window)
-            dialog.authored.connect(self._show_authored)
-            self._widgets["remove"] = dialog
-        dialog.setPrim(self.host.stage, selected[0])
+        dialog = self._edit_dialog("remove", RemoveDialog)
+        dialog.setPrim(self.host.stage, prim)
+        if slot is not None:
+            dialog.itemCombo.setCurrentText(f"slot {slot}")
         self.show_widget(dialog)
         return dialog
 
@@ -182,26 +229,52 @@ class GrippersSession(QtCore.QObject):
         Authored into the root layer, the results panel is shown with its target on
         the root layer, so its **Save** writes the file (the CLI's write rules).
         """
+        from usdgrip.authoring import SiteEdit
         from usdgrip.views.panels import TARGET_LAYERS
 
         stage = self.host.stage
         prim = verdict.edit.prim
-        if prim not in self.slot_prims:
+        if isinstance(verdict.edit, SiteEdit):
+            self._show_site(verdict.edit)
+        elif prim not in self.slot_prims:
             self.slot_prims.append(prim)
-        self.show_slots(self.slot_prims)
+        lines = self.last_slots.grasp_lines
+        self.show_slots(self.slot_prims, lines.roots if lines is not None else [prim])
         into_root = layer == stage.GetRootLayer()
+        edits = self.edit_layers.find(layer)
         results = self._widgets.get("Results")
-        if results is not None or into_root:
+        if results is not None or into_root or edits is not None:
             results = self.results_panel()
+            results.setStage(stage, results.scope())
             if into_root:
                 results.setTargetLayer(TARGET_LAYERS[1])
-            results.setStage(stage, results.scope())
+            elif edits is not None:
+                results.setTargetLayer(results.editLayerLabel(edits))
             self.show_widget(results)
-        where = "the root layer (Save writes it)" if into_root else layer.identifier
+        if into_root:
+            where = "the root layer (Save writes it)"
+        elif edits is not None:
+            where = f"the edits layer file {edits.path.name} (Save writes it)"
+        else:
+            where = layer.identifier
         done = "removed from" if getattr(verdict.edit, "remove", False) else "authored into"
         self.host.status(
             f"usdgrip: {done.split()[0]} {verdict.edit.label} {done.split()[1]} {where}"
         )
+
+    def _show_site(self, edit) -> None:
+        """Draw the authored site (its axes and open jaws); nothing after a removal."""
+        from usdgrip.usd.sites import read_gripper_site
+
+        stage = self.host.stage
+        prim = stage.GetPrimAtPath(edit.prim)
+        sites = []
+        if not edit.remove and prim:
+            try:
+                sites = [read_gripper_site(prim, strict=False)]
+            except ValueError:  # GripperError: nothing to draw
+                sites = []
+        overlays.author_site_overlays(stage, sites)
 
     def load_grasps(self, path: str | None = None) -> None:
         """Open the Load Grasps dialog on the viewer's stage and selection (``path`` filled in)."""
@@ -301,10 +374,12 @@ class GrippersSession(QtCore.QObject):
                 return
 
     def _on_viewport_clicked(self, origin: tuple, direction: tuple) -> None:
-        """A click while Pick on surface is pressed: the slot dialog takes the ray."""
-        slot = self._widgets.get("slot")
-        if slot is not None and slot.isPicking():
-            slot.applyPick(origin, direction)
+        """A click while a Pick button is pressed: that dialog (slot or line) takes the ray."""
+        for key in ("slot", "line"):
+            dialog = self._widgets.get(key)
+            if dialog is not None and dialog.isPicking():
+                dialog.applyPick(origin, direction)
+                return
 
     def set_visible(self, visible: bool) -> None:
         """Show or hide all overlays."""

@@ -13,6 +13,9 @@ builds it, imported only when the engine is used (like trimesh's optional ray ba
 - ``mujoco`` (:mod:`usdgrip.grasping.physics.mujoco_engine`): MuJoCo on the CPU, one
   compiled model per worker process, trials one after another; the evaluation spreads
   candidates over worker processes (``jobs``).
+- ``mjwarp`` (:mod:`usdgrip.grasping.physics.mjwarp_engine`, the ``gpu`` extra): MuJoCo
+  Warp, every candidate × trial one world, all stepped together on a Warp device (a CUDA
+  GPU, else Warp's CPU device).
 
 A batched engine (``batched=True``, e.g. MuJoCo Warp stepping candidates × trials together
 on a GPU) receives every candidate's trials in one :meth:`GraspEngine.run_batch` call in
@@ -83,7 +86,9 @@ class EngineRecord:
 
     The module defines ``build_engine(obj, gripper, scene, hands, params) -> GraspEngine``
     and ``describe_engine(params) -> dict`` (engine name, versions and parameters for
-    ``metadata.physics``).
+    ``metadata.physics``); with ``checks=True`` also ``check_engine()`` (raise ValueError,
+    one line, for what the engine cannot run without: a package, a device). What an
+    engine does not simulate (a gripper's articulation, say) its ``build_engine`` refuses.
     """
 
     name: str
@@ -91,6 +96,9 @@ class EngineRecord:
     """Import path of the module (imported on first use)."""
     batched: bool = False
     """True: one ``run_batch`` call takes every candidate × trial (no worker processes)."""
+    checks: bool = False
+    """True: the module defines ``check_engine`` (else :meth:`check` imports nothing: the
+    default engine's module loads only when it simulates)."""
 
     def load(self) -> ModuleType:
         """The engine's module.
@@ -102,6 +110,15 @@ class EngineRecord:
             return importlib.import_module(self.module)
         except ImportError as exc:
             raise ValueError(f"physics engine {self.name!r} is unavailable: {exc}") from None
+
+    def check(self) -> None:
+        """Refuse, in one line, an engine that cannot run here (before any file is read).
+
+        Raises:
+            ValueError: its module, a package or a device it needs is missing.
+        """
+        if self.checks:
+            self.load().check_engine()
 
     def build(self, obj: Any, gripper: Any, scene: Any, hands: int, params: Any) -> GraspEngine:
         """Build the engine's world (compile errors surface here)."""
@@ -115,7 +132,10 @@ class EngineRecord:
 #: Engines by name.
 ENGINES: dict[str, EngineRecord] = {
     record.name: record
-    for record in (EngineRecord("mujoco", "usdgrip.grasping.physics.mujoco_engine"),)
+    for record in (
+        EngineRecord("mujoco", "usdgrip.grasping.physics.mujoco_engine"),
+        EngineRecord("mjwarp", "usdgrip.grasping.physics.mjwarp_engine", batched=True, checks=True),
+    )
 }
 
 

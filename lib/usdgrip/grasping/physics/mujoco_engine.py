@@ -49,7 +49,7 @@ _SUPPORT_BITS = (4, 1)
 #: A finger within this of its closed stop has closed on nothing (m).
 _STOP_MARGIN = 0.001
 #: Steps between checks (displacement, contacts, divergence).
-_CHECK_EVERY = 5
+CHECK_EVERY = 5
 
 
 def _fmt(values: NDArray[np.float64] | tuple[float, ...]) -> str:
@@ -452,9 +452,9 @@ class MujocoEngine:
         dofs = self._finger_dofs
         step = 0
         while step < close_steps:
-            if not self._advance(_CHECK_EVERY):
+            if not self._advance(CHECK_EVERY):
                 return TrialResult("unstable", nan, nan)
-            step += _CHECK_EVERY
+            step += CHECK_EVERY
             if np.abs(d.qvel[dofs]).max() < p.stall_speed and step * dt > 0.05:
                 break
         opening, at_stop = self._closure()
@@ -499,7 +499,7 @@ class MujocoEngine:
                 d.mocap_pos[mocap] = positions[i]
                 d.mocap_quat[mocap] = quats[i]
                 mujoco.mj_step(m, d)
-                if (i + 1) % _CHECK_EVERY and i + 1 < steps:
+                if (i + 1) % CHECK_EVERY and i + 1 < steps:
                     continue
                 if self._diverged():
                     return TrialResult("unstable", worst, opening)
@@ -508,7 +508,7 @@ class MujocoEngine:
                 if shift > p.drop_distance:
                     return TrialResult(f"dropped_{phase}", worst, opening)
                 failed = failed or shift >= p.slip_tolerance
-                if i + 1 > steps - window - _CHECK_EVERY:  # the window at the phase's end
+                if i + 1 > steps - window - CHECK_EVERY:  # the window at the phase's end
                     last_touch[self._fingers_touching()] = i
             touching = last_touch >= steps - window
             if failed or not touching.all():

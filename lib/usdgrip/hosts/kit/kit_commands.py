@@ -7,7 +7,8 @@ it when the extension starts. Sampling and planning run in a worker thread
 (``loop.run_in_executor``) of Kit's asyncio loop; reading the stage and authoring
 overlays stay on the main thread. Validate Stage lists its issues in an ``omni.ui``
 window with a Fix button per fixable issue when ``omni.ui`` is given (else the
-issues go to the log).
+issues go to the log). Add Slot…, Edit Slot…, Add Gripper Site…, Add Grasp Line… and
+Remove… open the forms of :mod:`usdgrip.hosts.kit.kit_authoring` (Kit commands with undo).
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ MENU_ENTRIES = (
     ("Sample Slot Grasps", "sample_slot_grasps"),
     ("Plan Grasps", "plan_grasps"),
     ("Export Grasps", "export_grasps"),
+    ("Add Slot…", "add_slot"),
+    ("Edit Slot…", "edit_slot"),
+    ("Add Gripper Site…", "add_gripper_site"),
+    ("Add Grasp Line…", "add_grasp_line"),
+    ("Remove…", "remove_authored"),
+    ("Save Edit Layers", "save_edit_layers"),
 )
 #: The usdview command (:mod:`usdgrip.hosts.usdview.usdview_commands`) doing each entry's job.
 USDVIEW_COMMANDS = {
@@ -50,7 +57,17 @@ USDVIEW_COMMANDS = {
     "sample_slot_grasps": "sample_slot_grasps",
     "plan_grasps": "plan_grasps",
     "export_grasps": "export_grasps",
+    "add_slot": "add_slot",
+    "edit_slot": "edit_slot",
+    "add_gripper_site": "add_gripper_site",
+    "add_grasp_line": "add_grasp_line",
+    "remove_authored": "remove_authored",
 }
+#: The line shown when a form needs omni.ui and Kit has none.
+NEEDS_UI = (
+    "usdgrip: {label} needs omni.ui (a form); from a script: "
+    "omni.kit.commands.execute('{command}', edit=..., layer='root') (docs/kit.md)"
+)
 
 log = logging.getLogger("usdgrip.kit")
 
@@ -63,9 +80,12 @@ class KitGrippers:
             ``get_selection().get_selected_prim_paths()``).
         settings: returns the current values of :data:`DEFAULT_SETTINGS` (read at each
             command; missing keys use the defaults).
-        ui: ``omni.ui`` for the results window, or ``None`` (issues go to the log).
+        ui: ``omni.ui`` for the results window and the forms, or ``None`` (issues go to
+            the log; the forms are not offered).
         notify: where status lines go (default: the ``usdgrip.kit`` logger, which
             Kit routes to its console).
+        kit_commands: ``omni.kit.commands`` (the forms run its commands: Edit > Undo), or
+            ``None`` (the forms run the same command objects themselves; :meth:`undo`).
     """
 
     def __init__(
@@ -74,8 +94,17 @@ class KitGrippers:
         settings: Callable[[], Mapping[str, Any]] | None = None,
         ui: Any = None,
         notify: Callable[[str], None] | None = None,
+        kit_commands: Any = None,
     ) -> None:
+        from usdgrip.views.saving import EditLayerFiles
+
         self.usd_context = usd_context
+        self.kit_commands = kit_commands
+        self.edit_layers = EditLayerFiles()
+        self.form: Any = None
+        self._picked_slot: str | None = None
+        self.done: list[Any] = []
+        """Commands run without omni.kit.commands, last last (:meth:`undo` takes one back)."""
         self._read_settings = settings or dict
         self.ui = ui
         self.notify = notify or log.info
@@ -252,4 +281,179 @@ class KitGrippers:
             self.notify(str(exc) if str(exc).startswith("usdgrip:") else f"usdgrip: {exc}")
             return None
         self.notify(f"usdgrip: wrote {len(self.grasps)} grasps to {written}")
+        return written
+
+    # --- authoring ----------------------------------------------------------------
+
+    def _form(self, kind: str, command: str, label: str, values: dict[str, Any], path: str):
+        from usdgrip.hosts.kit.kit_authoring import KitEditForm
+
+        if self.form is not None:
+            self.form.close()
+        self.form = KitEditForm(
+            self.ui, kind, self.usd_context.get_stage(), path, values, self.run_command,
+            self.notify, command,
+        )  # fmt: skip
+        return self.form
+
+    def _authoring_target(self, label: str, command: str, what: str) -> str | None:
+        """The selected prim for a form, or ``None`` (why notified)."""
+        if self._stage() is None:
+            return None
+        if self.ui is None:
+            self.notify(NEEDS_UI.format(label=label, command=command))
+            return None
+        selected = self._selected_paths()
+        if not selected:
+            self.notify(f"usdgrip: select {what} first.")
+            return None
+        # a picked overlay stands for what it draws (the object and its slot, a line, a site)
+        path, self._picked_slot = overlays.resolve_overlay_target(
+            self.usd_context.get_stage(), selected[0]
+        )
+        return path
+
+    def add_slot(self) -> Any:
+        """Add Slot…: a form for a new slot of the selected object (UsdgripAddSlot)."""
+        from usdgrip.views.edit_previews import NEW_SLOT, compute_new_slot_name
+
+        path = self._authoring_target("Add Slot…", "UsdgripAddSlot", "the object prim")
+        if path is None:
+            return None
+        prim = self.usd_context.get_stage().GetPrimAtPath(path)
+        values = {**NEW_SLOT, "name": compute_new_slot_name(prim), "layer": "edit target"}
+        return self._form("slot", "UsdgripAddSlot", "Add Slot…", values, path)
+
+    def edit_slot(self) -> Any:
+        """Edit Slot…: the picked slot overlay's slot, else the selected object's first."""
+        from usdgrip.usd.slots import list_slot_names
+        from usdgrip.views.edit_previews import NEW_SLOT, read_slot_values
+
+        path = self._authoring_target("Edit Slot…", "UsdgripEditSlot", "an object with a slot")
+        if path is None:
+            return None
+        prim = self.usd_context.get_stage().GetPrimAtPath(path)
+        names = list_slot_names(prim) if prim else []
+        if not names:
+            self.notify("usdgrip: select an object prim with a slot to edit.")
+            return None
+        name = self._picked_slot if self._picked_slot in names else names[0]
+        values = {**NEW_SLOT, **read_slot_values(prim, name)}
+        values.update(name=name, layer="edit target")
+        return self._form("slot", "UsdgripEditSlot", "Edit Slot…", values, path)
+
+    def add_gripper_site(self) -> Any:
+        """Add Gripper Site…: the selected prim's site, or a new one (UsdgripAddGripperSite)."""
+        from usdgrip.views.edit_previews import (
+            NEW_SITE,
+            compute_site_path,
+            is_site_prim,
+            read_site_values,
+        )
+
+        label = "Add Gripper Site…"
+        path = self._authoring_target(label, "UsdgripAddGripperSite", "the site prim")
+        if path is None:
+            return None
+        prim = self.usd_context.get_stage().GetPrimAtPath(path)
+        values = {**NEW_SITE, **(read_site_values(prim) if is_site_prim(prim) else {})}
+        values.update(prim=compute_site_path(prim), layer="edit target")
+        values["define"] = "yes"
+        return self._form("site", "UsdgripAddGripperSite", label, values, path)
+
+    def add_grasp_line(self) -> Any:
+        """Add Grasp Line…: a line grasp_identifier_NN under the selected prop."""
+        from usdgrip.views.edit_previews import compute_next_line_name
+
+        path = self._authoring_target("Add Grasp Line…", "UsdgripAddGraspLine", "the prop")
+        if path is None:
+            return None
+        stage = self.usd_context.get_stage()
+        values = {"name": compute_next_line_name(stage), "p0": (0.0, 0.0, 0.0)}
+        values.update(p1=(0.0, 0.0, 0.0), layer="edit target")
+        return self._form("line", "UsdgripAddGraspLine", "Add Grasp Line…", values, path)
+
+    def remove_authored(self) -> Any:
+        """Remove…: the site, a slot or a grasp line of the selected prim (UsdgripRemove)."""
+        from usdgrip.views.actions import list_removables
+
+        path = self._authoring_target("Remove…", "UsdgripRemove", "the prim")
+        if path is None:
+            return None
+        found = [label for label, _ in list_removables(self.usd_context.get_stage(), path)]
+        picked = f"slot {self._picked_slot}"
+        item = picked if picked in found else (found[0] if found else "")
+        values = {"item": item, "layer": "edit target"}
+        return self._form("remove", "UsdgripRemove", "Remove…", values, path)
+
+    def run_command(self, command: str, edit: Any, layer: str) -> Any:
+        """Run Kit command ``command`` on ``edit`` (the forms' OK); its verdict.
+
+        The layer is resolved first (an edits layer file refused says why, here); with
+        ``omni.kit.commands`` the command goes through Kit (undoable), else it runs here.
+
+        Raises:
+            AuthoringError, ValueError, OSError: refused; nothing was authored.
+        """
+        from usdgrip.authoring.edits import find_target_problem
+        from usdgrip.authoring.plans import plan_edit
+        from usdgrip.hosts.kit.kit_authoring import COMMANDS, make_command_class, resolve_layer
+
+        stage = self.usd_context.get_stage()
+        target = resolve_layer(stage, layer, self.edit_layers)
+        problem = find_target_problem(stage, plan_edit(stage, edit), target)
+        if problem is not None:  # said here: Kit's execute only logs a failing command
+            raise ValueError(problem)
+        keywords = {"edit": edit, "layer": layer, "usd_context": self.usd_context}
+        keywords["edit_layers"] = self.edit_layers
+        spec = next(s for s in COMMANDS if s.name == command)
+        done = make_command_class(spec)(**keywords)
+        done.check(stage)  # said here too: Kit's execute only logs a failing command
+        if self.kit_commands is not None:
+            result = self.kit_commands.execute(command, **keywords)
+            ran, verdict = (
+                result if isinstance(result, tuple) and len(result) == 2 else (True, result)
+            )
+            if not ran or verdict is None:
+                raise ValueError(f"{command} did not run (see Kit's console)")
+        else:
+            verdict = done.do()
+            self.done.append(done)
+        state = "removed from" if getattr(edit, "remove", False) else "authored into"
+        where = self.edit_layers.find(target)
+        shown = where.path.name if where is not None else target.identifier
+        self.notify(f"usdgrip: {edit.label} {state} {shown}")
+        actions.show_slot_overlays(stage, actions.find_slot_prims(stage), [])
+        return verdict
+
+    def undo(self) -> bool:
+        """Take back the last command run without omni.kit.commands (Kit's own undo otherwise)."""
+        if not self.done:
+            return False
+        self.done.pop().undo()
+        return True
+
+    def save_edit_layers(self) -> list[Path] | None:
+        """Save Edit Layers: write every edits layer file the forms authored into.
+
+        ``--layer``'s rules: atomic, read-only and changed-on-disk refused. Returns the
+        files written.
+        """
+        from usdgrip.authoring.edit_layers import save_edits_layer
+
+        if (stage := self._stage()) is None:
+            return None
+        written = []
+        attached = self.edit_layers.on(stage)
+        if not attached:
+            self.notify("usdgrip: no edits layer file to save (author into one first).")
+        for edits in attached:
+            try:
+                notes = save_edits_layer(edits)
+            except (ValueError, OSError) as exc:
+                self.notify(f"usdgrip: not saved: {exc}")
+                continue
+            note = f" ({'; '.join(notes)})" if notes else ""
+            self.notify(f"usdgrip: saved {edits.path}{note}")
+            written.append(edits.path)
         return written

@@ -11,7 +11,12 @@ imported here, when the extension starts, and only ``omni.usd`` is required:
   ``add_menu_items`` / ``remove_menu_items``) over
   :class:`~usdgrip.hosts.kit.kit_commands.KitGrippers`;
 - ``omni.ui``: Validate Stage lists its issues in a small window with a Fix
-  button per fixable issue (without it, the issues go to the log);
+  button per fixable issue (without it, the issues go to the log); the authoring
+  entries (Add Slot…, Edit Slot…, Add Gripper Site…, Add Grasp Line…, Remove…) open
+  small forms (without it they say so, and the commands stay usable from scripts);
+- ``omni.kit.commands``: the authoring commands (``UsdgripAddSlot``...,
+  :data:`usdgrip.hosts.kit.kit_authoring.COMMANDS`) are registered, so the forms'
+  edits go through Kit's undo;
 - ``omni.kit.notification_manager``: status lines also pop up (they always go to
   the ``usdgrip.kit`` logger);
 - ``carb.settings``: the ``/exts/usdgrip.kit/*`` settings of the extension.
@@ -54,6 +59,8 @@ class KitExtension:
     validator_core: Any = None
     checkers: list[type] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    kit_commands: Any = None
+    commands: list[type] = field(default_factory=list)
 
     def shutdown(self) -> None:
         """Remove the menu, deregister the rules, close the window, cancel running tasks."""
@@ -65,6 +72,14 @@ class KitExtension:
         if self.validator_core is not None and self.checkers:
             deregister_rules(self.validator_core, self.checkers)
         self.checkers = []
+        if self.kit_commands is not None and self.commands:
+            from usdgrip.hosts.kit.kit_authoring import unregister_commands
+
+            unregister_commands(self.kit_commands, self.commands)
+        self.commands = []
+        if self.grippers.form is not None:
+            self.grippers.form.close()
+            self.grippers.form = None
         for task in list(self.grippers.tasks):
             task.cancel()
         if self.grippers.window is not None:
@@ -97,7 +112,8 @@ def start(ext_id: str = "usdgrip.kit") -> KitExtension:
         if notifications is not None:
             notifications.post_notification(text)
 
-    grippers = KitGrippers(omni.usd.get_context(), _read_settings, ui, notify)
+    kit_commands = _import_optional("omni.kit.commands")
+    grippers = KitGrippers(omni.usd.get_context(), _read_settings, ui, notify, kit_commands)
     extension = KitExtension(grippers)
 
     core = _import_optional("omni.asset_validator.core")
@@ -120,7 +136,14 @@ def start(ext_id: str = "usdgrip.kit") -> KitExtension:
     else:
         extension.missing.append("omni.kit.menu.utils (no Grippers menu)")
     if ui is None:
-        extension.missing.append("omni.ui (validation issues go to the log)")
+        extension.missing.append("omni.ui (validation issues go to the log; no forms)")
+    if kit_commands is not None:
+        from usdgrip.hosts.kit.kit_authoring import register_commands
+
+        extension.kit_commands = kit_commands
+        extension.commands = register_commands(kit_commands)
+    else:
+        extension.missing.append("omni.kit.commands (authoring without Kit's undo)")
     log.info(
         "%s started%s",
         ext_id,

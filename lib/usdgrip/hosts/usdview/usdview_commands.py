@@ -77,21 +77,33 @@ def add_slot(usdview_api: Any) -> None:
 
 
 def edit_slot(usdview_api: Any) -> None:
-    """Open the Edit Slot… dialog on the selected object prim's first slot."""
+    """Open Edit Slot… on the picked slot overlay's slot, else the selected object's first."""
     if (session := _session(usdview_api)) is not None:
         from usdgrip.usd.slots import list_slot_names
 
-        paths = session.host.selected_paths
-        prim = session.host.stage.GetPrimAtPath(paths[0]) if paths else None
+        path, slot = session.target()
+        prim = session.host.stage.GetPrimAtPath(path) if path else None
         names = list_slot_names(prim) if prim else []
         if not names:
             session.host.status("usdgrip: select an object prim with a slot to edit.")
             return
-        session.slot_dialog(names[0])
+        session.slot_dialog(slot if slot in names else names[0])
+
+
+def add_gripper_site(usdview_api: Any) -> None:
+    """Open Add Gripper Site… on the selected prim (its site, or a new one)."""
+    if (session := _session(usdview_api)) is not None:
+        session.site_dialog()
+
+
+def add_grasp_line(usdview_api: Any) -> None:
+    """Open Add Grasp Line… under the selected prop (or on the selected line)."""
+    if (session := _session(usdview_api)) is not None:
+        session.line_dialog()
 
 
 def remove_authored(usdview_api: Any) -> None:
-    """Open Remove…: a slot or grasp line of the selected prim."""
+    """Open Remove…: the site, a slot or a grasp line of the selected prim."""
     if (session := _session(usdview_api)) is not None:
         session.remove_dialog()
 

@@ -61,9 +61,44 @@ class Button(Widget):
         super().__init__(**kwargs)
         self.text = text
         self.clicked_fn = clicked_fn
+        self.enabled = kwargs.get("enabled", True)
 
     def click(self) -> Any:
+        """Test helper: a click (a disabled button does nothing, as in Kit)."""
+        if not self.enabled:
+            return None
         return self.clicked_fn() if self.clicked_fn is not None else None
+
+
+class SimpleStringModel:
+    """``ui.SimpleStringModel``: a text value and its value-changed callbacks."""
+
+    def __init__(self, value: str = "") -> None:
+        self._value = str(value)
+        self._changed: list[Callable[[SimpleStringModel], Any]] = []
+
+    def get_value_as_string(self) -> str:
+        return self._value
+
+    def get_value_as_float(self) -> float:
+        return float(self._value)
+
+    def set_value(self, value: Any) -> None:
+        self._value = str(value)
+        for fn in list(self._changed):
+            fn(self)
+
+    def add_value_changed_fn(self, fn: Callable[[SimpleStringModel], Any]) -> int:
+        self._changed.append(fn)
+        return len(self._changed)
+
+
+class StringField(Widget):
+    """``ui.StringField(model=...)``: an editable text line."""
+
+    def __init__(self, model: SimpleStringModel | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.model = model if model is not None else SimpleStringModel()
 
 
 class Window:
