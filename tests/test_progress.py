@@ -79,3 +79,17 @@ def test_a_note_is_printed_above_the_bar_which_is_drawn_again():
     silent("x", 0.5)
     silent.note("y")
     assert none.getvalue() == ""
+
+
+def test_lines_say_when_a_stage_starts():
+    clock, stream = Clock(), io.StringIO()
+    lines = ProgressReporter(stream, "lines", clock=clock, interval=5)
+    lines("reading mug.usda", 0.0)
+    clock.now = 1
+    lines("physics: 1/50 candidates", 0.02)  # a new stage: at once
+    clock.now = 2
+    lines("physics: 2/50 candidates", 0.04)  # the same stage within 5 s: not shown
+    assert [line.split(" (")[0] for line in stream.getvalue().splitlines()] == [
+        "usdgrip: reading mug.usda",
+        "usdgrip: physics: 1/50 candidates",
+    ]

@@ -6,7 +6,8 @@ One reporter per command (``evaluate``, ``plan --evaluate``, ``batch``):
   callback the library takes) and :meth:`~ProgressReporter.note` prints a line that always
   shows (a decomposition's cache state and time);
 - modes (:data:`MODES`, ``--progress``): ``bar`` one self-overwriting line; ``lines`` a
-  line at once, then at most one every :data:`LINE_INTERVAL_S` (and the last); ``none``
+  line at once, then one when a stage starts (the message's first word: ``reading``,
+  ``physics:``) and at most one every :data:`LINE_INTERVAL_S` within it (and the last); ``none``
   silent; ``auto`` is ``bar`` when the stream is a terminal, else ``lines`` whose first
   line waits :data:`LINE_INTERVAL_S` (a short command in a script says nothing more than
   its notes and summary), ``none`` with ``-q``;
@@ -77,6 +78,7 @@ class ProgressReporter:
         self._width = 0
         self._last_line: float | None = None if mode == "lines" else self.started
         self._shown = False
+        self._stage = ""
         self._bar: tuple[str, float] | None = None
 
     @property
@@ -91,10 +93,13 @@ class ProgressReporter:
             self._draw()
         elif self.mode == "lines":
             now = self.clock()
+            stage = message.split(maxsplit=1)[0] if message.strip() else ""
             due = self._last_line is None or now - self._last_line >= self.interval
-            if due or (fraction >= 1.0 and self._shown):  # the end of what was shown
+            # once lines show: a new stage (reading, physics) at once, the end of what was shown
+            started = self._shown and stage != self._stage
+            if due or (self._shown and fraction >= 1.0) or started:
                 self._line(f"{message} ({100 * fraction:.0f}%, {now - self.started:.1f} s)")
-                self._last_line, self._shown = now, True
+                self._last_line, self._shown, self._stage = now, True, stage
 
     def note(self, text: str) -> None:
         """A line that always shows (but in ``none``), above the bar."""
