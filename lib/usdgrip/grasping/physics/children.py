@@ -34,11 +34,17 @@ _CALL_ENTRY = (
 )
 
 
-def spawn(entry: str) -> tuple[subprocess.Popen[bytes], Connection, Connection]:
-    """A child running ``python -c entry TASK_FD RESULT_FD``; its process, task and result pipes."""
+def spawn(
+    entry: str, *, one_thread: bool = True
+) -> tuple[subprocess.Popen[bytes], Connection, Connection]:
+    """A child running ``python -c entry TASK_FD RESULT_FD``; its process, task and result pipes.
+
+    ``one_thread``: ``OMP_NUM_THREADS=1`` (a simulation worker: one core each); a CoACD
+    run keeps the caller's setting, as it had in this process.
+    """
     task_read, task_write = os.pipe()
     result_read, result_write = os.pipe()
-    env = {**os.environ, WORKER_ENV: "1", "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, WORKER_ENV: "1", **({"OMP_NUM_THREADS": "1"} if one_thread else {})}
     try:
         process = subprocess.Popen(
             [sys.executable, "-c", entry, str(task_read), str(result_write)],
@@ -113,7 +119,7 @@ def call(function: str, *args: Any, what: str | None = None) -> Any:
     """
     from usdgrip import interrupts
 
-    process, tasks, results = spawn(_CALL_ENTRY)
+    process, tasks, results = spawn(_CALL_ENTRY, one_thread=False)
     try:
         try:
             tasks.send((function, args))
