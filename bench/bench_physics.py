@@ -30,8 +30,8 @@ printed.
 
 Targets (issue 15): ≥ 20 trials/s per core, ≥ 1.7× with two jobs. The default 6 trials
 (~5 s of work with jobs=1) make the jobs=2 ratio meaningful: at 2 trials (~2 s) the
-first pool's start-up (~0.6 s: the fork server imports usdgrip) alone caps a cold jobs=2
-near 2 s / ((2 + 0.6 s) / 2) ≈ 1.5×. Usage::
+first workers' start-up (~0.3 s: a fresh interpreter loads numpy and MuJoCo, no pxr)
+alone caps a cold jobs=2 near 2 s / ((2 + 0.3 s) / 2) ≈ 1.7×. Usage::
 
     .venv/bin/python bench/bench_physics.py [--trials 6] [--skip-decomposition]
     .venv/bin/python bench/bench_physics.py --engine mjwarp [--trials 6] [--candidates 50]
@@ -138,7 +138,7 @@ def bench_trials(trials: int, count: int, cache: str) -> None:
     params = EvaluationParams(trials=trials)
     poses = candidates(count)
     runs = {}
-    # jobs=2 twice: the first call starts the fork server (cold), the second forks from it.
+    # jobs=2 twice: the first call starts the worker (cold), the second reuses it (warm).
     for label, jobs in (("jobs=1", 1), ("jobs=2 cold", 2), ("jobs=2 warm", 2)):
         start = time.perf_counter()
         results = evaluate_candidates(obj, gripper, poses, scene=scene, params=params, jobs=jobs)

@@ -57,6 +57,8 @@ PURE = (
     "usdgrip.gripper_opening",
     "usdgrip.surface_pick",
     "usdgrip.gripper_joint_values",
+    "usdgrip.interrupts",
+    "usdgrip.progress_reporter",
 )
 
 #: The rooms of lib/usdgrip and the arrows between them (docs/architecture.md draws this).

@@ -20,6 +20,7 @@ from usdgrip.grasping.physics import (
     make_physics_object,
     make_physics_scene,
     summarize_evaluations,
+    trial_workers,
 )
 from usdgrip.grasping.physics import candidate_trials as evaluate_module
 from usdgrip.grasping.physics import decompose as decompose_module
@@ -221,6 +222,7 @@ def test_trials_are_seeded_and_deterministic():
 def test_worker_processes_give_the_same_results_as_one_process(monkeypatch, caller_works):
     # caller_works=False: every candidate is evaluated in a worker process.
     monkeypatch.setattr(evaluate_module, "_CALLER_WORKS", caller_works)
+    monkeypatch.setattr(trial_workers, "MIN_PARALLEL_TRIALS", 0)  # small work: still parallel
     obj = box_object()
     offsets = np.linspace(-0.03, 0.03, 6)
     poses = np.stack([pose(DOWN_X, (x, 0, 0.02)) for x in offsets])
@@ -245,7 +247,8 @@ def test_worker_processes_give_the_same_results_as_one_process(monkeypatch, call
     assert len({r.outcome for r in serial}) > 1  # the candidates differ: a mix-up would show
 
 
-def test_progress_and_cancel():
+def test_progress_and_cancel(monkeypatch):
+    monkeypatch.setattr(trial_workers, "MIN_PARALLEL_TRIALS", 0)
     obj = box_object()
     poses = np.stack([BOX_GRASP] * 3)
     seen = []
@@ -262,6 +265,16 @@ def test_progress_and_cancel():
     indices = [r.index for r in info.value.results]
     assert indices == sorted(set(indices))
     assert evaluate_candidates(obj, GRIPPER, np.zeros((0, 4, 4))) == []
+
+
+def test_small_work_runs_in_one_process_and_jobs_are_bounded(monkeypatch):
+    # 3 candidates x 1 trial is below MIN_PARALLEL_TRIALS: no worker starts.
+    trial_workers.stop_workers()
+    evaluate_candidates(box_object(), GRIPPER, np.stack([BOX_GRASP] * 3), jobs=2)
+    assert trial_workers._POOL == []
+    monkeypatch.setenv(trial_workers.MAX_JOBS_ENV, "3")
+    assert trial_workers.max_workers()[0] <= 3
+    assert trial_workers.check_jobs(1000) is not None and trial_workers.check_jobs(1) is None
 
 
 def test_divergence_is_unstable_never_a_pass():

@@ -200,10 +200,10 @@ def test_missing_required_option_is_argparse_exit_2(capsys):
 def test_progress_bar_overwrites_one_line_and_clears_it():
     import io
 
-    from usdgrip.cli.common import ProgressBar as _ProgressBar
+    from usdgrip.progress_reporter import ProgressReporter
 
     stream = io.StringIO()
-    bar = _ProgressBar(stream, enabled=True)
+    bar = ProgressReporter(stream, "bar")
     bar("reading object", 0.0)
     bar("collision checks", 0.5)
     bar.close()
@@ -211,8 +211,9 @@ def test_progress_bar_overwrites_one_line_and_clears_it():
     assert text.count("\r") == 4 and "[##########..........]  50% collision checks" in text
     assert text.endswith("\r")
     silent = io.StringIO()
-    quiet = _ProgressBar(silent, enabled=False)
+    quiet = ProgressReporter(silent, "auto", quiet=True)
     quiet("x", 0.5)
+    quiet.note("y")
     quiet.close()
     assert silent.getvalue() == ""
 

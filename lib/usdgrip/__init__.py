@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import warnings
 from typing import Any
 
@@ -22,10 +23,12 @@ __version__ = "0.1.0"
 # `usdgrip env`'s dependency folder, behind everything the host has (cli/env.py).
 append_dependency_path()
 
-# Without pxr the pure modules (frames, sampling maths, contracts) still work.
-with contextlib.suppress(ImportError):
-    register_schema()
-    register_validation_plugin()
+# Without pxr the pure modules (frames, sampling maths, contracts) still work. A simulation
+# worker (usdgrip.grasping.physics.trial_workers) never opens a stage: it skips pxr.
+if os.environ.get("USDGRIP_SIMULATION_WORKER") != "1":
+    with contextlib.suppress(ImportError):
+        register_schema()
+        register_validation_plugin()
 
 # Public name -> module that defines it (imported on first access).
 _EXPORTS = {

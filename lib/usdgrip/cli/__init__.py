@@ -54,8 +54,31 @@ def _subcommand_modules() -> list:
     return sorted(commands, key=lambda m: (m.ORDER, m.NAME))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser with every discovered subcommand."""
+@functools.cache
+def _command_names() -> frozenset[str]:
+    """This package's module names, listed once per process (an install later unreadable)."""
+    return frozenset(info.name for info in pkgutil.iter_modules(__path__))
+
+
+def _named_command(argv: Sequence[str]) -> list | None:
+    """The one subcommand module ``argv`` names (``usdgrip evaluate ...``), else None.
+
+    Importing every command module costs a few tenths of a second of start-up that one
+    command does not need; ``usdgrip --help``, ``--version`` and a misspelt name still
+    get the full parser.
+    """
+    name = str(argv[0]) if argv else ""
+    if not name or name.startswith(("-", "_")):
+        return None
+    if name not in _command_names():
+        return None
+    module = importlib.import_module(f"{__name__}.{name}")
+    return [module] if getattr(module, "NAME", None) == name else None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """Build the argument parser: every discovered subcommand, or only the one ``argv`` names."""
+    modules = (_named_command(argv) if argv is not None else None) or _subcommand_modules()
     parser = _Parser(
         prog="usdgrip",
         description=(
@@ -69,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"usdgrip {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in _subcommand_modules():
+    for module in modules:
         sub = subparsers.add_parser(
             module.NAME,
             help=module.HELP,
@@ -264,22 +287,60 @@ def _command_extras(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(extra for extra in extras if extra)
 
 
+def _end_children() -> None:
+    """Stop every child process this command started (simulation workers, a CoACD run)."""
+    children = sys.modules.get("usdgrip.grasping.physics.children")
+    workers = sys.modules.get("usdgrip.grasping.physics.trial_workers")
+    if workers is not None:
+        workers.stop_workers(grace=0)
+    if children is not None:
+        children.end_all()
+
+
+def _terminated(command: str, number: int) -> int:
+    import signal
+
+    from usdgrip import interrupts
+
+    interrupts.ignore()  # a second SIGTERM does not interrupt the clean-up
+    _end_children()
+    print(f"usdgrip {command}: terminated ({signal.Signals(number).name})", file=sys.stderr)
+    return 128 + number
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; library errors become one line on stderr and exit code 2."""
+    from usdgrip import interrupts
     from usdgrip.errors import GripperError
     from usdgrip.extras import check_extras, describe_missing_extra
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words)
+    args = parser.parse_args(words)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # reports name the command
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     stdout, sys.stdout = sys.stdout, _StandardOutput(sys.stdout)
+    # From here SIGTERM/SIGHUP end the command, children stopped, exit 128 + N (before:
+    # the default action ends a process that has started nothing).
+    interrupts.install()
     try:
-        check_extras(_command_extras(args))
-        code = int(args.run(args))
-        sys.stdout.flush()
+        try:
+            check_extras(_command_extras(args))
+            code = int(args.run(args))
+            sys.stdout.flush()
+        except BaseException as exc:
+            # A signal's raise inside an import or a C extension comes out as another
+            # exception (ImportError "initialization failed", a pyo3 PanicException).
+            number = interrupts.received()
+            if number is not None and not isinstance(
+                exc, (KeyboardInterrupt, interrupts.Terminated)
+            ):
+                raise interrupts.interruption(number) from exc
+            raise
+        if interrupts.received() is not None:  # its raise was lost (a __del__, a bare except)
+            raise interrupts.interruption(interrupts.received())
         return code
     except BrokenPipeError:
         sys.stdout = stdout
@@ -293,8 +354,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"usdgrip {args.command}: {message or exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
+        _end_children()
         print(f"usdgrip {args.command}: interrupted", file=sys.stderr)
         return 130
+    except interrupts.Terminated as exc:
+        return _terminated(args.command, exc.signal)
     finally:
         sys.stdout = stdout
 

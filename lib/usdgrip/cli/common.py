@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -62,6 +63,13 @@ def add_gripper_model_argument(parser: Any) -> None:
         "gripper; simulated fingers are the articulation's when it has one), or articulation "
         "(simulate the gripper's own links, joints and drives; refused without finger joints)",
     )
+
+
+def make_progress(args: argparse.Namespace) -> Any:
+    """The command's progress reporter on stderr (--progress, -q; usdgrip.progress_reporter)."""
+    from usdgrip.progress_reporter import ProgressReporter
+
+    return ProgressReporter(sys.stderr, getattr(args, "progress", "auto"), quiet=args.quiet)
 
 
 def add_physics_arguments(
@@ -175,29 +183,6 @@ def build_evaluation_options(args: argparse.Namespace, **fields: Any) -> Any:
         raise ValueError(exc.cli_message()) from None
 
 
-class ProgressBar:
-    """One self-overwriting stderr line; silent when disabled."""
-
-    def __init__(self, stream: TextIO, enabled: bool) -> None:
-        self.stream = stream
-        self.enabled = enabled
-        self.width = 0
-
-    def __call__(self, message: str, fraction: float) -> None:
-        if not self.enabled:
-            return
-        filled = round(20 * max(0.0, min(1.0, fraction)))
-        line = f"[{'#' * filled}{'.' * (20 - filled)}] {100 * fraction:3.0f}% {message}"[:110]
-        self.stream.write("\r" + line.ljust(self.width))
-        self.stream.flush()
-        self.width = len(line)
-
-    def close(self) -> None:
-        if self.enabled and self.width:
-            self.stream.write("\r" + " " * self.width + "\r")
-            self.stream.flush()
-
-
 def format_pose(position: Sequence[float], w: float, xyz: Sequence[float]) -> str:
     """``p=(x, y, z) q=(w, x, y, z)`` of a grasp pose, 3 decimals (metres)."""
     p = ", ".join(f"{v:+.3f}" for v in position)
@@ -227,13 +212,37 @@ def engine_label(meta: dict[str, Any]) -> str:
 
 
 def format_physics_header(output: Path, meta: dict[str, Any], what: str) -> str:
-    """``wrote OUT: what, N trial(s) each, T s (engine, seed, support)``."""
+    """``wrote OUT: what, N trial(s) each, T s (models B s, simulation S s; engine, ...)``.
+
+    T is the physics' whole time: the object, gripper and support models (their CoACD
+    decomposition included) and the simulation.
+    """
     params = meta.get("parameters", {})
+    parts = ""
+    if "build_runtime_seconds" in meta:
+        parts = (
+            f"models and decomposition {meta['build_runtime_seconds']:.2f} s, simulation "
+            f"{meta.get('simulation_runtime_seconds', 0.0):.2f} s; "
+        )
     return (
         f"wrote {output}: {what}, {params.get('trials', 1)} trial(s) each, "
-        f"{meta.get('runtime_seconds', 0.0):.2f} s ({engine_label(meta)}, "
+        f"{meta.get('runtime_seconds', 0.0):.2f} s ({parts}{engine_label(meta)}, "
         f"seed {meta.get('seed', 0)}, support {meta.get('support', 'none')})\n"
     )
+
+
+def format_total_time(started: float, parts: dict[str, float]) -> str:
+    """``  W s in all: reading the files R s, ..., the rest X s``: the command's time so far.
+
+    W runs from the start of the command's ``run`` (after Python's start-up); the rest is
+    what no part names (checking options, loading the planner's ray backend, writing).
+    """
+    import time
+
+    seconds = time.perf_counter() - started
+    named = ", ".join(f"{name} {value:.2f} s" for name, value in parts.items())
+    rest = max(0.0, seconds - sum(parts.values()))
+    return f"  {seconds:.2f} s in all: {named}, the rest {rest:.2f} s\n"
 
 
 def print_grasps_summary(result: Any, output: Path, show: int, stream: TextIO) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
 from usdgrip.cli.common import (
-    ProgressBar,
     add_gripper_model_argument,
     add_physics_arguments,
     add_support_arguments,
@@ -18,9 +18,12 @@ from usdgrip.cli.common import (
     format_physics_header,
     format_pose,
     format_summary_lines,
+    format_total_time,
+    make_progress,
     print_grasps_summary,
 )
 from usdgrip.contracts import parse_gripper
+from usdgrip.progress_reporter import add_progress_argument
 
 NAME = "evaluate"
 ORDER = 45
@@ -145,6 +148,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"--lines: grasps planned and simulated per line (default {CANDIDATES_PER_LINE})",
     )
     add_physics_arguments(parser)
+    add_progress_argument(parser)
     add_support_arguments(
         parser,
         scene_help="USD file holding the support (with --support; planning's obstacles "
@@ -176,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.grasping.isaac_yaml import read_isaac_grasp, write_isaac_grasp
     from usdgrip.grasping.target_evaluation import evaluate_targets, read_target_samples
 
+    started = time.perf_counter()
     if args.gripper_test is not None:
         return run_gripper_test_cli(args)
     for option, value in (("OBJECT_FILE", args.file), ("--gripper FILE:/SITE", args.gripper)):
@@ -216,11 +221,19 @@ def run(args: argparse.Namespace) -> int:
     source: Any = (
         read_isaac_grasp(args.grasps) if args.grasps else read_target_samples(args.targets)
     )
+    if args.jobs > 1:  # the workers load while the stages are read and the object decomposed
+        from usdgrip.grasping.physics.trial_workers import prestart
+
+        count = len(source.grasps) if args.grasps else len(source.get("candidates", ()))
+        prestart(args.jobs, count, args.trials)
     files = [args.file, gripper.asset_path, *filter(None, [args.scene])]
-    stages = StageSource({f: open_input(f, output) for f in dict.fromkeys(files)})
-    bar = ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
-    try:
+    bar = make_progress(args)
+    with bar.active():
+        bar(f"reading {args.file}", 0.0)
+        reading = time.perf_counter()
+        stages = StageSource({f: open_input(f, output) for f in dict.fromkeys(files)})
         read = read_evaluation_inputs(geometry, [gripper], options, None, stages)
+        reading = time.perf_counter() - reading
         if args.grasps:
             result = evaluate_grasps(
                 source,
@@ -237,8 +250,6 @@ def run(args: argparse.Namespace) -> int:
             report = evaluate_targets(
                 source, geometry, gripper, options=options, inputs=read, progress=bar
             )
-    finally:
-        bar.close()
     summary_to = sys.stderr if is_standard_output(output) else sys.stdout
     if args.grasps:
         write_isaac_grasp(result, output)
@@ -247,12 +258,18 @@ def run(args: argparse.Namespace) -> int:
         warnings = result.metadata.warnings[known:]
         if not args.quiet:
             print_grasps_summary(result, output, show, summary_to)
+            physics = (result.metadata.physics or {}).get("runtime_seconds", 0.0)
+            parts = {"reading the files": reading, "physics": physics}
+            summary_to.write(format_total_time(started, parts))
     else:
         write_text_output(output, json.dumps(report, indent=1) + "\n")
         held = report["summary"]["held_candidates"] > 0
         warnings = report["warnings"]
         if not args.quiet:
             print_targets_summary(report, output, show, summary_to)
+            physics = report["physics"].get("runtime_seconds", 0.0)
+            parts = {"reading the files": reading, "physics": physics}
+            summary_to.write(format_total_time(started, parts))
     if not args.quiet:
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)
@@ -367,8 +384,8 @@ def run_lines(args: argparse.Namespace) -> int:
     files = dict.fromkeys([args.file, gripper.asset_path, *filter(None, [args.scene])])
     stages = StageSource({file: open_input(file, output) for file in files})
     geometry = _object_ref(args.file, args.object or find_line_object(args.file, stages))
-    bar = ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
-    try:
+    bar = make_progress(args)
+    with bar.active():
         read = read_evaluation_inputs(geometry, [gripper], options, None, stages)
         report = evaluate_grasp_lines(
             geometry,
@@ -378,8 +395,6 @@ def run_lines(args: argparse.Namespace) -> int:
             candidates_per_line=per_line or CANDIDATES_PER_LINE,
             progress=bar,
         )
-    finally:
-        bar.close()
     text = json.dumps(report, indent=1) + "\n" if fmt == "json" else format_lines_report(report)
     summary = report["summary"]
     if output is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -12,16 +13,18 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from usdgrip.cli.common import (
-    ProgressBar,
     add_gripper_model_argument,
     add_physics_arguments,
     add_support_arguments,
     build_evaluation_options,
     build_planning_options,
     format_pose,
+    format_total_time,
+    make_progress,
     print_grasps_summary,
 )
 from usdgrip.contracts import parse_gripper
+from usdgrip.progress_reporter import add_progress_argument
 
 NAME = "plan"
 ORDER = 40
@@ -115,6 +118,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="simulate every candidate and order them by measured success rate, then confidence",
     )
     add_physics_arguments(physics, seed=False)
+    add_progress_argument(parser)
     # Unset physics options read as None, so a given one is told apart from its default.
     parser.set_defaults(**dict.fromkeys(PHYSICS_OPTIONS))
 
@@ -215,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.grasping.isaac_yaml import write_isaac_grasp
     from usdgrip.grasping.planner import plan_grasps
 
+    started = time.perf_counter()
     if args.show < 0:
         raise ValueError(f"--show {args.show}: expected a number of candidates >= 0")
     # Both option records are made (and checked) once, before any file is read.
@@ -230,12 +235,17 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"-o {output}: folder {output.parent} does not exist; create it first")
     check_output(output)
     request = build_request(args.file, args.object, grippers, args.max_candidates, args.seed)
+    if evaluation is not None and evaluation.jobs > 1:  # workers load while planning runs
+        from usdgrip.grasping.physics.trial_workers import prestart
+
+        prestart(evaluation.jobs, args.max_candidates * len(grippers), evaluation.trials)
     # Each input opened once (its USD warnings restated once), refused as the output, nor any
     # layer it reads; planning and physics read these stages, and the inputs once.
-    stages = StageSource({file: open_input(file, output) for file in dict.fromkeys(inputs)})
-    bar = ProgressBar(sys.stderr, enabled=not args.quiet and sys.stderr.isatty())
-    try:
+    bar = make_progress(args)
+    with bar.active():
         bar(f"reading object {request.object.geometry}", 0.0)
+        reading = time.perf_counter()
+        stages = StageSource({file: open_input(file, output) for file in dict.fromkeys(inputs)})
         read = read_grasp_inputs(
             request.object.geometry,
             request.grippers,
@@ -245,19 +255,22 @@ def run(args: argparse.Namespace) -> int:
             gripper_model=args.gripper_model,
             stages=stages,
         )
+        reading = time.perf_counter() - reading
         result = plan_grasps(request, scene=args.scene, options=planning, inputs=read, progress=bar)
         if evaluation is not None and result.grasps:
             result = evaluate_grasps(
                 result, options=evaluation, inputs=read, rank=True, progress=bar
             )
-    finally:
-        bar.close()
     write_isaac_grasp(result, output)
     if not args.quiet:  # the summary goes to stderr when the grasps go to stdout
         summary_to = sys.stderr if is_standard_output(output) else sys.stdout
         print_summary(result, output, len(grippers), args.show, summary_to)
         if args.evaluate and result.grasps:
             print_grasps_summary(result, output, args.show, summary_to)
+        parts = {"reading the files": reading, "planning": result.metadata.runtime_seconds}
+        if args.evaluate and result.grasps:
+            parts["physics"] = (result.metadata.physics or {}).get("runtime_seconds", 0.0)
+        summary_to.write(format_total_time(started, parts))
         for warning in result.metadata.warnings:
             print(f"warning: {warning}", file=sys.stderr)
     if args.evaluate:

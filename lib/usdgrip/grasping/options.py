@@ -34,6 +34,8 @@ DEFAULT_RETREAT_DISTANCE = 0.1
 MAX_RETREAT_DISTANCE = 10.0
 #: Simulation engines by name (:mod:`usdgrip.grasping.physics.engines`); MuJoCo on the CPU.
 DEFAULT_ENGINE = "mujoco"
+#: Most trials per candidate (the usdview dialog's limit too): more only repeat the estimate.
+MAX_TRIALS = 1000
 
 
 class OptionError(ValueError):
@@ -220,6 +222,16 @@ class EvaluationOptions:
     def __post_init__(self) -> None:
         for name, minimum in (("trials", 1), ("jobs", 1), ("seed", 0)):
             _check_count(name, getattr(self, name), minimum)
+        if self.trials > MAX_TRIALS:
+            raise OptionError(
+                f"trials is {self.trials}; expected at most {MAX_TRIALS}",
+                f"--trials {self.trials}: expected at most {MAX_TRIALS} per candidate",
+            )
+        from usdgrip.grasping.physics.trial_workers import check_jobs
+
+        too_many = check_jobs(self.jobs)
+        if too_many is not None:
+            raise OptionError(f"jobs is {self.jobs}; {too_many}", f"--jobs {self.jobs}: {too_many}")
         _check_positive("force", self.force, "N")
         _check_grip_force_limit(self.force)
         _check_positive("friction", self.friction, "")

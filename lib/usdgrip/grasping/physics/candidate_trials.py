@@ -17,20 +17,20 @@ hand origins: the grasp centre for one hand), the object's friction and its mass
 
 from __future__ import annotations
 
+import itertools
 import math
-import multiprocessing
-import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from usdgrip import interrupts
 from usdgrip.contracts import PHYSICS_OUTCOMES as OUTCOMES
 from usdgrip.frames import find_rigid_poses
+from usdgrip.grasping.physics import trial_workers as workers_module
 from usdgrip.grasping.physics.engines import GraspEngine, TrialBatch, TrialResult, get_engine
 from usdgrip.grasping.physics.params import EvaluationParams
 from usdgrip.grasping.physics.world import PhysicsGripper, PhysicsObject, PhysicsScene
@@ -240,47 +240,9 @@ def evaluate_one(
 
 
 # ---------------------------------------------------------------- worker processes
-_WORKER: GraspEngine | None = None
 #: Whether the calling process evaluates chunks too (tests turn it off to check the workers).
 _CALLER_WORKS = True
-
-
-def _init_worker(
-    engine: str,
-    obj: PhysicsObject,
-    gripper: PhysicsGripper,
-    scene: PhysicsScene,
-    hands: int,
-    params: EvaluationParams,
-) -> None:
-    global _WORKER
-    _WORKER = get_engine(engine).build(obj, gripper, scene, hands, params)
-
-
-def _run_chunk(
-    indices: Sequence[int], poses: NDArray[np.float64], seed: int
-) -> list[CandidateEvaluation]:
-    if _WORKER is None:  # pragma: no cover - the initializer always runs first
-        raise RuntimeError("worker engine not initialised")
-    return [evaluate_one(_WORKER, p, i, seed) for i, p in zip(indices, poses, strict=True)]
-
-
-def _ready() -> bool:
-    return True
-
-
-def _pool_context(engine_module: str) -> multiprocessing.context.BaseContext:
-    """Use forkserver where available (no fork of a threaded parent), else spawn.
-
-    The fork server, started once per process, preloads the caller's main module, this
-    module and the engine's, so every later pool forks workers that already have MuJoCo
-    imported.
-    """
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["__main__", __name__, engine_module])
-        return context
-    return multiprocessing.get_context("spawn")
+_TAGS = itertools.count()
 
 
 def evaluate_candidates(
@@ -306,7 +268,10 @@ def evaluate_candidates(
         scene: up axis, table and supports (default: +Z up, nothing under the object).
         params: protocol and simulation parameters (default :class:`EvaluationParams`).
         seed: non-negative integer; the same seed gives the same results.
-        jobs: worker processes (1: in this process). Results do not depend on it.
+        jobs: processes simulating, this one included (1: this process only); at most
+            :func:`~usdgrip.grasping.physics.trial_workers.max_workers` are used, and one
+            when the work is too small to gain (:data:`~usdgrip.grasping.physics.
+            trial_workers.MIN_PARALLEL_TRIALS`). Results do not depend on it.
         progress: called as ``progress(done, total)`` after candidates finish.
         cancel: polled between candidates; when it returns True the evaluation stops.
         engine: the simulation engine (:data:`~usdgrip.grasping.physics.engines.ENGINES`);
@@ -351,10 +316,15 @@ def evaluate_candidates(
         if progress is not None:
             progress(total, total)
         return results
-    if jobs == 1 or total == 1:
+    jobs = min(jobs, workers_module.max_workers()[0])
+    if not workers_module.worth_workers(jobs, total, params.trials, hands):
         return _evaluate_serial(built, hand_poses, seed, progress, cancel)
     world = (engine, obj, gripper, scene, hands, params)
-    return _evaluate_parallel(built, world, hand_poses, seed, jobs, progress, cancel)
+    try:
+        return _evaluate_parallel(built, world, hand_poses, seed, jobs, progress, cancel)
+    except (KeyboardInterrupt, SystemExit, interrupts.Terminated):
+        workers_module.stop_workers(grace=0)  # interrupted: no worker outlives the command
+        raise
 
 
 def _evaluate_serial(
@@ -366,6 +336,7 @@ def _evaluate_serial(
 ) -> list[CandidateEvaluation]:
     results: list[CandidateEvaluation] = []
     for index, poses in enumerate(hand_poses):
+        interrupts.check()
         if cancel is not None and cancel():
             raise EvaluationCancelled(results)
         results.append(evaluate_one(simulator, poses, index, seed))
@@ -383,84 +354,89 @@ def _evaluate_parallel(
     progress: Callable[[int, int], None] | None,
     cancel: Callable[[], bool] | None,
 ) -> list[CandidateEvaluation]:
-    """This process plus ``jobs - 1`` workers share small chunks of candidates.
+    """This process plus ``jobs - 1`` simulation workers share small chunks of candidates.
 
-    The calling process evaluates chunks while the workers start (their start-up is
-    hidden behind useful work), and when no chunk is left it re-runs a chunk a worker
-    still holds: results are deterministic per candidate, so whichever copy finishes
-    first is the answer, and a slow-starting worker never delays the end.
+    The workers (:mod:`~usdgrip.grasping.physics.trial_workers`, started early by the
+    command where it can) get the built world once and then chunks, two in flight each.
+    The calling process evaluates one candidate at a time meanwhile (their start-up is
+    hidden behind useful work), and when no chunk is left it re-runs a candidate a worker
+    still holds: results are deterministic per candidate, so whichever copy finishes first
+    is the answer, and a slow worker never delays the end. A worker that dies or fails
+    is dropped; its chunks go back to the queue.
     """
+    from multiprocessing.connection import wait
+
     total = len(hand_poses)
-    workers = min(jobs - 1, total - 1)
+    pool = workers_module.start_workers(min(jobs - 1, total - 1))
     size = max(1, total // (jobs * 32))  # small: the last chunks are what may be re-run
     queue = deque(range(start, min(start + size, total)) for start in range(0, total, size))
     done: dict[int, CandidateEvaluation] = {}
-    pending: dict[Future[list[CandidateEvaluation]], range] = {}
-    pool = ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=_pool_context(get_engine(world[0]).module),
-        initializer=_init_worker,
-        initargs=world,
-    )
-    # Starting workers blocks the caller (the forkserver imports the modules first), and so
-    # would shutting the pool down while they start: a thread starts the pool, and shuts it
-    # down once this call is over, so a short evaluation never waits for the workers.
-    ready, over = threading.Event(), threading.Event()
-    launch_error: list[BaseException] = []
+    mine: set[int] = set()  # this call's chunk tags
 
-    def launch_and_shut_down() -> None:
+    def drop(worker: workers_module.TrialWorker) -> None:
+        for tag, chunk in worker.chunks.items():
+            if tag in mine:
+                queue.appendleft(range(chunk[0], chunk[-1] + 1))
+        worker.chunks.clear()
+        pool.remove(worker)
+        workers_module.drop_worker(worker)
+
+    def serve(worker: workers_module.TrialWorker) -> None:
         try:
-            pool.submit(_ready).result()
-        except BaseException as exc:  # re-raised by the calling thread
-            launch_error.append(exc)
-        ready.set()
-        over.wait()
-        pool.shutdown(wait=True, cancel_futures=True)
+            while worker.connection.poll():
+                message = worker.connection.recv()
+                if message == workers_module.READY:
+                    worker.ready = True
+                    continue
+                tag, answer = message
+                worker.chunks.pop(tag, None)
+                if tag not in mine:
+                    continue
+                if isinstance(answer, str):
+                    raise OSError(answer)
+                for result in answer:
+                    done.setdefault(result.index, result)
+            while worker.ready and queue and len(worker.chunks) < 2:
+                if worker.world is not world:
+                    worker.tasks.send(("world", *world))
+                    worker.world = world
+                chunk = queue.popleft()
+                tag = next(_TAGS)
+                mine.add(tag)
+                worker.chunks[tag] = list(chunk)
+                worker.tasks.send(("chunk", tag, list(chunk), hand_poses[chunk], seed))
+        except (EOFError, OSError):
+            drop(worker)
 
-    threading.Thread(target=launch_and_shut_down, name="usdgrip-physics-pool").start()
-
-    def collect(futures: set[Future[list[CandidateEvaluation]]]) -> None:
-        for future in futures:
-            chunk = pending.pop(future)
-            if all(i in done for i in chunk):
-                continue
-            for result in future.result():
-                done[result.index] = result
-
-    def run_one_here(chunk: range) -> None:
+    def run_one_here(chunk: Sequence[int]) -> None:
         i = next(i for i in chunk if i not in done)
         done[i] = evaluate_one(simulator, hand_poses[i], i, seed)
 
-    try:
-        while len(done) < total:
-            finished = {f for f in pending if f.done()}
-            collect(finished)
-            if launch_error:
-                raise launch_error[0]
-            # Four chunks in flight per worker: the next ones wait in the pool's queue, so a
-            # worker never idles while this thread evaluates a (slower) candidate of its own.
-            while ready.is_set() and queue and len(pending) < 4 * workers:
-                chunk = queue.popleft()
-                pending[pool.submit(_run_chunk, list(chunk), hand_poses[chunk], seed)] = chunk
-            before = len(done)
-            stragglers = [c for c in pending.values() if not all(i in done for i in c)]
-            # One candidate at a time here, so a worker that starts or finishes a chunk
-            # is fed after one candidate, not after a whole chunk of this thread's.
-            if queue and _CALLER_WORKS:
-                chunk = queue.popleft()
-                run_one_here(chunk)
-                if len(chunk) > 1:
-                    queue.appendleft(chunk[1:])
-            elif stragglers and _CALLER_WORKS:
-                run_one_here(stragglers[-1])  # the one the workers reach last
-            elif pending:
-                wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
-            else:
-                ready.wait(0.05)
-            if (len(done) != before or finished) and progress is not None:
-                progress(len(done), total)
-            if cancel is not None and len(done) < total and cancel():
-                raise EvaluationCancelled([done[i] for i in sorted(done)])
-    finally:
-        over.set()
+    while len(done) < total:
+        interrupts.check()
+        before = len(done)
+        for worker in list(pool):
+            serve(worker)
+        queue = deque(c for c in queue if not all(i in done for i in c))
+        stragglers = [
+            c
+            for w in pool
+            for tag, c in w.chunks.items()
+            if tag in mine and not all(i in done for i in c)
+        ]
+        # One candidate at a time here, so a worker that starts or finishes a chunk
+        # is fed after one candidate, not after a whole chunk of this thread's.
+        if queue and (_CALLER_WORKS or not pool):
+            chunk = queue.popleft()
+            run_one_here(chunk)
+            if len(chunk) > 1:
+                queue.appendleft(chunk[1:])
+        elif stragglers and (_CALLER_WORKS or not pool):
+            run_one_here(stragglers[-1])  # the one the workers reach last
+        elif pool:
+            wait([w.connection for w in pool], timeout=0.05)
+        if len(done) != before and progress is not None:
+            progress(len(done), total)
+        if cancel is not None and len(done) < total and cancel():
+            raise EvaluationCancelled([done[i] for i in sorted(done)])
     return [done[i] for i in range(total)]

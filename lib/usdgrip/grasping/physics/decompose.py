@@ -23,6 +23,7 @@ import os
 import secrets
 import stat
 import threading
+import time
 import zipfile
 import zlib
 from collections.abc import Sequence
@@ -32,6 +33,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from usdgrip import interrupts
+from usdgrip import progress_reporter as progress
 from usdgrip.fileio import describe_file_kind, format_size
 from usdgrip.grasping.physics import mesh as meshes
 from usdgrip.grasping.physics.params import DecompositionParams
@@ -111,7 +114,21 @@ def compute_cache_key(
 def _run_coacd(
     vertices: Points, triangles: NDArray[np.int64], params: DecompositionParams
 ) -> list[Points]:
-    """CoACD pieces of one part (the only place CoACD runs)."""
+    """CoACD pieces of one part (the only place CoACD runs), computed in a child process.
+
+    CoACD runs seconds in C; in a child, this process still reacts to Ctrl-C, SIGTERM and
+    SIGHUP at once (:func:`~usdgrip.grasping.physics.children.call` kills the child).
+    """
+    from usdgrip.grasping.physics import children
+
+    what = f"CoACD decomposition of a {len(triangles):,}-triangle part"
+    return children.call(f"{__name__}:_coacd_pieces", vertices, triangles, params, what=what)
+
+
+def _coacd_pieces(
+    vertices: Points, triangles: NDArray[np.int64], params: DecompositionParams
+) -> list[Points]:
+    """CoACD pieces of one part, in this process (:func:`_run_coacd`'s child)."""
     import coacd
 
     coacd.set_log_level("error")
@@ -385,6 +402,7 @@ def _decompose_part(
     triangles: NDArray[np.int64],
     params: DecompositionParams,
     cache: _CacheFolder | None,
+    name: str,
 ) -> tuple[list[Points], str, str | None]:
     entry = None
     error = None
@@ -395,7 +413,11 @@ def _decompose_part(
         )
         pieces, error = cache.read(entry)
         if pieces is not None:
+            progress.note(f"{name}: cache hit, {len(pieces)} pieces")
             return pieces, "cached", None
+    state = "cache off" if cache is None else "cache miss"
+    progress.note(f"{name}: {state}, running CoACD")
+    started = time.perf_counter()
     pieces = [p for p in _run_coacd(vertices, triangles, params) if len(p) >= 4]
     if not pieces:
         hull = meshes.convex_hull(vertices)
@@ -404,6 +426,8 @@ def _decompose_part(
         pieces = [hull.vertices]
     if cache is not None and entry is not None:
         error = cache.write(entry, pieces) or error
+    seconds = time.perf_counter() - started
+    progress.note(f"{name}: computed in {seconds:.1f} s, {len(pieces)} pieces")
     return pieces, "coacd", error
 
 
@@ -442,6 +466,7 @@ def decompose_mesh(
     cache_dir: str | os.PathLike[str] | None = None,
     use_cache: bool = True,
     what: str = "mesh",
+    label: str | None = None,
 ) -> Decomposition:
     """Convex collision pieces of a triangle mesh.
 
@@ -452,6 +477,9 @@ def decompose_mesh(
         cache_dir: CoACD cache folder; default :func:`default_cache_dir`.
         use_cache: False to neither read nor write the cache.
         what: name used in error messages.
+        label: name in the progress lines (default ``what``): each part CoACD decomposes
+            says its cache state (hit; miss, then computed in N s) through
+            :func:`usdgrip.progress_reporter.note`.
 
     Returns:
         The pieces and a report per connected part. Cache problems (unreadable
@@ -482,6 +510,7 @@ def decompose_mesh(
         cache: _CacheFolder | None = None
         folder_error = None
         for index, (pv, pf) in enumerate(meshes.split_parts(v, f)):
+            interrupts.check()
             closed = closed and meshes.is_closed(pf)
             scale = float(np.linalg.norm(pv.max(axis=0) - pv.min(axis=0)))
             if meshes.convex_hull(pv) is None:
@@ -496,7 +525,8 @@ def decompose_mesh(
                 cache, folder_error = _CacheFolder.open(folder)  # at the first CoACD part
                 if cache is not None:
                     stack.callback(cache.close)
-            part_pieces, method, error = _decompose_part(pv, pf, params, cache)
+            name = f"decomposition of {label or what}, part {index} ({len(pf):,} triangles)"
+            part_pieces, method, error = _decompose_part(pv, pf, params, cache, name)
             pieces.extend(part_pieces)
             reports.append(
                 PartReport(index, len(pf), method, len(part_pieces), error or folder_error)

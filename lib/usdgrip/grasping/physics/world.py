@@ -114,6 +114,7 @@ def make_physics_object(
     cache_dir: str | os.PathLike[str] | None = None,
     use_cache: bool = True,
     mass_from: str | None = None,
+    label: str | None = None,
 ) -> PhysicsObject:
     """The object's physics model from its triangle mesh in the object frame.
 
@@ -134,6 +135,7 @@ def make_physics_object(
         use_cache: False to bypass the cache.
         mass_from: where the mass or density came from (``<prim>.physics:mass``,
             ``density option``...), for messages.
+        label: the object's name in the decomposition's progress lines.
 
     Raises:
         TypeError, ValueError: a bad argument, named; a mass or inertia below what the
@@ -159,6 +161,7 @@ def make_physics_object(
         cache_dir=cache_dir,
         use_cache=use_cache,
         what="object mesh",
+        label=label,
     )
     props = None
     if result.closed:
