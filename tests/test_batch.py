@@ -6,7 +6,6 @@ The fault hooks (segfault, hang, per-file delay) live only in the test job
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
@@ -30,7 +29,7 @@ from batch_hooks import (
 
 from usdgrip.batch import BatchResult, find_batch_files, run_batch
 from usdgrip.batch.jobs import compute_file_facts, resolve_job, run_job
-from usdgrip.batch.progress import Progress, format_duration, format_progress
+from usdgrip.batch.progress import format_duration, format_progress
 from usdgrip.batch.results import (
     ResultsWriter,
     format_summary,
@@ -221,6 +220,20 @@ def run_cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([*USDGRIP, *args], capture_output=True, text=True, timeout=120, **kwargs)
 
 
+def test_cli_progress_lines_without_a_terminal_and_none(tmp_path):
+    lines = run_cli("batch", "validate", str(REPO / "examples"), "--progress", "lines",
+                    "--out", str(tmp_path / "a.jsonl"))  # fmt: skip
+    assert lines.returncode in (0, 1), lines.stderr
+    shown = [line for line in lines.stderr.splitlines() if line.startswith("usdgrip batch: files")]
+    assert shown and "files/s" in shown[0] and "\r" not in lines.stderr
+    assert shown[-1].startswith("usdgrip batch: files ") and "(100%" in shown[-1]
+    silent = run_cli("batch", "validate", str(REPO / "examples"), "--progress", "none",
+                     "--out", str(tmp_path / "b.jsonl"))  # fmt: skip
+    assert "usdgrip batch: files" not in silent.stderr
+    bad = run_cli("batch", "validate", str(REPO / "examples"), "--progress", "often")
+    assert bad.returncode == 2 and "--progress" in bad.stderr
+
+
 def test_cli_validate_examples_text_and_json(tmp_path, capsys):
     out = tmp_path / "rows.jsonl"
     text = run_cli("batch", "validate", str(REPO / "examples"), "--out", str(out))
@@ -398,25 +411,7 @@ def test_summary_and_progress_formatting():
     assert summary["resumed"] == 1 and summary["files_per_s"] == 0.5
     assert summary["by_code"] == {"GR.006": 1} and summary["errors"] == 1
     assert format_duration(75) == "1m15s" and format_duration(3725) == "1h02m"
-    assert format_progress(1, 4, 2.0, width=4) == "[#...] 1/4  0.5 files/s  ETA 6s"
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    terminal = Terminal()
-    bar = Progress(2, terminal)
-    bar.advance()
-    bar.advance()
-    bar.close()
-    assert "2/2" in terminal.getvalue() and terminal.getvalue().endswith("\r\x1b[K")
-    quiet = Terminal()
-    bar = Progress(2, quiet, enabled=False)
-    bar.advance()
-    assert quiet.getvalue() == ""
-    piped = io.StringIO()
-    Progress(1, piped).advance()
-    assert piped.getvalue() == ""
+    assert format_progress(1, 4, 2.0) == "files 1/4  0.5 files/s  ETA 6s"
 
 
 def test_summarize_stderr_keeps_the_error_and_innermost_calls():

@@ -6,13 +6,14 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from usdgrip.batch import DEFAULT_GLOB, EVALUATE_JOB, PLAN_JOB, VALIDATE_JOB, run_batch
 from usdgrip.batch.executors import MAX_JOBS_PER_CPU, max_jobs
 from usdgrip.batch.jobs import GRIPPER_TEST_JOB, compute_output_path
-from usdgrip.batch.progress import Progress
+from usdgrip.batch.progress import format_progress
 from usdgrip.batch.results import format_summary
 from usdgrip.cli.common import (
     add_physics_arguments,
@@ -24,6 +25,7 @@ from usdgrip.cli.common import (
 from usdgrip.cli.validate import add_report_arguments, add_variant_arguments
 from usdgrip.errors import GripperError
 from usdgrip.fileio import check_output, is_standard_output
+from usdgrip.progress_reporter import ProgressReporter, add_progress_argument
 
 NAME = "batch"
 ORDER = 70
@@ -128,7 +130,10 @@ def _add_common(
             else ""
         ),
     )
-    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress (as --progress none)"
+    )
+    add_progress_argument(parser)
     # Internal: run another job function (tests use a job with crash/hang hooks).
     parser.add_argument("--job", help=argparse.SUPPRESS)
 
@@ -471,16 +476,20 @@ def run(args: argparse.Namespace) -> int:
         def output_of(path: Path) -> Path:
             return compute_output_path(str(path), params["root"], params["out_dir"])
 
-    progress: Progress | None = None
+    progress = ProgressReporter(sys.stderr, args.progress, quiet=args.quiet, prefix="usdgrip batch")
+    counted = {"done": 0, "total": 0}
+    started = time.perf_counter()
 
     def on_start(total: int) -> None:
-        nonlocal progress
         if out_dir is not None:  # only once run_batch has checked every output
             make_out_dir(out_dir, args.out_dir)
-        progress = Progress(total, sys.stderr, enabled=not args.quiet)
+        counted["total"] = total
 
     def on_row(row: dict[str, Any]) -> None:
-        progress.advance()
+        counted["done"] += 1
+        done, total = counted["done"], counted["total"]
+        elapsed = time.perf_counter() - started
+        progress(format_progress(done, total, elapsed), done / total if total else 1.0)
 
     try:
         result = run_batch(
@@ -501,8 +510,7 @@ def run(args: argparse.Namespace) -> int:
             output_of=output_of,
         )
     finally:
-        if progress is not None:
-            progress.close()
+        progress.close()
     summary = result.summary
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
