@@ -294,6 +294,11 @@ class MujocoEngine:
             self._driven_closed = np.array([hand.closed_positions[j] for _, _, hand, j in driven])
             self._driven_target = np.array([hand.close_targets[j] for _, _, hand, j in driven])
             self._pad_open_x = None  # pad centres along closing in the open hand (first trial)
+        #: (ngeom, hands * 2): whether a geom belongs to hand h's side s (column 2h + s).
+        self._pad_membership = np.zeros((m.ngeom, 2 * hands), dtype=bool)
+        for h in range(hands):
+            for s in range(2):
+                self._pad_membership[self._pad_sets[h][s], 2 * h + s] = True
         self._base_mass = float(m.body_mass[self._object_body])
         self._base_inertia = m.body_inertia[self._object_body].copy()
         self._base_friction = m.geom_friction[self._object_geoms, 0].copy()
@@ -326,14 +331,10 @@ class MujocoEngine:
         if len(geoms) == 0:
             return touching
         close = dist < self.params.touch_distance
-        on_object = self._object_geom_mask[geoms]
-        for h in range(self.hands):
-            for s in range(2):
-                pad = self._pad_sets[h][s]
-                hit = (np.isin(geoms[:, 0], pad) & on_object[:, 1]) | (
-                    np.isin(geoms[:, 1], pad) & on_object[:, 0]
-                )
-                touching[h, s] = bool((hit & close).any())
+        on_object = self._object_geom_mask[geoms] & close[:, None]
+        member = self._pad_membership
+        hit = (member[geoms[:, 0]] & on_object[:, 1:2]) | (member[geoms[:, 1]] & on_object[:, 0:1])
+        touching = hit.any(axis=0).reshape(self.hands, 2)
         for h, s in np.argwhere(~touching):  # no contact: a gap below touch_distance counts
             touching[h, s] = any(
                 mujoco.mj_geomDistance(
