@@ -560,6 +560,7 @@ def test_a_support_without_geometry_names_the_scene_file(
         (("--force", "30", "--jobs", "2"), "--force, --jobs"),
         (("--friction", "0.5"), "--friction"),
         (("--density", "500"), "--density"),
+        (("--dump-scene", "scenes"), "--dump-scene"),  # the flag, not the argument's name
     ],
 )
 def test_plan_refuses_physics_options_without_evaluate(options, flags, write, tmp_path, capsys):

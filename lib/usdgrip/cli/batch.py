@@ -21,6 +21,7 @@ from usdgrip.cli.common import (
     build_evaluation_options,
     build_planning_options,
     parse_positive_int,
+    refuse_physics_without_evaluate,
 )
 from usdgrip.cli.validate import add_report_arguments, add_variant_arguments
 from usdgrip.errors import GripperError
@@ -290,12 +291,7 @@ def build_physics_params(args: argparse.Namespace) -> dict[str, Any] | None:
     if engine is not None and engine != DEFAULT_ENGINE:
         given.append("engine")
     if args.batch_action == "plan" and not args.evaluate:
-        if given:
-            flags = ", ".join(f"--{name}" for name in given)
-            raise ValueError(
-                f"{flags} given without --evaluate: the physics options apply only to the "
-                "simulation; add --evaluate, or leave them out"
-            )
+        refuse_physics_without_evaluate(given)
         return None
     values = {**vars(args), "jobs": 1, "dump_scene": None, "gripper_model": "auto"}
     if values["trials"] is None:

@@ -151,6 +151,20 @@ def build_planning_options(args: argparse.Namespace, **fields: Any) -> Any:
         raise ValueError(exc.cli_message()) from None
 
 
+def refuse_physics_without_evaluate(given: list[str]) -> None:
+    """Physics options (argument names) given to ``plan``/``batch plan`` without ``--evaluate``.
+
+    Raises:
+        ValueError: some were given: nothing would use them.
+    """
+    if given:
+        flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+        raise ValueError(
+            f"{flags} given without --evaluate: the physics options apply only to the "
+            "simulation; add --evaluate, or leave them out"
+        )
+
+
 def build_evaluation_options(args: argparse.Namespace, **fields: Any) -> Any:
     """The :class:`~usdgrip.grasping.options.EvaluationOptions` of the parsed options.
 

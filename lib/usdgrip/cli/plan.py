@@ -22,6 +22,7 @@ from usdgrip.cli.common import (
     format_total_time,
     make_progress,
     print_grasps_summary,
+    refuse_physics_without_evaluate,
 )
 from usdgrip.contracts import parse_gripper
 from usdgrip.progress_reporter import add_progress_argument
@@ -140,12 +141,7 @@ def build_plan_evaluation_options(args: argparse.Namespace) -> Any:
 
     given = [name for name in PHYSICS_OPTIONS if getattr(args, name) is not None]
     if not args.evaluate:
-        if given:
-            flags = ", ".join(f"--{name}" for name in given)
-            raise ValueError(
-                f"{flags} given without --evaluate: the physics options apply only to the "
-                "simulation; add --evaluate, or leave them out"
-            )
+        refuse_physics_without_evaluate(given)
         return None
     defaults = {f.name: f.default for f in dataclasses.fields(EvaluationOptions)}
     return build_evaluation_options(
