@@ -218,37 +218,22 @@ def _suggestions(
     rate: float,
     samples: int,
 ) -> list[Any]:
-    import usdgrip
-    from usdgrip.suggest.slot_records import SlotSuggestion
+    from usdgrip.suggest.slot_records import make_slot_suggestion
 
     found = []
     for region, edit, name, partner in zip(members, edits, names, names[::-1], strict=True):
-        evidence = {
-            "gripper": str(gripper),
-            "hands": 2,
-            "group": options.group,
-            "partner": partner,
-            "trials": options.trials,
-            "samples": samples,
-            "success_rate": round(rate, 4),
-            "planned_grasps_closed": len(region.members),
-            "seed": options.seed,
-            "usdgrip_version": usdgrip.__version__,
-        }
-        if options.force is not None:
-            evidence["force"] = float(options.force)
+        facts = {"hands": 2, "group": options.group, "partner": partner,
+                 "planned_grasps_closed": len(region.members)}  # fmt: skip
         found.append(
-            SlotSuggestion(
+            make_slot_suggestion(
                 name,
-                tuple(edit.center),
-                tuple(edit.forward),
-                tuple(edit.span_axis),
-                float(edit.up_range),
-                float(edit.slot_input_angle),
-                region.success,
+                edit,
+                region,
+                gripper,
+                options,
                 rate,
                 samples,
-                evidence,
+                facts,
                 lr=edit.lr,
                 group=options.group,
             )

@@ -68,4 +68,48 @@ def world_slot(region: SlotRegion, frame: np.ndarray, meters_per_unit: float) ->
     }
 
 
-__all__ = ["SlotSuggestion", "SlotSuggestions", "world_slot"]
+def make_slot_suggestion(
+    name: str,
+    edit: Any,
+    region: SlotRegion,
+    gripper: Any,
+    options: Any,
+    rate: float,
+    samples: int,
+    facts: dict[str, Any],
+    **fields: Any,
+) -> SlotSuggestion:
+    """A proven slot from its authored ``edit`` (a ``SlotEdit``) and its evidence record.
+
+    ``facts``: what this kind of proof adds to the evidence (hands, group, partner, how many
+    planned grasps the region was made of); ``fields``: ``lr`` and ``group``.
+    """
+    import usdgrip
+
+    evidence = {
+        "gripper": str(gripper),
+        **facts,
+        "trials": options.trials,
+        "samples": samples,
+        "success_rate": round(rate, 4),
+        "seed": options.seed,
+        "usdgrip_version": usdgrip.__version__,
+    }
+    if options.force is not None:
+        evidence["force"] = float(options.force)
+    return SlotSuggestion(
+        name,
+        tuple(edit.center),
+        tuple(edit.forward),
+        tuple(edit.span_axis),
+        float(edit.up_range),
+        float(edit.slot_input_angle),
+        region.success,
+        rate,
+        samples,
+        evidence,
+        **fields,
+    )
+
+
+__all__ = ["SlotSuggestion", "SlotSuggestions", "make_slot_suggestion", "world_slot"]

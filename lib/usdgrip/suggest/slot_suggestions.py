@@ -33,7 +33,12 @@ from usdgrip.suggest.screening import (
     plan_with,
     screen_grasps,
 )
-from usdgrip.suggest.slot_records import SlotSuggestion, SlotSuggestions, world_slot
+from usdgrip.suggest.slot_records import (
+    SlotSuggestion,
+    SlotSuggestions,
+    make_slot_suggestion,
+    world_slot,
+)
 
 
 def suggest_slots(
@@ -60,7 +65,6 @@ def suggest_slots(
             object's slots already use.
         SuggestionCancelled: ``cancel()`` returned True.
     """
-    import usdgrip
     from usdgrip.authoring import AuthoringError, SlotEdit, author_edit
     from usdgrip.authoring.world_frame import convert_edit_from_world
     from usdgrip.suggest.group_suggestions import check_group_is_new, suggest_group
@@ -121,30 +125,9 @@ def suggest_slots(
                 )
             )
             continue
-        evidence = {
-            "gripper": str(gripper),
-            "trials": options.trials,
-            "samples": samples,
-            "success_rate": round(proven, 4),
-            "planned_grasps_held": len(region.members),
-            "seed": options.seed,
-            "usdgrip_version": usdgrip.__version__,
-        }
-        if options.force is not None:
-            evidence["force"] = float(options.force)
+        facts = {"planned_grasps_held": len(region.members)}
         kept.append(
-            SlotSuggestion(
-                name,
-                tuple(edit.center),
-                tuple(edit.forward),
-                tuple(edit.span_axis),
-                float(edit.up_range),
-                float(edit.slot_input_angle),
-                region.success,
-                proven,
-                samples,
-                evidence,
-            )
+            make_slot_suggestion(name, edit, region, gripper, options, proven, samples, facts)
         )
     seconds["prove"] = time.perf_counter() - started
     report("done", 1.0)
