@@ -277,6 +277,13 @@ def test_small_work_runs_in_one_process_and_jobs_are_bounded(monkeypatch):
     assert trial_workers.check_jobs(1000) is not None and trial_workers.check_jobs(1) is None
 
 
+@pytest.mark.parametrize("value", ["abc", "0", "-3", "2.5", "\u0663"])
+def test_a_bad_max_jobs_variable_is_refused_not_ignored(monkeypatch, value):
+    monkeypatch.setenv(trial_workers.MAX_JOBS_ENV, value)
+    with pytest.raises(ValueError, match=f"{trial_workers.MAX_JOBS_ENV} is "):
+        trial_workers.check_jobs(2)
+
+
 def test_divergence_is_unstable_never_a_pass():
     # max_speed is the divergence threshold: an object carried faster than it counts as diverged.
     params = EvaluationParams(max_speed=0.05)  # the lift moves at up to 0.52 m/s

@@ -171,10 +171,11 @@ def test_cli_evaluate_engine_mjwarp_writes_the_report(tmp_path, capsys):
     code = main(
         ["evaluate", str(EXAMPLES / "mug.usda"), "--object", "/Mug", "--gripper", GRIPPER_ARG,
          "--grasps", str(EXAMPLES / "grasps" / "mug_graspgen.yaml"), "--table", "--trials", "1",
-         "--engine", "mjwarp", "--show", "0", "-o", str(out)]
+         "--engine", "mjwarp", "--jobs", "2", "--show", "0", "-o", str(out)]
     )  # fmt: skip
     captured = capsys.readouterr()
     assert code == 1, captured.err  # the GraspGen file read as the site's frame: every grasp misses
+    assert "warning: --jobs 2 is not used by --engine mjwarp" in captured.err  # never silent
     assert "MuJoCo Warp 4." in captured.out and " on cpu" in captured.out
     text = out.read_text()
     assert "engine: mjwarp" in text and "outcome: missed" in text

@@ -174,7 +174,7 @@ def build_evaluation_options(args: argparse.Namespace, **fields: Any) -> Any:
     Raises:
         ValueError: a refused option, worded with its flag.
     """
-    from usdgrip.grasping.options import EvaluationOptions, OptionError
+    from usdgrip.grasping.options import DEFAULT_ENGINE, EvaluationOptions, OptionError
 
     values = {
         "trials": args.trials,
@@ -192,9 +192,19 @@ def build_evaluation_options(args: argparse.Namespace, **fields: Any) -> Any:
         **fields,
     }
     try:
-        return EvaluationOptions(**values)
+        options = EvaluationOptions(**values)
     except OptionError as exc:
         raise ValueError(exc.cli_message()) from None
+    if options.jobs > 1 and options.engine != DEFAULT_ENGINE:
+        from usdgrip.grasping.physics.engines import get_engine
+
+        if get_engine(options.engine).batched:
+            print(
+                f"warning: --jobs {options.jobs} is not used by --engine {options.engine}: "
+                "its worlds step together in one process",
+                file=sys.stderr,
+            )
+    return options
 
 
 def format_pose(position: Sequence[float], w: float, xyz: Sequence[float]) -> str:

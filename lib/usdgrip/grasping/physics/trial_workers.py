@@ -65,10 +65,18 @@ def max_workers() -> tuple[int, str]:
     One per usable CPU (simulation is CPU-bound: more only compete), fewer when the
     available memory holds fewer workers of :data:`WORKER_MEMORY`; :data:`MAX_JOBS_ENV`
     sets the CPU part instead.
+
+    Raises:
+        ValueError: :data:`MAX_JOBS_ENV` is set to something else than a whole number >= 1.
     """
     cpus, why = usable_cpus(), "CPUs"
     override = os.environ.get(MAX_JOBS_ENV, "").strip()
-    if override.isdigit() and int(override) >= 1:
+    if override:
+        if not (override.isascii() and override.isdigit() and int(override) >= 1):
+            raise ValueError(
+                f"environment variable {MAX_JOBS_ENV} is {override!r}: expected a whole "
+                "number >= 1 (the most simulation processes), or unset it"
+            )
         cpus, why = int(override), MAX_JOBS_ENV
     limit = min(cpus, HARD_MAX_JOBS)
     memory = _available_memory()
