@@ -26,3 +26,25 @@ def test_a_misspelt_command_lists_every_command():
     assert done.returncode == 2
     assert "invalid choice: 'evaluat'" in done.stderr and "'evaluate'" in done.stderr
     assert "'batch'" in done.stderr and "'suggest'" in done.stderr
+
+
+def test_a_closed_stderr_or_stdout_is_the_null_device_not_a_silent_failure(tmp_path):
+    # `usdgrip ... 2>&-`: Python's sys.stderr is None and the next file opened would take
+    # fd 2; it exited 1 with nothing said before.
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    out = tmp_path / "report.json"
+    command = [sys.executable, "-m", "usdgrip", "validate", str(examples / "tote.usda"),
+               "--format", "json", "--output", str(out)]  # fmt: skip
+    closed_stderr = subprocess.run(
+        ["sh", "-c", 'exec "$@" 2>&-', "sh", *command], stdout=subprocess.PIPE, text=True
+    )
+    assert closed_stderr.returncode == 0
+    import json
+
+    assert json.loads(out.read_text())  # the whole report, nothing else in the file
+    closed_stdout = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *command[:5]], stderr=subprocess.PIPE, text=True
+    )
+    assert closed_stdout.returncode == 0, closed_stdout.stderr

@@ -308,8 +308,30 @@ def _terminated(command: str, number: int) -> int:
     return 128 + number
 
 
+def _fill_closed_standard_streams() -> None:
+    """Point a closed stdin, stdout or stderr (``2>&-``) at the null device.
+
+    Else the next file opened takes its descriptor (an output's temp file would get what
+    USD's C++ prints to fd 2) and Python's ``sys.stderr`` is ``None`` (every warning an
+    AttributeError: exit 1 with nothing said).
+    """
+    import os
+
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            opened = os.open(os.devnull, os.O_RDWR)
+            if opened != fd:
+                os.dup2(opened, fd)
+                os.close(opened)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115 (for the process)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; library errors become one line on stderr and exit code 2."""
+    _fill_closed_standard_streams()
     from usdgrip import interrupts
     from usdgrip.errors import GripperError
     from usdgrip.extras import check_extras, describe_missing_extra
