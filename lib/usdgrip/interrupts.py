@@ -14,6 +14,7 @@ thread still reacts (CoACD in a child process: :mod:`usdgrip.grasping.physics.ch
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -99,3 +100,19 @@ def check() -> None:
     """Raise again what the first handled signal raised (that raise may have been lost)."""
     if _received:
         raise interruption(_received[0])
+
+
+def die_with_parent() -> bool:
+    """In a child process: be SIGKILLed when the parent dies (Linux's ``PR_SET_PDEATHSIG``).
+
+    False when the parent has already gone (the child should exit): a batch worker, a
+    simulation worker or a CoACD child never outlives the command that started it.
+    """
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            pr_set_pdeathsig = 1
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    return os.getppid() == parent

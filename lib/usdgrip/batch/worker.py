@@ -275,22 +275,11 @@ def summarize_stderr(text: str, frames: int = 3) -> str:
 # --- the worker process itself ---------------------------------------------
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when its parent dies (a killed batch leaves no orphans)."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-
-
 def main(argv: list[str]) -> int:
     """Serve tasks ``(path, job, params)`` from the task pipe until it closes."""
-    parent = os.getppid()
-    _die_with_parent()
-    if os.getppid() != parent:  # the parent died before prctl took effect
+    from usdgrip.interrupts import die_with_parent
+
+    if not die_with_parent():  # a killed batch leaves no orphans (here: already killed)
         return 0
     # Ctrl-C goes to the whole process group; the parent decides, the worker ignores it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

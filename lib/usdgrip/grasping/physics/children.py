@@ -96,15 +96,11 @@ def die_with_parent() -> bool:
 
     Ctrl-C (the whole process group) ends the child at once, without a traceback.
     """
-    parent = os.getppid()
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            import ctypes
+    from usdgrip import interrupts
 
-            pr_set_pdeathsig = 1
-            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    alive = interrupts.die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    return os.getppid() == parent
+    return alive
 
 
 def call(function: str, *args: Any, what: str | None = None) -> Any:
