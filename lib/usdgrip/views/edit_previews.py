@@ -19,6 +19,7 @@ from typing import Any
 from pxr import Sdf, Usd
 
 from usdgrip.authoring import LineEdit, ProposalStage, SiteEdit, SlotEdit
+from usdgrip.authoring.edit_records import SLOT_PROPERTY_OF
 from usdgrip.authoring.plans import map_identity, plan_edit
 from usdgrip.errors import GripperError
 from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX
@@ -200,17 +201,8 @@ def _authored(prim: Usd.Prim, name: str) -> Any:
 
 def read_slot_values(prim: Usd.Prim, name: str) -> dict[str, Any]:
     """The authored fields of slot ``name`` (:data:`NEW_SLOT`'s keys; unauthored: left out)."""
-    props = {
-        "center": "center",
-        "forward": "forward",
-        "span_axis": "spanAxis",
-        "up_range": "upRange",
-        "slot_input_angle": "slotInputAngle",
-        "lr": "lr",
-        "group": "groupName",
-    }
     values = {}
-    for key, prop in props.items():
+    for key, prop in SLOT_PROPERTY_OF.items():
         value = _authored(prim, get_slot_attribute_name(name, prop))
         if value is None:
             continue

@@ -125,40 +125,44 @@ class GrippersSession(QtCore.QObject):
             return None, None
         return overlays.resolve_overlay_target(self.host.stage, selected[0])
 
+    def _selected_prim(self, what: str) -> str | None:
+        """The prim a dialog opens on (a picked overlay's owner), else ``None`` and a hint."""
+        prim = self.target()[0]
+        if prim is None:
+            self.host.status(f"usdgrip: select {what}.")
+        return prim
+
     def slot_dialog(self, name: str | None = None):
         """Open the Add Slot… (``name`` None) or Edit Slot… dialog on the selected prim."""
         from usdgrip.views.edit_dialogs import SlotDialog
 
-        selected = [self.target()[0]] if self.host.selected_paths else []
-        if self.host.stage is None or not selected:
-            self.host.status("usdgrip: select the object prim to add a slot to.")
+        prim = self._selected_prim("the object prim to add a slot to")
+        if prim is None:
             return None
         dialog = self._edit_dialog("slot", SlotDialog)
-        dialog.setSlot(self.host.stage, selected[0], name)
+        dialog.setSlot(self.host.stage, prim, name)
         return self._show_edit_dialog(dialog)
 
     def site_dialog(self):
         """Open Add Gripper Site… on the selected prim (its site, or a new one there)."""
         from usdgrip.views.site_line_dialogs import SiteDialog
 
-        selected = [self.target()[0]] if self.host.selected_paths else []
-        if self.host.stage is None or not selected:
-            self.host.status("usdgrip: select the prim to make a gripper site (or its parent).")
+        prim = self._selected_prim("the prim to make a gripper site (or its parent)")
+        if prim is None:
             return None
         dialog = self._edit_dialog("site", SiteDialog)
-        dialog.setSite(self.host.stage, selected[0])
+        dialog.setSite(self.host.stage, prim)
         return self._show_edit_dialog(dialog)
 
     def line_dialog(self):
         """Open Add Grasp Line… under the selected prim (or on the selected grasp line)."""
         from usdgrip.views.site_line_dialogs import LineDialog
 
-        selected = [self.target()[0]] if self.host.selected_paths else []
-        if self.host.stage is None or not selected:
-            self.host.status("usdgrip: select the prop to add a grasp line to.")
+        prim = self._selected_prim("the prop to add a grasp line to")
+        if prim is None:
             return None
         dialog = self._edit_dialog("line", LineDialog)
-        dialog.setLine(self.host.stage, selected[0])
+        dialog.setLine(self.host.stage, prim)
         return self._show_edit_dialog(dialog)
 
     def _edit_dialog(self, key: str, cls) -> Any:
