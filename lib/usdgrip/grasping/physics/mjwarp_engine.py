@@ -217,7 +217,6 @@ class MjwarpEngine:
         results: list[TrialResult | None] = [None] * worlds
 
         # initial states and the open-hand check, on the CPU (no dynamics yet)
-        mujoco.mj_resetData(m, d)
         qpos0 = np.empty((worlds, m.nq))
         mocap_pos0 = np.empty((worlds, m.nmocap, 3))
         mocap_quat0 = np.empty((worlds, m.nmocap, 4))
