@@ -64,35 +64,23 @@ class WorkerProcess:
     """
 
     def __init__(self, preload: str | None = None, threads: int = 0) -> None:
-        task_read, task_write = os.pipe()
-        row_read, row_write = os.pipe()
+        from usdgrip.grasping.physics.children import start_piped_child
+
         # The worker's stderr (USD warnings, faulthandler dumps) goes to a private
         # file, emptied at each task, so a crash row can quote what the worker said.
         fd, name = tempfile.mkstemp(prefix="usdgrip-batch-worker-", suffix=".log")
         os.close(fd)
         self._stderr = open(name, "a+b")  # noqa: SIM115  (lives as long as the worker)
         os.unlink(name)
-        try:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "usdgrip.batch.worker",
-                    str(task_read),
-                    str(row_write),
-                    str(threads),
-                    *([preload] if preload else []),
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=self._stderr,
-                pass_fds=(task_read, row_write),
-            )
-        finally:
-            os.close(task_read)
-            os.close(row_write)
-        self._tasks = Connection(task_write, readable=False)
-        self.connection = Connection(row_read, writable=False)
+        # ``main``'s arguments: threads, the preloaded job (optional), then the two pipes
+        argv = [
+            sys.executable,
+            "-m",
+            "usdgrip.batch.worker",
+            str(threads),
+            *([preload] if preload else []),
+        ]
+        self.process, self._tasks, self.connection = start_piped_child(argv, stderr=self._stderr)
         self.tasks: deque[tuple[str, str, str, dict[str, Any]]] = deque()
         self.started = 0.0
         self._stopping = False
@@ -284,16 +272,16 @@ def main(argv: list[str]) -> int:
     # Ctrl-C goes to the whole process group; the parent decides, the worker ignores it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     faulthandler.enable()
-    tasks = Connection(int(argv[0]), writable=False)
-    rows = Connection(int(argv[1]), readable=False)
+    tasks = Connection(int(argv[-2]), writable=False)
+    rows = Connection(int(argv[-1]), readable=False)
     # usdgrip (and pxr, the schema) is loaded: ``-m usdgrip.batch.worker`` imported it.
-    threads = int(argv[2])
+    threads = int(argv[0])
     if threads and "PXR_WORK_THREAD_LIMIT" not in os.environ:
         from usdgrip.usd.stage import set_work_thread_limit
 
         set_work_thread_limit(threads)
     if len(argv) > 3:
-        preload_job(argv[3])
+        preload_job(argv[1])
     rows.send(_READY)
 
     while True:

@@ -34,26 +34,26 @@ _CALL_ENTRY = (
 )
 
 
-def spawn(
-    entry: str, *, one_thread: bool = True
+def start_piped_child(
+    argv: list[str], *, env: dict[str, str] | None = None, stderr: Any = None
 ) -> tuple[subprocess.Popen[bytes], Connection, Connection]:
-    """A child running ``python -c entry TASK_FD RESULT_FD``; its process, task and result pipes.
+    """``argv + [TASK_FD, RESULT_FD]`` in a child; its process, task and result pipes.
 
-    ``one_thread``: ``OMP_NUM_THREADS=1`` (a simulation worker: one core each); a CoACD
-    run keeps the caller's setting, as it had in this process.
+    The child reads tasks from ``TASK_FD`` and writes results to ``RESULT_FD``
+    (:class:`~multiprocessing.connection.Connection` framing); its stdin and stdout are the
+    null device. The batch workers and :func:`spawn`'s children start this way.
     """
     task_read, task_write = os.pipe()
     result_read, result_write = os.pipe()
-    env = {**os.environ, WORKER_ENV: "1", **({"OMP_NUM_THREADS": "1"} if one_thread else {})}
     try:
         process = subprocess.Popen(
-            [sys.executable, "-c", entry, str(task_read), str(result_write)],
+            [*argv, str(task_read), str(result_write)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
+            stderr=stderr,
             pass_fds=(task_read, result_write),
             env=env,
         )
-        _LIVE.add(process)
     except BaseException:
         for fd in (task_write, result_read):
             os.close(fd)
@@ -62,6 +62,20 @@ def spawn(
         os.close(task_read)
         os.close(result_write)
     return process, Connection(task_write, readable=False), Connection(result_read, writable=False)
+
+
+def spawn(
+    entry: str, *, one_thread: bool = True
+) -> tuple[subprocess.Popen[bytes], Connection, Connection]:
+    """A child running ``python -c entry TASK_FD RESULT_FD``; its process, task and result pipes.
+
+    ``one_thread``: ``OMP_NUM_THREADS=1`` (a simulation worker: one core each); a CoACD
+    run keeps the caller's setting, as it had in this process.
+    """
+    env = {**os.environ, WORKER_ENV: "1", **({"OMP_NUM_THREADS": "1"} if one_thread else {})}
+    process, tasks, results = start_piped_child([sys.executable, "-c", entry], env=env)
+    _LIVE.add(process)
+    return process, tasks, results
 
 
 #: Every child started and not yet reaped (:func:`end_all` stops what a handle lost).
