@@ -47,23 +47,6 @@ Exit 0 slots (or lines) suggested and written, 1 nothing held (nothing written, 
 reasons printed), 2 bad input."""
 
 
-#: SuggestOptions field -> the flag a user typed (``max_slots`` is ``--max-lines`` there).
-_FLAGS = {
-    "min_success": "--min-success",
-    "trials": "--trials",
-    "candidates": "--candidates",
-    "hands": "--hands",
-    "group": "--group",
-}
-
-
-def _worded_with_flag(message: str, what: str) -> str:
-    """A SuggestOptions refusal worded with the command line's flag instead of the field."""
-    flags = {**_FLAGS, "max_slots": f"--max-{what}"}
-    field, _, rest = message.partition(" ")
-    return f"{flags[field]} {rest}" if field in flags else message
-
-
 def _add_common(sub: argparse.ArgumentParser, what: str) -> None:
     from usdgrip.suggest import (
         DEFAULT_CANDIDATES,
@@ -204,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
     from usdgrip.cli.plan import build_request
     from usdgrip.contracts import parse_gripper
     from usdgrip.fileio import display_path
+    from usdgrip.grasping.options import OptionError
     from usdgrip.suggest import (
         SuggestOptions,
         author_line_suggestions,
@@ -219,8 +203,8 @@ def run(args: argparse.Namespace) -> int:
             support=args.support, force=args.force, hands=getattr(args, "hands", 1),
             group=getattr(args, "group", None),
         )  # fmt: skip
-    except ValueError as exc:
-        raise ValueError(_worded_with_flag(str(exc), args.what)) from None
+    except OptionError as exc:  # worded with the flag typed (`suggest lines` has --max-lines)
+        raise ValueError(exc.cli_message().replace("--max-slots", f"--max-{args.what}")) from None
     gripper = parse_gripper(args.gripper)
     # The request contract's checks (prim path, seed, candidate count), one line each, first.
     build_request(args.file, args.object, [gripper], args.candidates, args.seed)

@@ -45,6 +45,11 @@ class OptionError(ValueError):
         super().__init__(message)
         self.cli = cli
 
+    @classmethod
+    def of(cls, name: str, rest: str) -> OptionError:
+        """``name rest`` for the library, ``--name rest`` (the flag) for the command line."""
+        return cls(f"{name} {rest}", f"{_flag(name)} {rest}")
+
     def cli_message(self) -> str:
         """The refusal as the CLI words it, naming the flag."""
         return self.cli

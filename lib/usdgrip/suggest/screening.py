@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from usdgrip.contracts import GeometryRef, GraspObject, GraspPlanningRequest, GripperRef
+from usdgrip.grasping.options import OptionError
 from usdgrip.suggest.regions import SlotRegion, compute_slot_regions
 
 #: Planned candidates simulated by default, and at most.
@@ -71,46 +72,48 @@ class SuggestOptions:
         for name, high in (("max_slots", 100), ("trials", 1000), ("candidates", MAX_CANDIDATES)):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= high:
-                raise ValueError(f"{name} {value!r}: expected a whole number in 1..{high}")
+                raise OptionError.of(name, f"{value!r}: expected a whole number in 1..{high}")
         ok = isinstance(self.min_success, int | float) and not isinstance(self.min_success, bool)
         if not ok or not 0.0 < float(self.min_success) <= 1.0:
-            raise ValueError(f"min_success {self.min_success!r}: expected a rate in (0, 1]")
+            raise OptionError.of("min_success", f"{self.min_success!r}: expected a rate in (0, 1]")
         self._check_hands()
         self.evaluation()  # the support and force refusals of `usdgrip evaluate`, once
 
     def _check_hands(self) -> None:
         if isinstance(self.hands, bool) or self.hands not in HANDS:
-            raise ValueError(
-                f"hands {self.hands!r}: expected 1 (a slot per hand) or 2 (a two-handed group)"
+            raise OptionError.of(
+                "hands", f"{self.hands!r}: expected 1 (a slot per hand) or 2 (a two-handed group)"
             )
         if self.hands == 1:
             if self.group is not None:
-                raise ValueError(
-                    f"group {self.group!r}: only with hands 2 (a two-handed group); "
-                    "add --hands 2, or leave --group out"
+                raise OptionError.of(
+                    "group",
+                    f"{self.group!r}: only with hands 2 (a two-handed group); "
+                    "add --hands 2, or leave --group out",
                 )
             return
         if not isinstance(self.group, str) or not self.group:
-            raise ValueError("hands 2 needs a group name (--group NAME) for the two slots")
+            raise OptionError.of("hands", "2 needs a group name (--group NAME) for the two slots")
         try:
             self.group.encode("utf-8")
         except UnicodeEncodeError:
-            raise ValueError(
-                f"group {self.group!r}: not UTF-8 text; expected a USD identifier"
+            raise OptionError.of(
+                "group", f"{self.group!r}: not UTF-8 text; expected a USD identifier"
             ) from None
         if len(self.group) > MAX_GROUP_NAME:
-            raise ValueError(
-                f"group name of {len(self.group)} characters: expected at most {MAX_GROUP_NAME}"
+            raise OptionError.of(
+                "group", f"name of {len(self.group)} characters: expected at most {MAX_GROUP_NAME}"
             )
         from pxr import Tf
 
         if not Tf.IsValidIdentifier(self.group):
-            raise ValueError(
-                f"group {self.group!r}: expected a USD identifier (letters, digits and _, "
-                "not starting with a digit)"
+            raise OptionError.of(
+                "group",
+                f"{self.group!r}: expected a USD identifier (letters, digits and _, "
+                "not starting with a digit)",
             )
         if self.max_slots < 2:
-            raise ValueError(f"max_slots {self.max_slots}: a two-handed group is 2 slots")
+            raise OptionError.of("max_slots", f"{self.max_slots}: a two-handed group is 2 slots")
 
     def evaluation(self, *, table: bool | None = None) -> Any:
         """The :class:`~usdgrip.grasping.options.EvaluationOptions` of the screening and proofs.
@@ -118,7 +121,7 @@ class SuggestOptions:
         Raises:
             ValueError: a refused support or force, worded with its flag.
         """
-        from usdgrip.grasping.options import EvaluationOptions, OptionError
+        from usdgrip.grasping.options import EvaluationOptions
 
         try:
             return EvaluationOptions(
