@@ -59,6 +59,7 @@ PURE = (
     "usdgrip.gripper_joint_values",
     "usdgrip.interrupts",
     "usdgrip.progress_reporter",
+    "usdgrip.physics_outcomes",
 )
 
 #: The rooms of lib/usdgrip and the arrows between them (docs/architecture.md draws this).

@@ -31,7 +31,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -46,6 +46,11 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+# A physics trial's outcome (PHYSICS_OUTCOMES in report order) and what the open hand hit
+# live in a light module the simulation workers load without pydantic.
+from usdgrip.physics_outcomes import PHYSICS_OUTCOMES as PHYSICS_OUTCOMES
+from usdgrip.physics_outcomes import OpenHit, PhysicsOutcome
 
 #: ``format_version`` written and accepted (Isaac Sim's importer expects 1.0 within 1e-10).
 FORMAT_VERSION = 1.0
@@ -173,23 +178,6 @@ CandidateId = Annotated[str, Strict(), Field(min_length=1, max_length=MAX_CANDID
 #: A joint's DOF position: Isaac Sim's units (radians for a revolute joint, metres for a
 #: prismatic one), keyed by the joint's name (Isaac Sim's DOF name, the joint prim's name).
 JointPositions = dict[NonEmptyStr, Finite]
-
-
-#: Outcome of a physics trial (docs/physics.md, "Protocol").
-PhysicsOutcome = Literal[
-    "held",
-    "collides_open",
-    "missed",
-    "dropped_lift",
-    "slipped_lift",
-    "dropped_shake",
-    "slipped_shake",
-    "unstable",
-]
-#: The outcomes in report order (``usdgrip.grasping.physics.OUTCOMES`` is this tuple).
-PHYSICS_OUTCOMES: tuple[str, ...] = get_args(PhysicsOutcome)
-#: What the open hand hit when a trial ``collides_open``.
-OpenHit = Literal["object", "support"]
 
 
 class GraspPhysics(_Contract):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -22,7 +23,6 @@ from usdgrip.cli.common import (
     make_progress,
     print_grasps_summary,
 )
-from usdgrip.contracts import parse_gripper
 from usdgrip.progress_reporter import add_progress_argument
 
 NAME = "evaluate"
@@ -168,7 +168,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.gripper_test is None and not args.lines:
+        _start_workers_early(args)  # before this command's own imports
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, open_input
+    from usdgrip.contracts import parse_gripper
     from usdgrip.fileio import (
         check_output,
         check_output_path,
@@ -221,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
     source: Any = (
         read_isaac_grasp(args.grasps) if args.grasps else read_target_samples(args.targets)
     )
-    if args.jobs > 1:  # the workers load while the stages are read and the object decomposed
+    if args.jobs > 1:  # fewer candidates than pay for a worker: the early one is stopped
         from usdgrip.grasping.physics.trial_workers import prestart
 
         count = len(source.grasps) if args.grasps else len(source.get("candidates", ()))
@@ -276,11 +279,32 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if held else EXIT_FINDINGS
 
 
+def _start_workers_early(args: argparse.Namespace) -> None:
+    """``--jobs N`` with a CPU engine: start the simulation workers before anything is read.
+
+    They load numpy and MuJoCo (about 0.3 s) while this process imports its own modules,
+    reads the grasp file and the stages and builds the object, so they are ready when the
+    simulation starts; a grasp file too small to pay for them stops them again. None starts
+    for more jobs than the machine allows (refused next); a command that fails later kills
+    them as it exits.
+    """
+    from usdgrip.grasping.physics.engines import get_engine
+    from usdgrip.grasping.physics.trial_workers import check_jobs, prestart
+
+    if args.jobs <= 1 or get_engine(args.engine).batched or check_jobs(args.jobs):
+        return
+    # The simulation here renders nothing: MuJoCo's import then skips GLFW and the Python
+    # child GLFW's import starts to probe its library (about 0.1 s).
+    os.environ.setdefault("MUJOCO_GL", "disable")
+    prestart(args.jobs)
+
+
 def run_gripper_test_cli(args: argparse.Namespace) -> int:
     """``--gripper-test FILE:/SITE``: exit 0 both shapes held (or skipped), 1 not, 2 bad input."""
     import json
 
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK
+    from usdgrip.contracts import parse_gripper
     from usdgrip.fileio import check_output, check_output_path, write_text_output
     from usdgrip.grasping.gripper_check import check_gripper
 
@@ -356,6 +380,7 @@ def _object_ref(file: str, prim: str) -> Any:
 def run_lines(args: argparse.Namespace) -> int:
     """``--lines``: per grasp vector line, does a planned grasp on it hold (FET005)."""
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, open_input
+    from usdgrip.contracts import parse_gripper
     from usdgrip.fileio import (
         check_output,
         check_output_path,

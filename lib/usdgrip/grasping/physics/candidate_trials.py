@@ -28,12 +28,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from usdgrip import interrupts
-from usdgrip.contracts import PHYSICS_OUTCOMES as OUTCOMES
 from usdgrip.frames import find_rigid_poses
 from usdgrip.grasping.physics import trial_workers as workers_module
 from usdgrip.grasping.physics.engines import GraspEngine, TrialBatch, TrialResult, get_engine
 from usdgrip.grasping.physics.params import EvaluationParams
 from usdgrip.grasping.physics.world import PhysicsGripper, PhysicsObject, PhysicsScene
+from usdgrip.physics_outcomes import PHYSICS_OUTCOMES as OUTCOMES
 
 HandPoses = NDArray[np.float64]  # (N, H, 4, 4) object_from_G per candidate and hand
 

@@ -70,9 +70,17 @@ def spawn(
     """A child running ``python -c entry TASK_FD RESULT_FD``; its process, task and result pipes.
 
     ``one_thread``: ``OMP_NUM_THREADS=1`` (a simulation worker: one core each); a CoACD
-    run keeps the caller's setting, as it had in this process.
+    run keeps the caller's setting, as it had in this process. ``MUJOCO_GL=disable``: no
+    rendering back end is loaded.
     """
-    env = {**os.environ, WORKER_ENV: "1", **({"OMP_NUM_THREADS": "1"} if one_thread else {})}
+    env = {
+        **os.environ,
+        WORKER_ENV: "1",
+        # MuJoCo's import otherwise loads GLFW, whose import starts a Python child to probe
+        # the library's version (about 0.1 s); a child never renders.
+        "MUJOCO_GL": "disable",
+        **({"OMP_NUM_THREADS": "1"} if one_thread else {}),
+    }
     process, tasks, results = start_piped_child([sys.executable, "-c", entry], env=env)
     _LIVE.add(process)
     return process, tasks, results

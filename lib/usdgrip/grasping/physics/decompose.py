@@ -450,7 +450,7 @@ def _authored_convex_solids(
     if not 2 <= len(parts) <= MAX_AUTHORED_SOLIDS:
         return None
     for pv, pf in parts:
-        if not meshes.is_closed(pf) or meshes.convex_hull(pv) is None:
+        if not meshes.is_closed(pf):
             return None
         scale = float(np.linalg.norm(pv.max(axis=0) - pv.min(axis=0)))
         if not meshes.is_convex(pv, pf, params.convex_tolerance * scale):
@@ -513,13 +513,13 @@ def decompose_mesh(
             interrupts.check()
             closed = closed and meshes.is_closed(pf)
             scale = float(np.linalg.norm(pv.max(axis=0) - pv.min(axis=0)))
+            if meshes.is_convex(pv, pf, params.convex_tolerance * scale):  # (not flat)
+                pieces.append(pv)
+                reports.append(PartReport(index, len(pf), "convex", 1))
+                continue
             if meshes.convex_hull(pv) is None:
                 pieces.append(meshes.thicken_flat(pv, params.flat_thickness))
                 reports.append(PartReport(index, len(pf), "flat", 1))
-                continue
-            if meshes.is_convex(pv, pf, params.convex_tolerance * scale):
-                pieces.append(pv)
-                reports.append(PartReport(index, len(pf), "convex", 1))
                 continue
             if folder is not None and cache is None and folder_error is None:
                 cache, folder_error = _CacheFolder.open(folder)  # at the first CoACD part

@@ -5,7 +5,7 @@ trials: one (:meth:`GraspEngine.run_trial`) or a whole :class:`TrialBatch` of ca
 trials at once (:meth:`GraspEngine.run_batch`). The evaluation
 (:func:`usdgrip.grasping.physics.evaluate_candidates`) draws every trial's perturbation
 itself (seeded per candidate), so an engine only simulates; its outcomes are those of
-:data:`usdgrip.contracts.PHYSICS_OUTCOMES`.
+:data:`usdgrip.physics_outcomes.PHYSICS_OUTCOMES`.
 
 Engines are :class:`EngineRecord` rows of :data:`ENGINES`, each naming the module that
 builds it, imported only when the engine is used (like trimesh's optional ray backends):
@@ -41,7 +41,7 @@ class TrialResult(NamedTuple):
     """One trial's outcome and measurements."""
 
     outcome: str
-    """One of :data:`usdgrip.contracts.PHYSICS_OUTCOMES`."""
+    """One of :data:`usdgrip.physics_outcomes.PHYSICS_OUTCOMES`."""
     displacement: float
     """Largest object displacement relative to the first hand after closing, m (NaN before)."""
     opening: float

@@ -1,7 +1,9 @@
 """Triangle-mesh helpers for the physics model: welding, parts, closedness, mass properties.
 
-Pure numpy (and scipy's qhull for convex hulls). Vertices are ``(V, 3)`` float64
-metres, triangles ``(F, 3)`` int64 indices into them.
+Pure numpy, and scipy's qhull for convex hulls (imported only when a hull is needed: a
+closed part that is its own hull is recognised without it, so evaluating an object made
+of convex solids never loads SciPy). Vertices are ``(V, 3)`` float64 metres, triangles
+``(F, 3)`` int64 indices into them.
 """
 
 from __future__ import annotations
@@ -80,25 +82,43 @@ def weld(vertices: Points, triangles: Triangles, decimals: int = 9) -> tuple[Poi
 
 
 def split_parts(vertices: Points, triangles: Triangles) -> list[tuple[Points, Triangles]]:
-    """Connected parts (triangles sharing a vertex), each re-indexed, largest first."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
+    """Connected parts (triangles sharing a vertex), each re-indexed, largest first.
 
-    n = len(vertices)
-    rows = np.concatenate([triangles[:, 0], triangles[:, 1]])
-    cols = np.concatenate([triangles[:, 1], triangles[:, 2]])
-    graph = coo_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, n))
-    count, labels = connected_components(graph, directed=False)
+    Parts of the same size keep the order of their lowest vertex index.
+    """
+    labels = _component_labels(len(vertices), triangles)
     face_label = labels[triangles[:, 0]]
     parts = []
-    for label in range(count):
+    for label in np.unique(face_label):
         faces = triangles[face_label == label]
-        if len(faces) == 0:
-            continue
         used, local = np.unique(faces, return_inverse=True)
         parts.append((vertices[used], local.reshape(-1, 3).astype(np.int64)))
     parts.sort(key=lambda p: -len(p[1]))
     return parts
+
+
+def _component_labels(count: int, triangles: Triangles) -> NDArray[np.int64]:
+    """Per vertex, the lowest vertex index of its connected part (edges of ``triangles``).
+
+    Union by lowest root, then pointer jumping, until every edge joins one root: a few
+    rounds (logarithmic in the part's size), each a handful of numpy passes over the edges.
+    """
+    root = np.arange(count, dtype=np.int64)
+    a = np.concatenate([triangles[:, 0], triangles[:, 1]])
+    b = np.concatenate([triangles[:, 1], triangles[:, 2]])
+    while True:
+        ra, rb = root[a], root[b]
+        apart = ra != rb
+        if not apart.any():
+            return root
+        ra, rb = ra[apart], rb[apart]
+        np.minimum.at(root, np.maximum(ra, rb), np.minimum(ra, rb))
+        while True:  # every vertex points at its root
+            jumped = root[root]
+            if np.array_equal(jumped, root):
+                break
+            root = jumped
+        a, b = a[apart], b[apart]
 
 
 def is_closed(triangles: Triangles) -> bool:
@@ -182,18 +202,30 @@ def convex_hull(vertices: Points) -> Hull | None:
 _CHUNK = 4096
 
 
+#: Most (triangle, vertex) pairs :func:`is_convex` tests without a hull (larger: qhull).
+_PLANE_TEST_PAIRS = 4_000_000
+#: :func:`is_convex` without a hull: every vertex within this fraction of the tolerance
+#: behind every triangle's plane (far inside the tolerance, so the hull's answer is the same).
+_PLANE_TEST_SLACK = 1e-3
+
+
 def is_convex(vertices: Points, triangles: Triangles, tolerance: float) -> bool:
     """Whether the part is its own convex hull (within ``tolerance`` metres).
 
     A closed part is convex when its volume equals its hull's, up to a shell of
     ``tolerance`` over the hull's surface; an open part when every vertex and
     triangle centre lies on the hull. A concave part has surface inside its hull
-    (a mug's inner wall, a torus's hole).
+    (a mug's inner wall, a torus's hole). A closed, outward-facing part with every vertex
+    behind every one of its triangles' planes is convex without computing the hull
+    (:func:`_behind_every_face`).
     """
+    closed = is_closed(triangles)
+    if closed and _behind_every_face(vertices, triangles, tolerance * _PLANE_TEST_SLACK):
+        return True
     hull = convex_hull(vertices)
     if hull is None:
         return False
-    if is_closed(triangles):
+    if closed:
         volume = abs(compute_mass_properties(vertices, triangles).volume)
         return hull.volume - volume <= tolerance * hull.area
     points = np.concatenate([vertices, vertices[triangles].mean(axis=1)])
@@ -203,6 +235,26 @@ def is_convex(vertices: Points, triangles: Triangles, tolerance: float) -> bool:
         if (distance.max(axis=1) < -tolerance).any():
             return False
     return True
+
+
+def _behind_every_face(vertices: Points, triangles: Triangles, slack: float) -> bool:
+    """Whether a closed part is its own hull, decided without the hull.
+
+    True when it encloses a volume and no vertex lies more than ``slack`` metres in front
+    of any of its triangles' planes. False (undecided: the caller asks the hull) for a
+    part too large to test (:data:`_PLANE_TEST_PAIRS`), without slack, or facing inward.
+    """
+    if slack <= 0 or len(triangles) * len(vertices) > _PLANE_TEST_PAIRS:
+        return False
+    if compute_mass_properties(vertices, triangles).volume <= 0:
+        return False
+    a, b, c = (vertices[triangles[:, k]] for k in range(3))
+    normals = np.cross(b - a, c - a)
+    lengths = np.linalg.norm(normals, axis=1)
+    keep = lengths > 0  # a degenerate triangle bounds nothing
+    normals = normals[keep] / lengths[keep, None]
+    offsets = np.einsum("ij,ij->i", normals, a[keep])
+    return bool((vertices @ normals.T - offsets <= slack).all())
 
 
 def thicken_flat(vertices: Points, thickness: float) -> Points:

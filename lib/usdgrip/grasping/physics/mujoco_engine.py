@@ -28,7 +28,6 @@ import mujoco
 import numpy as np
 from numpy.typing import NDArray
 
-from usdgrip.contracts import PHYSICS_OUTCOMES
 from usdgrip.grasping.physics.articulated_hand import (
     STOP_FRACTION,
     ArticulatedHand,
@@ -37,6 +36,7 @@ from usdgrip.grasping.physics.articulated_hand import (
 from usdgrip.grasping.physics.engines import TrialBatch, TrialResult
 from usdgrip.grasping.physics.params import EvaluationParams
 from usdgrip.grasping.physics.world import PhysicsGripper, PhysicsObject, PhysicsScene
+from usdgrip.physics_outcomes import PHYSICS_OUTCOMES
 
 GRAVITY = 9.81
 #: Outcomes of a trial, in protocol order (defined once, with the result contract).

@@ -10,9 +10,11 @@ needs (about 0.3 s instead of a fork server's 0.6 s with ``pxr``). It is handed 
 already-built object, gripper and scene (their convex pieces: no decomposition, no
 stage), builds the engine once per world and runs chunks of candidates.
 
-Workers start as soon as a command knows it will simulate (:func:`start_workers`), so
-their start-up overlaps the reading of the stage and the decomposition, and they are
-kept for the process's life (one command, or one batch worker's many files).
+Workers start as soon as a command knows it may simulate (:func:`prestart`: ``evaluate``
+right after parsing its options, before it reads any file), so their start-up overlaps
+the command's own imports, the reading of the stage and the decomposition, and they are
+kept for the process's life (one command, or one batch worker's many files). Importing
+this module loads no MuJoCo (the package's names load lazily).
 
 A worker never outlives its parent: Linux kills it when the parent dies
 (``PR_SET_PDEATHSIG``), it exits when its task pipe closes, and Ctrl-C (sent to the
@@ -100,12 +102,16 @@ def worth_workers(jobs: int, candidates: int, trials: int, hands: int = 1) -> bo
     return jobs > 1 and candidates > 1 and candidates * trials * hands >= MIN_PARALLEL_TRIALS
 
 
-def prestart(jobs: int, candidates: int, trials: int, hands: int = 1) -> None:
+def prestart(jobs: int, candidates: int | None = None, trials: int = 1, hands: int = 1) -> None:
     """Start the workers an evaluation of this size will use (none when one process is faster).
 
-    They load their modules while the caller reads its inputs.
+    They load their modules while the caller reads its inputs. ``candidates`` None: the
+    size is not known yet (a command that has not read its grasp file): start them now,
+    and a second call with the size stops them if one process is faster after all.
     """
-    if worth_workers(jobs, candidates, trials, hands):
+    if candidates is not None and not worth_workers(jobs, candidates, trials, hands):
+        stop_workers(grace=0)
+    elif jobs > 1:
         start_workers(min(jobs, max_workers()[0]) - 1)
 
 
@@ -127,9 +133,11 @@ class TrialWorker:
     def close(self, grace: float = 0.2) -> None:
         """Stop the worker: close its task pipe, then kill it if it does not exit in ``grace`` s.
 
-        A worker busy with a chunk is killed at once.
+        A worker busy with a chunk, or not ready yet (still loading its modules: a command
+        that failed early), is killed at once.
         """
-        children.end(self.process, self.tasks, self.connection, grace=0 if self.chunks else grace)
+        busy = self.chunks or not self.ready
+        children.end(self.process, self.tasks, self.connection, grace=0 if busy else grace)
 
 
 #: The worker's command (``-c``, not ``-m``: this module is already loaded by its package).
