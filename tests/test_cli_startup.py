@@ -48,3 +48,30 @@ def test_a_closed_stderr_or_stdout_is_the_null_device_not_a_silent_failure(tmp_p
         ["sh", "-c", 'exec "$@" >&-', "sh", *command[:5]], stderr=subprocess.PIPE, text=True
     )
     assert closed_stdout.returncode == 0, closed_stdout.stderr
+
+
+def test_evaluating_an_object_of_convex_solids_loads_no_scipy(tmp_path):
+    # SciPy's import (0.2-0.4 s) is most of what building the mug's model cost; its parts
+    # are closed convex solids, recognised without a hull.
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    grasps = tmp_path / "mug.yaml"
+    gripper = f"{examples / 'gripper.usda'}:/Gripper/tcp"
+    common = [str(examples / "mug.usda"), "--object", "/Mug", "--gripper", gripper, "--table"]
+    planned = subprocess.run(
+        [sys.executable, "-m", "usdgrip", "plan", *common, "--max-candidates", "3",
+         "-o", str(grasps), "-q"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    probe = (
+        "import sys; from usdgrip.cli import main; code = main(sys.argv[1:]); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'glfw'}), code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "evaluate", *common, "--grasps", str(grasps),
+         "--trials", "1", "-o", str(tmp_path / "out.yaml"), "-q"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.stdout.strip() == "[] 0", done.stdout + done.stderr

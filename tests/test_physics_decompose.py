@@ -241,3 +241,91 @@ def test_convexity_test_on_large_closed_open_and_dented_meshes(monkeypatch):
     vertices[top_centre, 2] -= 0.01  # a 1 cm dent in the top face
     result = decompose_mesh(vertices, dented.faces, use_cache=False)
     assert calls == [len(dented.faces)] and result.parts[0].method == "coacd"
+
+
+def _scipy_parts(vertices, triangles):
+    """The parts as scipy's connected components label them (the former implementation)."""
+    sparse = pytest.importorskip("scipy.sparse")
+    from scipy.sparse.csgraph import connected_components
+
+    n = len(vertices)
+    rows = np.concatenate([triangles[:, 0], triangles[:, 1]])
+    cols = np.concatenate([triangles[:, 1], triangles[:, 2]])
+    graph = sparse.coo_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, n))
+    count, labels = connected_components(graph, directed=False)
+    parts = []
+    for label in range(count):
+        faces = triangles[labels[triangles[:, 0]] == label]
+        if len(faces):
+            used, local = np.unique(faces, return_inverse=True)
+            parts.append((vertices[used], local.reshape(-1, 3).astype(np.int64)))
+    parts.sort(key=lambda p: -len(p[1]))
+    return parts
+
+
+def test_parts_are_scipys_connected_components_in_the_same_order():
+    rng = np.random.default_rng(7)
+    for case in range(200):
+        n = int(rng.integers(3, 300))
+        triangles = rng.integers(0, n, size=(int(rng.integers(1, 200)), 3))
+        if case % 2:  # many small parts, some of the same size, vertices shuffled
+            blobs = int(rng.integers(2, 30))
+            base = rng.integers(0, blobs, size=len(triangles)) * (n // blobs)
+            triangles = (base[:, None] + rng.integers(0, max(1, n // blobs), (len(base), 3))) % n
+            triangles = rng.permutation(n)[triangles]
+        vertices = rng.normal(size=(n, 3))
+        expected = _scipy_parts(vertices, triangles)
+        found = meshes.split_parts(vertices, triangles)
+        assert len(found) == len(expected), case
+        for (v1, f1), (v2, f2) in zip(found, expected, strict=True):
+            np.testing.assert_array_equal(v1, v2)
+            np.testing.assert_array_equal(f1, f2)
+
+
+def _convex_by_hull(monkeypatch, vertices, triangles, tolerance):
+    with monkeypatch.context() as m:
+        m.setattr(meshes, "_PLANE_TEST_PAIRS", 0)  # always the hull
+        return meshes.is_convex(vertices, triangles, tolerance)
+
+
+def test_a_closed_convex_part_is_recognised_without_a_hull(monkeypatch):
+    rng = np.random.default_rng(3)
+    hull_mesh = trimesh.convex.convex_hull(rng.normal(size=(60, 3)) * 0.05)
+    shapes = [
+        trimesh.creation.box((0.05, 0.06, 0.1)),
+        trimesh.creation.icosphere(subdivisions=2, radius=0.03),
+        trimesh.creation.cylinder(0.04, 0.1, sections=32),
+        hull_mesh,
+    ]
+    for shape in shapes:
+        v, f = np.asarray(shape.vertices), np.asarray(shape.faces)
+        assert _convex_by_hull(monkeypatch, v, f, 1e-7)
+        with monkeypatch.context() as m:
+            m.setattr(meshes, "convex_hull", lambda *a: pytest.fail("the hull was computed"))
+            assert meshes.is_convex(v, f, 1e-7)
+    # The mug example's two solids (body and handle) need no hull either: no SciPy.
+    with monkeypatch.context() as m:
+        m.setattr(meshes, "convex_hull", lambda *a: pytest.fail("the hull was computed"))
+        box = trimesh.creation.box((0.02, 0.02, 0.02))
+        cylinder = trimesh.creation.cylinder(0.04, 0.1, sections=32)
+        vertices = np.concatenate([cylinder.vertices, np.asarray(box.vertices) + (0.05, 0, 0)])
+        faces = np.concatenate([cylinder.faces, np.asarray(box.faces) + len(cylinder.vertices)])
+        result = decompose_mesh(vertices, faces, use_cache=False)
+        assert [p.method for p in result.parts] == ["convex", "convex"]
+
+
+@pytest.mark.parametrize("dent", [1e-9, 1e-6, 1e-3, 1e-2])
+def test_without_a_hull_a_dented_part_gets_the_hulls_answer(monkeypatch, dent):
+    # A dent far below the tolerance is convex; between the test's slack and the
+    # tolerance the hull decides (convex); above the tolerance it is not convex.
+    box = trimesh.creation.box((0.1, 0.1, 0.1)).subdivide().subdivide()
+    vertices = np.asarray(box.vertices).copy()
+    top_centre = np.argmin(np.linalg.norm(vertices - (0, 0, 0.05), axis=1))
+    vertices[top_centre, 2] -= dent
+    faces = np.asarray(box.faces)
+    tolerance = 1e-5 * float(np.linalg.norm(np.ptp(vertices, axis=0)))
+    expected = _convex_by_hull(monkeypatch, vertices, faces, tolerance)
+    assert meshes.is_convex(vertices, faces, tolerance) == expected
+    assert expected == (dent < 1e-3)
+    inside_out = faces[:, [0, 2, 1]]  # facing inward: undecided without the hull, the hull says
+    assert meshes.is_convex(vertices, inside_out, tolerance) == expected

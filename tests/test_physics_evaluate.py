@@ -439,3 +439,49 @@ def test_every_parameter_is_documented_with_its_default():
                 assert documented == field.default, field.name
             else:
                 assert float(documented) == field.default, field.name
+
+
+def test_workers_started_before_the_size_is_known_stop_when_one_process_is_faster(monkeypatch):
+    # `evaluate --jobs 2` starts its worker before it reads the grasp file; a file too small
+    # to pay for it stops it again.
+    monkeypatch.setenv(trial_workers.MAX_JOBS_ENV, "2")
+    trial_workers.stop_workers()
+    try:
+        trial_workers.prestart(2)
+        (worker,) = trial_workers._POOL
+        trial_workers.prestart(2, candidates=3, trials=1)
+        assert trial_workers._POOL == [] and worker.process.poll() is not None
+        trial_workers.prestart(2, candidates=50, trials=4)
+        assert len(trial_workers._POOL) == 1
+    finally:
+        trial_workers.stop_workers()
+
+
+def test_a_simulation_worker_loads_neither_pxr_nor_pydantic_glfw_or_scipy():
+    import os
+    import subprocess
+    import sys
+
+    from usdgrip.grasping.physics import children
+
+    # What the worker imports before it says ready (trial_worker_main.main), in its environment.
+    probe = (
+        "import sys; from usdgrip.grasping.physics import trial_worker_main; "
+        "from usdgrip.grasping.physics.candidate_trials import evaluate_one; "
+        "from usdgrip.grasping.physics.engines import get_engine; get_engine('mujoco').load(); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pxr', 'pydantic', 'glfw', "
+        "'scipy', 'trimesh', 'yaml'}))"
+    )
+    env = {**os.environ, children.WORKER_ENV: "1", "MUJOCO_GL": "disable"}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+    # spawn gives its children that environment
+    process, tasks, results = children.spawn(
+        "import os, sys; from multiprocessing.connection import Connection; "
+        "Connection(int(sys.argv[2]), readable=False).send("
+        f"(os.environ.get({children.WORKER_ENV!r}), os.environ.get('MUJOCO_GL')))"
+    )
+    try:
+        assert results.recv() == ("1", "disable")
+    finally:
+        children.end(process, tasks, results, grace=5)

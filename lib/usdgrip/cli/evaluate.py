@@ -168,6 +168,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The simulation here renders nothing: MuJoCo's import then skips GLFW and the Python
+    # child GLFW's import starts to probe its library (about 0.1 s). Read at its import.
+    os.environ.setdefault("MUJOCO_GL", "disable")
     if args.gripper_test is None and not args.lines:
         _start_workers_early(args)  # before this command's own imports
     from usdgrip.cli import EXIT_FINDINGS, EXIT_OK, open_input
@@ -293,9 +296,6 @@ def _start_workers_early(args: argparse.Namespace) -> None:
 
     if args.jobs <= 1 or get_engine(args.engine).batched or check_jobs(args.jobs):
         return
-    # The simulation here renders nothing: MuJoCo's import then skips GLFW and the Python
-    # child GLFW's import starts to probe its library (about 0.1 s).
-    os.environ.setdefault("MUJOCO_GL", "disable")
     prestart(args.jobs)
 
 
