@@ -4,13 +4,17 @@ Issue 25's case: the example mug's 50 planned candidates × 4 trials on a table,
 command a fresh process (start-up, reading, models, simulation, writing: what a user
 waits for). Runs alternate (1, 2, 1, 2, ...) after one warm-up of each (the CoACD cache
 and the page cache warm), so a drift of the shared machine's speed hits both; prints each
-one's median wall time, the ratio of the medians, the serial part the jobs=1 run reports
-(everything but the simulation) and the load average before and after.
+one's median wall time, the ratio of the medians and the median of the pairs' ratios, the
+serial part the jobs=1 run reports (everything but the simulation) and the load average
+before, at most and after. ``--baseline OTHER/lib`` runs another checkout's code (the last
+release's) in the same rounds, so a slowdown of either jobs value shows.
 
 Usage::
 
     .venv/bin/python bench/bench_evaluate_jobs.py            # 3 pairs
     .venv/bin/python bench/bench_evaluate_jobs.py --pairs 5 --trials 4
+    git worktree add /tmp/prev e3b5944
+    .venv/bin/python bench/bench_evaluate_jobs.py --baseline /tmp/prev/lib
 """
 
 from __future__ import annotations
@@ -31,10 +35,10 @@ GRIPPER = f"{ROOT / 'examples' / 'gripper.usda'}:/Gripper/tcp"
 TARGET = 1.7
 
 
-def run(command: list[str]) -> tuple[float, str]:
+def run(command: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
     """Wall seconds of one command and what it printed."""
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     return time.perf_counter() - started, done.stdout
 
 
@@ -43,8 +47,18 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=3, help="timed pairs (default 3)")
     parser.add_argument("--candidates", type=int, default=50, help="planned candidates")
     parser.add_argument("--trials", type=int, default=4, help="trials per candidate")
+    parser.add_argument(
+        "--baseline",
+        metavar="LIB",
+        help="another checkout's lib/ folder (e.g. the last release's): its commands run in "
+        "the same rounds (PYTHONPATH=LIB), each jobs value compared with it",
+    )
     args = parser.parse_args()
     base = [sys.executable, "-m", "usdgrip"]
+    variants = {"this": None}
+    if args.baseline:
+        lib = str(Path(args.baseline).resolve())
+        variants["baseline"] = {**os.environ, "PYTHONPATH": lib}
     with tempfile.TemporaryDirectory() as folder:
         grasps = str(Path(folder) / "mug.yaml")
         subprocess.run(
@@ -55,28 +69,48 @@ def main() -> int:
         evaluate = [*base, "evaluate", MUG, "--object", "/Mug", "--gripper", GRIPPER,
                     "--grasps", grasps, "--table", "--trials", str(args.trials),
                     "-o", str(Path(folder) / "out.yaml"), "--show", "0"]  # fmt: skip
-        load = os.getloadavg()[0]
-        for jobs in (1, 2):  # warm-up
-            run([*evaluate, "--jobs", str(jobs)])
-        walls: dict[int, list[float]] = {1: [], 2: []}
+        loads = [os.getloadavg()[0]]
+        for env in variants.values():  # warm-up
+            for jobs in (1, 2):
+                run([*evaluate, "--jobs", str(jobs)], env)
+        walls: dict[tuple[str, int], list[float]] = {(v, j): [] for v in variants for j in (1, 2)}
         serial = []
         for _ in range(args.pairs):
-            for jobs in (1, 2):
-                seconds, out = run([*evaluate, "--jobs", str(jobs)])
-                walls[jobs].append(seconds)
-                if jobs == 1:
-                    simulation = float(re.search(r"simulation ([\d.]+) s", out).group(1))
-                    serial.append(seconds - simulation)
-    one, two = statistics.median(walls[1]), statistics.median(walls[2])
+            for name, env in variants.items():
+                for jobs in (1, 2):
+                    seconds, out = run([*evaluate, "--jobs", str(jobs)], env)
+                    walls[name, jobs].append(seconds)
+                    if jobs == 1 and name == "this":
+                        simulation = float(re.search(r"simulation ([\d.]+) s", out).group(1))
+                        serial.append(seconds - simulation)
+            loads.append(os.getloadavg()[0])
+    median = {key: statistics.median(values) for key, values in walls.items()}
+    pairs = [a / b for a, b in zip(walls["this", 1], walls["this", 2], strict=True)]
     print(
         f"usdgrip evaluate, {args.candidates} mug candidates x {args.trials} trials, whole "
-        f"command, {args.pairs} pairs: --jobs 1 median {one:.2f} s, --jobs 2 median {two:.2f} s"
+        f"command, {args.pairs} rounds: --jobs 1 median {median['this', 1]:.2f} s, --jobs 2 "
+        f"median {median['this', 2]:.2f} s"
     )
     print(
-        f"ratio of medians {one / two:.2f}x (target >= {TARGET}x); serial part of a jobs=1 "
-        f"run (start-up, reading, models, writing) median {statistics.median(serial):.2f} s; "
-        f"load average {load:.1f} before, {os.getloadavg()[0]:.1f} after (2 cores shared: a "
-        "load above ~1 leaves the second job no core of its own)"
+        f"--jobs 2 / --jobs 1: ratio of medians {median['this', 1] / median['this', 2]:.2f}x, "
+        f"median of the pairs' ratios {statistics.median(pairs):.2f}x (target >= {TARGET}x); "
+        f"serial part of a jobs=1 run (start-up, reading, models, writing, exit) median "
+        f"{statistics.median(serial):.2f} s"
+    )
+    if args.baseline:
+        for jobs in (1, 2):
+            ratio = [
+                a / b for a, b in zip(walls["this", jobs], walls["baseline", jobs], strict=True)
+            ]
+            print(
+                f"--jobs {jobs} against the baseline ({args.baseline}): median "
+                f"{median['this', jobs]:.2f} s vs {median['baseline', jobs]:.2f} s, "
+                f"{statistics.median(ratio):.2f}x the time (median of the rounds' ratios)"
+            )
+    print(
+        f"load average {loads[0]:.1f} before, {max(loads):.1f} at most, {loads[-1]:.1f} after "
+        "(2 cores shared: a load above ~1 leaves the second job no core of its own; a figure "
+        "at a load above 1.5 is no evidence)"
     )
     return 0
 

@@ -1,7 +1,5 @@
 """``python -m usdgrip`` runs the CLI."""
 
-import sys
+from usdgrip.cli import run_and_exit
 
-from usdgrip.cli import main
-
-sys.exit(main())
+run_and_exit()
