@@ -25,7 +25,7 @@ Choices (also in ``docs/antipodal.md``):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -130,15 +130,35 @@ class SceneShape:
 # --- meshes -----------------------------------------------------------------
 
 
+#: Whether a prim passes TRAVERSAL (a PrimRange visits its root only then).
+_traversed = TRAVERSAL.__call__
+#: Prims :func:`_iter_gprims` visits one by one before it hands the rest of the walk to
+#: PrimRanges (cheaper per prim, dearer to build: a small object is walked faster by hand).
+_WALKED_BY_HAND = 16
+
+
 def _iter_gprims(root: Usd.Prim, schema: type) -> Iterator[Usd.Prim]:
-    """Active, loaded, non-guide prims of ``schema`` at or under ``root`` (instances included)."""
-    for prim in Usd.PrimRange(root, TRAVERSAL):
-        if not prim.IsA(schema):
-            continue
-        # Purpose is inherited: a mesh under a guide Xform is a guide too.
-        if UsdGeom.Imageable(prim).ComputePurpose() == UsdGeom.Tokens.guide:
-            continue
-        yield prim
+    """Active, loaded, non-guide prims of ``schema`` at or under ``root`` (instances included).
+
+    In ``Usd.PrimRange(root, TRAVERSAL)``'s order (depth first, parents first).
+    """
+    stack = [root] if _traversed(root) else []
+    by_hand = 0
+    while stack:
+        top = stack.pop()
+        if by_hand < _WALKED_BY_HAND:
+            by_hand += 1
+            stack.extend(reversed(top.GetFilteredChildren(TRAVERSAL)))
+            prims: Iterable[Usd.Prim] = (top,)
+        else:  # the rest of this subtree, in the same order
+            prims = Usd.PrimRange(top, TRAVERSAL)
+        for prim in prims:
+            if not prim.IsA(schema):
+                continue
+            # Purpose is inherited: a mesh under a guide Xform is a guide too.
+            if UsdGeom.Imageable(prim).ComputePurpose() == UsdGeom.Tokens.guide:
+                continue
+            yield prim
 
 
 def compute_fan_triangles(counts: NDArray[np.int64], indices: NDArray[np.int64]) -> Triangles:
