@@ -17,6 +17,7 @@ from pxr import Gf, Sdf, Usd, UsdGeom
 import usdgrip.rules.slot_rules as slot_rules
 from usdgrip.rules import validate
 from usdgrip.slot_checks import compute_slot_surface_problems
+from usdgrip.usd.geometry import read_box_shapes, read_collision_shapes
 from usdgrip.usd.grasp_lines import read_object_surface
 from usdgrip.usd.stage import compute_world_transform
 
@@ -186,3 +187,49 @@ def test_rule_casts_no_triangles_for_cubes_that_pass(tmp_path: Path, monkeypatch
         i.message.count("does not meet the surface of </Obj> (12 triangles") for i in issues
     ] == [1, 1]
     assert len(built) == 1
+
+
+@pytest.mark.parametrize("mpu", [1.0, 0.01, 0.0254])
+def test_box_shapes_are_the_collision_readers_floats(tmp_path: Path, mpu: float) -> None:
+    """read_box_shapes gives read_collision_shapes' sizes and poses, bit for bit."""
+    rng = np.random.default_rng(int(mpu * 1000))
+    stage = Usd.Stage.CreateInMemory()
+    UsdGeom.SetStageMetersPerUnit(stage, mpu)
+    obj = UsdGeom.Xform.Define(stage, "/Obj")
+    obj.AddTranslateOp().Set(Gf.Vec3d(*rng.normal(scale=100, size=3).tolist()))
+    obj.AddScaleOp().Set(Gf.Vec3d(*rng.uniform(0.1, 10, size=3).tolist()))
+    for n in range(3):
+        cube = UsdGeom.Cube.Define(stage, f"/Obj/part_{n}/cube")
+        cube.GetSizeAttr().Set(float(rng.uniform(0.01, 3)))
+        cube.AddTranslateOp().Set(Gf.Vec3d(*rng.normal(size=3).tolist()))
+        cube.AddScaleOp().Set(Gf.Vec3f(*rng.uniform(0.1, 10, size=3).tolist()))
+    UsdGeom.Cube.Define(stage, "/Obj/guide").GetPurposeAttr().Set(UsdGeom.Tokens.guide)
+    prim = stage.GetPrimAtPath("/Obj")
+    shapes = read_collision_shapes(prim, prefer_collision=False)
+    boxes = read_box_shapes(prim)
+    assert boxes is not None and len(boxes) == len(shapes) == 3
+    for (size, pose), shape in zip(boxes, shapes, strict=True):
+        assert size == shape.params["size"] and np.array_equal(pose, shape.pose)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    ["rotated", "mirrored", "sphere", "mesh", "zero size", "far", "nan"],
+)
+def test_box_shapes_leave_anything_else_to_the_full_reader(edit: str) -> None:
+    stage = Usd.Stage.CreateInMemory()
+    UsdGeom.Xform.Define(stage, "/Obj")
+    cube = UsdGeom.Cube.Define(stage, "/Obj/cube")
+    if edit == "rotated":
+        cube.AddRotateZOp().Set(30.0)
+    elif edit == "mirrored":
+        cube.AddScaleOp().Set(Gf.Vec3d(-1, 1, 1))
+    elif edit == "sphere":
+        UsdGeom.Sphere.Define(stage, "/Obj/ball")
+    elif edit == "mesh":
+        UsdGeom.Mesh.Define(stage, "/Obj/mesh")
+    elif edit == "zero size":
+        cube.GetSizeAttr().Set(0.0)
+    else:
+        cube.AddTranslateOp().Set(Gf.Vec3d(1e12 if edit == "far" else float("nan"), 0, 0))
+    assert read_box_shapes(stage.GetPrimAtPath("/Obj")) is None
