@@ -38,7 +38,9 @@ LAYOUTS = ("curve", "xform")
 """``curve``: a ``BasisCurves`` named ``grasp_identifier*`` (GSP.001). ``xform``: an Xform
 named so, the line being its first child curve with >= 2 points (FET005 benchmark)."""
 
-_BARYCENTRIC_TOLERANCE = 1e-9  # hits on a shared edge count for both triangles
+#: Barycentric slack of the segment casts: a hit on an edge shared by two triangles counts
+#: for both, and a line along a face of a box meets the faces beside it.
+BARYCENTRIC_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,7 +141,7 @@ def _cast_segments(
         qvec = _cross(tvec, edge1[None, :, :])
         v = np.einsum("nfj,nj->nf", qvec, directions) * inv
         t = np.einsum("fj,nfj->nf", edge2, qvec) * inv
-    tol = _BARYCENTRIC_TOLERANCE
+    tol = BARYCENTRIC_TOLERANCE
     hit = valid & (u >= -tol) & (v >= -tol) & (u + v <= 1 + tol) & (t >= 0.0) & (t <= 1.0)
     return t, hit
 
@@ -205,7 +207,7 @@ def _meets_any(origin: list[float], direction: list[float], corners: list) -> bo
     ox, oy, oz = origin
     dx, dy, dz = direction
     d_norm = math.sqrt(dx * dx + dy * dy + dz * dz)
-    tol = _BARYCENTRIC_TOLERANCE
+    tol = BARYCENTRIC_TOLERANCE
     for (ax, ay, az), (bx, by, bz), (cx, cy, cz) in corners:
         e1x, e1y, e1z = bx - ax, by - ay, bz - az
         e2x, e2y, e2z = cx - ax, cy - ay, cz - az

@@ -15,7 +15,11 @@ from typing import Any
 import numpy as np
 
 from usdgrip.frames import MAX_WORLD_OFFSET_M, ZERO_LENGTH_TOLERANCE
-from usdgrip.grasp_line_geometry import SMALL_CAST_PAIRS, check_segments_hit_mesh
+from usdgrip.grasp_line_geometry import (
+    BARYCENTRIC_TOLERANCE,
+    SMALL_CAST_PAIRS,
+    check_segments_hit_mesh,
+)
 
 #: Largest plausible slot up range, metres (GS.002 fails it; the sampler refuses it).
 #: ``DEFAULT_PARAMS["slot_up_range_max_m"]`` in the rules.
@@ -301,3 +305,167 @@ def _compute_small_surface_problems(
         )
         outside.append(out and usable)
     return line_misses, np.array(outside, dtype=bool)
+
+
+#: How far (a fraction of the half edge) a box face is grown when :func:`check_slots_meet_boxes`
+#: certifies a crossing: a tenth of the cast's barycentric slack, so the cast meets it too.
+_BOX_FACE_GROWTH = BARYCENTRIC_TOLERANCE / 10
+#: Largest ratio of the cast's magnitudes (positions, reach) to a face's smallest edge, scaled
+#: by the face's shape and the line's slant to it, for which a crossing is certified: float64
+#: rounding then moves the cast's barycentric coordinates by ~1e-12, far inside its slack.
+_BOX_CAST_CONDITION = 1e4
+#: Relative slack of the certified centre test (bounds computed another way round).
+_BOUNDS_GUARD = 1e-8
+
+
+def check_slots_meet_boxes(
+    centers: Any,
+    span_axes: Any,
+    up_ranges: Any,
+    object_to_world: Any,
+    meters_per_unit: float,
+    boxes: list[tuple[Any, Any]],
+) -> bool:
+    """Whether :func:`compute_slot_surface_problems` surely finds nothing on an object of boxes.
+
+    The same two tests without the boxes' triangles (plain Python, a few slots): each slot's
+    closing line must cross the plane of a box face inside that face (grown by a tenth of
+    the cast's slack, so a line along a face still meets the faces beside it, as the cast
+    does), at a slant and a scale where rounding cannot move the cast's verdict; each centre
+    must lie inside the boxes' bounds grown by its up range, by more than a guard. False
+    when a slot is near either boundary or any value is not regular (a singular or
+    non-finite transform, a zero span): then the triangle cast decides, so GS.009's findings
+    are the cast's whichever path runs.
+
+    Args:
+        centers: (N, 3) as :func:`compute_slot_surface_problems` takes them.
+        span_axes: (N, 3) likewise.
+        up_ranges: (N,) likewise.
+        object_to_world: (4, 4) likewise.
+        meters_per_unit: likewise.
+        boxes: ``(size, pose)`` of each box as
+            :func:`usdgrip.usd.geometry.read_collision_shapes` reads a Cube: full edge
+            lengths (metres) along the axes of ``pose``, a rigid (4, 4) world transform.
+    """
+    (r0, r1, r2, _) = np.asarray(object_to_world, dtype=np.float64).tolist()
+    rows = (r0[:3], r1[:3], r2[:3])
+    shift = (r0[3], r1[3], r2[3])
+    to_local = _invert3(rows)
+    if to_local is None or not boxes:
+        return False
+    placed = [_place_box(size, pose, rows, shift, to_local) for size, pose in boxes]
+    if None in placed:
+        return False
+    world_low = [min(box[4][i] for box in placed) for i in range(3)]
+    world_high = [max(box[5][i] for box in placed) for i in range(3)]
+    low = [min(box[6][i] for box in placed) for i in range(3)]
+    high = [max(box[7][i] for box in placed) for i in range(3)]
+    mid = [0.5 * (a + b) for a, b in zip(world_low, world_high, strict=True)]
+    size = _norm3(*_sub3(world_high, world_low))
+    for center, span, up in zip(centers, span_axes, up_ranges, strict=True):
+        c = [_dot3(r, center) + t for r, t in zip(rows, shift, strict=True)]  # world
+        reach = _norm3(*_sub3(c, mid)) + size + 1e-9  # the cast's
+        magnitude = 2 * reach + _norm3(*c)
+        if not math.isfinite(magnitude):
+            return False
+        if not any(_crosses_box_face(center, span, magnitude, *box[:4]) for box in placed):
+            return False
+        if isinstance(up, int | float) and math.isfinite(up) and up > 0:
+            margin = up / meters_per_unit  # else GS.002 reports it, and no centre is outside
+            for v, a, b in zip(center, low, high, strict=True):
+                guard = _BOUNDS_GUARD * (abs(a) + abs(b) + abs(v) + margin)
+                if not (a - margin + guard < v < b + margin - guard):
+                    return False
+    return True
+
+
+def _place_box(size: Any, pose: Any, rows: tuple, shift: tuple, to_local: list) -> tuple | None:
+    """A box in the object's frame: ``(M, m, half, faces, world bounds, object bounds)``.
+
+    ``M c + m`` takes an object-frame point into the box's frame (world metres, rigid);
+    ``faces``: per axis ``k``, the slant factor of :func:`_crosses_box_face`. ``None`` when
+    a half edge is not a finite value > 0.
+    """
+    half = [0.5 * float(v) for v in size]
+    if not all(math.isfinite(v) and v > 0 for v in half):
+        return None
+    (q0, q1, q2, _) = np.asarray(pose, dtype=np.float64).tolist()
+    axes = ((q0[0], q1[0], q2[0]), (q0[1], q1[1], q2[1]), (q0[2], q1[2], q2[2]))  # columns
+    origin = (q0[3], q1[3], q2[3])
+    columns = list(zip(*rows, strict=True))
+    matrix = [[_dot3(a, col) for col in columns] for a in axes]  # Q^T R
+    offset = [_dot3(a, _sub3(shift, origin)) for a in axes]  # Q^T (t - q)
+    faces = []
+    for k in range(3):
+        i, j = (k + 1) % 3, (k + 2) % 3
+        edge = 2 * min(half[i], half[j])
+        shape = 2 * math.hypot(half[i], half[j]) / edge
+        faces.append(edge * _BOX_CAST_CONDITION / shape)
+    # Bounds: centre +- sum_k |axis k| half_k, in the world and in the object's frame.
+    h0, h1, h2 = half
+    a0, a1, a2 = axes
+    spread = [abs(a0[i]) * h0 + abs(a1[i]) * h1 + abs(a2[i]) * h2 for i in range(3)]
+    world = ([origin[i] - spread[i] for i in range(3)], [origin[i] + spread[i] for i in range(3)])
+    local_mid = [_dot3(r, _sub3(origin, shift)) for r in to_local]
+    spread = [
+        abs(_dot3(r, a0)) * h0 + abs(_dot3(r, a1)) * h1 + abs(_dot3(r, a2)) * h2 for r in to_local
+    ]
+    local = (
+        [local_mid[i] - spread[i] for i in range(3)],
+        [local_mid[i] + spread[i] for i in range(3)],
+    )
+    magnitude = _norm3(*origin)
+    return (matrix, offset, half, (faces, magnitude), *world, *local)
+
+
+def _dot3(a: Any, b: Any) -> float:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _sub3(a: Any, b: Any) -> tuple[float, float, float]:
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+def _crosses_box_face(
+    center: Any, span: Any, magnitude: float, matrix: list, offset: list, half: list, faces: tuple
+) -> bool:
+    """Whether the line ``center + t span`` (object frame) surely meets the placed box.
+
+    ``magnitude``: twice the cast's reach plus the centre's distance from the origin.
+    """
+    p = [_dot3(r, center) + o for r, o in zip(matrix, offset, strict=True)]  # box frame
+    d = [_dot3(r, span) for r in matrix]
+    norm = _norm3(*d)  # the world span's length (the box's frame is rigid)
+    if not (math.isfinite(norm) and norm > ZERO_LENGTH_TOLERANCE):
+        return False
+    slants, origin_magnitude = faces
+    magnitude = (magnitude + origin_magnitude) * norm
+    growth = 1 + _BOX_FACE_GROWTH
+    for k in range(3):
+        # Too slanted, or too small, for rounding to be ruled out: no certainty here.
+        if not abs(d[k]) * slants[k] > magnitude:
+            continue
+        i, j = (k + 1) % 3, (k + 2) % 3
+        for face in (-half[k], half[k]):
+            t = (face - p[k]) / d[k]
+            if (
+                abs(p[i] + t * d[i]) <= half[i] * growth
+                and abs(p[j] + t * d[j]) <= half[j] * growth
+            ):
+                return True
+    return False
+
+
+def _invert3(rows: tuple) -> list[list[float]] | None:
+    """The inverse of a 3x3 (rows), or ``None`` when it is not finite or far from regular."""
+    (a, b, c), (d, e, f), (g, h, i) = rows
+    co = (e * i - f * h, f * g - d * i, d * h - e * g)
+    det = a * co[0] + b * co[1] + c * co[2]
+    frobenius = math.sqrt(sum(v * v for r in rows for v in r))
+    if not (math.isfinite(det) and math.isfinite(frobenius) and abs(det) > 1e-6 * frobenius**3):
+        return None
+    return [
+        [co[0] / det, (c * h - b * i) / det, (b * f - c * e) / det],
+        [co[1] / det, (a * i - c * g) / det, (c * d - a * f) / det],
+        [co[2] / det, (b * g - a * h) / det, (a * e - b * d) / det],
+    ]

@@ -20,6 +20,7 @@ from usdgrip.rules.contexts import SlotContext, SlotEntry
 from usdgrip.rules.records import Finding, rule
 from usdgrip.site_records import LR_TOKENS
 from usdgrip.slot_checks import (
+    check_slots_meet_boxes,
     compute_axes_problems,
     compute_slot_surface_problems,
     get_center_problem,
@@ -27,8 +28,8 @@ from usdgrip.slot_checks import (
     get_up_range_problem,
     get_world_axes_problem,
 )
-from usdgrip.usd.geometry import read_collision_shapes
-from usdgrip.usd.grasp_lines import read_object_surface
+from usdgrip.usd.geometry import read_box_shapes, read_collision_shapes
+from usdgrip.usd.grasp_lines import compute_object_surface
 from usdgrip.usd.slots import get_instance_name_problem
 from usdgrip.usd.stage import (
     TRAVERSAL,
@@ -290,30 +291,36 @@ def check_slot_group(context: SlotContext) -> Iterator[Finding]:
     tags=("slots",),
 )
 def check_slot_misses_object(context: SlotContext) -> Iterator[Finding]:
-    """GS.009: GP.001's surface and segment cast, applied to each slot's closing line."""
+    """GS.009: GP.001's surface and segment cast, applied to each slot's closing line.
+
+    An object of Cubes is first checked without its triangles
+    (:func:`~usdgrip.slot_checks.check_slots_meet_boxes`): when every slot surely passes,
+    nothing is cast; otherwise the cast decides, so the findings are the cast's.
+    """
     prim = context.prim
     if (
         not prim.IsA(UsdGeom.Gprim)
         and next(iter(prim.GetFilteredChildren(TRAVERSAL)), None) is None
     ):
         return  # no geometry at or under the prim: nothing to meet
+    cache = context.xform_cache
+    shapes, surface = None, None
     try:
-        surface = read_object_surface(prim, context.xform_cache)
-    except GripperError as error:
-        try:
-            has_shapes = bool(read_collision_shapes(prim, prefer_collision=False))
-        except GripperError:
-            has_shapes = True  # geometry that cannot be placed (a non-finite or far transform)
-        if has_shapes:
-            yield Finding(f"the slots cannot be checked against the object's surface: {error}")
+        boxes = read_box_shapes(prim, cache)  # plain Cubes, cheaply; None: read them in full
+        if boxes is None:
+            shapes = read_collision_shapes(prim, prefer_collision=False, xform_cache=cache)
+            if all(s.kind == "box" for s in shapes):
+                boxes = [(s.params["size"], s.pose) for s in shapes]
+            else:  # the triangles at once (no box's tessellation can fail)
+                surface = compute_object_surface(prim, shapes)
+    except GripperError as error:  # geometry that cannot be read or placed
+        yield Finding(f"the slots cannot be checked against the object's surface: {error}")
+        return
+    if boxes == []:
         return  # no Mesh, Cube, Sphere, Cylinder or Capsule: nothing to meet
     mpu = context.meters_per_unit or get_meters_per_unit(prim.GetStage())
     if get_meters_per_unit_problem(mpu) is not None:
         return  # GS.001 reports it
-    world = compute_world_transform(prim, xform_cache=context.xform_cache, meters_per_unit=mpu)
-    shown = (
-        f"<{context.path}> ({len(surface.faces)} triangles of {len(surface.source_paths)} prim(s))"
-    )
     slots = [
         slot
         for slot in context.slots
@@ -324,12 +331,25 @@ def check_slot_misses_object(context: SlotContext) -> Iterator[Finding]:
     ]  # GS.001 reports an unusable centre or axis
     if not slots:
         return
+    world = compute_world_transform(prim, xform_cache=context.xform_cache, meters_per_unit=mpu)
     up_ranges = [s.up_range if isinstance(s.up_range, int | float) else math.nan for s in slots]
+    centers = [s.center for s in slots]
+    span_axes = [s.span_axis for s in slots]
+    if surface is None:
+        if check_slots_meet_boxes(centers, span_axes, up_ranges, world, mpu, boxes):
+            return
+        if shapes is None:
+            shapes = read_collision_shapes(prim, prefer_collision=False, xform_cache=cache)
+        surface = compute_object_surface(prim, shapes)
     misses, outside = compute_slot_surface_problems(
-        [s.center for s in slots], [s.span_axis for s in slots], up_ranges, world, mpu,
-        surface.vertices, surface.faces,
-    )  # fmt: skip
+        centers, span_axes, up_ranges, world, mpu, surface.vertices, surface.faces
+    )
+    shown = (
+        f"<{context.path}> ({len(surface.faces)} triangles of {len(surface.source_paths)} prim(s))"
+    )
     for slot, up_range, missing, off in zip(slots, up_ranges, misses, outside, strict=True):
+        if not (missing or off):
+            continue
         center = ", ".join(f"{float(c):.4g}" for c in slot.center)
         span = ", ".join(f"{float(c):.4g}" for c in slot.span_axis)
         if missing:

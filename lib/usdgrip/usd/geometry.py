@@ -25,7 +25,8 @@ Choices (also in ``docs/antipodal.md``):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -34,7 +35,7 @@ from numpy.typing import NDArray
 from pxr import Sdf, Usd, UsdGeom, UsdPhysics
 
 from usdgrip.errors import GripperError
-from usdgrip.frames import Mat4, compute_rigid_part
+from usdgrip.frames import MAX_WORLD_OFFSET_M, Mat4, compute_rigid_part
 from usdgrip.usd.primitives import (
     TESSELLATION_SECTIONS,
     get_primitive_kind,
@@ -45,6 +46,7 @@ from usdgrip.usd.primitives import (
 from usdgrip.usd.stage import (
     TRAVERSAL,
     compute_world_transform,
+    get_meters_per_unit,
     get_world_transform_problem,
     read_stage_up_vector,
 )
@@ -63,6 +65,7 @@ __all__ = [
     "check_manifold",
     "compute_fan_triangles",
     "compute_shape_mesh",
+    "read_box_shapes",
     "read_collision_shapes",
     "read_object_mesh",
     "read_up_axis",
@@ -130,15 +133,35 @@ class SceneShape:
 # --- meshes -----------------------------------------------------------------
 
 
+#: Whether a prim passes TRAVERSAL (a PrimRange visits its root only then).
+_traversed = TRAVERSAL.__call__
+#: Prims :func:`_iter_gprims` visits one by one before it hands the rest of the walk to
+#: PrimRanges (cheaper per prim, dearer to build: a small object is walked faster by hand).
+_WALKED_BY_HAND = 16
+
+
 def _iter_gprims(root: Usd.Prim, schema: type) -> Iterator[Usd.Prim]:
-    """Active, loaded, non-guide prims of ``schema`` at or under ``root`` (instances included)."""
-    for prim in Usd.PrimRange(root, TRAVERSAL):
-        if not prim.IsA(schema):
-            continue
-        # Purpose is inherited: a mesh under a guide Xform is a guide too.
-        if UsdGeom.Imageable(prim).ComputePurpose() == UsdGeom.Tokens.guide:
-            continue
-        yield prim
+    """Active, loaded, non-guide prims of ``schema`` at or under ``root`` (instances included).
+
+    In ``Usd.PrimRange(root, TRAVERSAL)``'s order (depth first, parents first).
+    """
+    stack = [root] if _traversed(root) else []
+    by_hand = 0
+    while stack:
+        top = stack.pop()
+        if by_hand < _WALKED_BY_HAND:
+            by_hand += 1
+            stack.extend(reversed(top.GetFilteredChildren(TRAVERSAL)))
+            prims: Iterable[Usd.Prim] = (top,)
+        else:  # the rest of this subtree, in the same order
+            prims = Usd.PrimRange(top, TRAVERSAL)
+        for prim in prims:
+            if not prim.IsA(schema):
+                continue
+            # Purpose is inherited: a mesh under a guide Xform is a guide too.
+            if UsdGeom.Imageable(prim).ComputePurpose() == UsdGeom.Tokens.guide:
+                continue
+            yield prim
 
 
 def compute_fan_triangles(counts: NDArray[np.int64], indices: NDArray[np.int64]) -> Triangles:
@@ -468,6 +491,53 @@ def read_collision_shapes(
         candidates = [(prim, kind) for prim, kind in candidates if _collision_enabled(prim)]
     shapes = [read_collision_shape(prim, kind, xform_cache) for prim, kind in candidates]
     return [shape for shape in shapes if shape is not None]
+
+
+def read_box_shapes(
+    root: Usd.Prim, xform_cache: UsdGeom.XformCache | None = None
+) -> list[tuple[tuple[float, float, float], list[list[float]]]] | None:
+    """``read_collision_shapes(root, prefer_collision=False)`` for the commonest object, cheaply.
+
+    When every shape at or under ``root`` is a Cube placed by a translation and positive
+    scales along the world axes (a prop blocked out in any unit): each one's
+    ``(params["size"], pose)`` as that reader gives them (the same floats: size times the
+    world axis scales, a rigid pose that is a translation), as plain lists, without building
+    the shapes. ``None`` for anything else (another shape, a rotation, a mirror, a value or
+    transform the reader refuses): read the shapes with :func:`read_collision_shapes`.
+    """
+    cache = UsdGeom.XformCache(Usd.TimeCode.Default()) if xform_cache is None else xform_cache
+    boxes = []
+    mpu = None
+    for prim in _iter_gprims(root, UsdGeom.Gprim):
+        kind = _shape_kind(prim)
+        if kind is None:
+            continue
+        if kind != "box":
+            return None
+        try:
+            size = read_primitive_params(prim, kind)["size"]
+        except GripperError:
+            return None  # the full reader says why
+        if mpu is None:
+            mpu = get_meters_per_unit(prim.GetStage())
+        # Gf rows are the local axes, the last one the translation (compute_world_transform's
+        # transpose, before its metres-per-unit scaling); through the buffer, as one list.
+        rows = memoryview(cache.GetLocalToWorldTransform(prim)).tolist()
+        (a, b, c, _), (d, e, f, _), (g, h, i, _), (x, y, z, _) = rows
+        if mpu != 1.0:
+            a, e, i, x, y, z = a * mpu, e * mpu, i * mpu, x * mpu, y * mpu, z * mpu
+        if not (b == c == d == f == g == h == 0.0 and a > 0 and e > 0 and i > 0):
+            return None  # rotated, sheared or mirrored: compute_rigid_part's SVD decides
+        if not (
+            math.isfinite(a + e + i + x + y + z)
+            and max(abs(x), abs(y), abs(z)) <= (MAX_WORLD_OFFSET_M)
+        ):
+            return None  # get_world_transform_problem's refusal
+        # _read_primitive's per-axis scale (a column norm: sqrt of the one non-zero square).
+        scale = (math.sqrt(a * a), math.sqrt(e * e), math.sqrt(i * i))
+        pose = [[1.0, 0.0, 0.0, x], [0.0, 1.0, 0.0, y], [0.0, 0.0, 1.0, z], [0.0, 0.0, 0.0, 1.0]]
+        boxes.append((tuple(v * k for v, k in zip(size, scale, strict=True)), pose))
+    return boxes
 
 
 def read_collision_shape(

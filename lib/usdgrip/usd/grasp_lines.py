@@ -22,7 +22,7 @@ from usdgrip.errors import GripperError
 from usdgrip.extras import describe_missing_extra
 from usdgrip.grasp_line_geometry import GRASP_LINE_PREFIX, GraspLine, Points, Triangles
 from usdgrip.usd.discovery import StageScan, scan_stage
-from usdgrip.usd.geometry import compute_shape_mesh, read_collision_shapes
+from usdgrip.usd.geometry import SceneShape, compute_shape_mesh, read_collision_shapes
 from usdgrip.usd.stage import (
     TRAVERSAL,
     compute_world_transform,
@@ -216,6 +216,15 @@ def read_object_surface(
             or a primitive and no ``trimesh``.
     """
     shapes = read_collision_shapes(prim, prefer_collision=False, xform_cache=xform_cache)
+    return compute_object_surface(prim, shapes)
+
+
+def compute_object_surface(prim: Usd.Prim, shapes: list[SceneShape]) -> ObjectSurface:
+    """:func:`read_object_surface` from the shapes it reads (``read_collision_shapes``'s).
+
+    Raises:
+        GripperError: no shapes, or a primitive and no ``trimesh``.
+    """
     vertices: list[Points] = []
     faces: list[Triangles] = []
     offset = 0

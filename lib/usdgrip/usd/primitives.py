@@ -25,6 +25,7 @@ only as time samples is refused, as for mesh points).
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -77,7 +78,7 @@ def _positive(value: Any, prim: Usd.Prim, name: str) -> float:
         number = float(value)
     except (TypeError, ValueError):  # an attribute authored with another type
         number = float("nan")
-    if not (np.isfinite(number) and number > 0):
+    if not (math.isfinite(number) and number > 0):
         raise GripperError(f"<{prim.GetPath()}>: {name} is {value!r}; expected a finite value > 0")
     return number
 
