@@ -15,9 +15,10 @@ import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom
 
 import usdgrip.rules.slot_rules as slot_rules
+import usdgrip.usd.geometry as geometry
 from usdgrip.rules import validate
 from usdgrip.slot_checks import compute_slot_surface_problems
-from usdgrip.usd.geometry import read_box_shapes, read_collision_shapes
+from usdgrip.usd.geometry import read_axis_aligned_box, read_collision_shapes
 from usdgrip.usd.grasp_lines import read_object_surface
 from usdgrip.usd.stage import compute_world_transform
 
@@ -190,8 +191,10 @@ def test_rule_casts_no_triangles_for_cubes_that_pass(tmp_path: Path, monkeypatch
 
 
 @pytest.mark.parametrize("mpu", [1.0, 0.01, 0.0254])
-def test_box_shapes_are_the_collision_readers_floats(tmp_path: Path, mpu: float) -> None:
-    """read_box_shapes gives read_collision_shapes' sizes and poses, bit for bit."""
+def test_box_shapes_are_the_collision_readers_floats(
+    tmp_path: Path, mpu: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """read_axis_aligned_box gives the general path's sizes and poses, bit for bit."""
     rng = np.random.default_rng(int(mpu * 1000))
     stage = Usd.Stage.CreateInMemory()
     UsdGeom.SetStageMetersPerUnit(stage, mpu)
@@ -205,11 +208,16 @@ def test_box_shapes_are_the_collision_readers_floats(tmp_path: Path, mpu: float)
         cube.AddScaleOp().Set(Gf.Vec3f(*rng.uniform(0.1, 10, size=3).tolist()))
     UsdGeom.Cube.Define(stage, "/Obj/guide").GetPurposeAttr().Set(UsdGeom.Tokens.guide)
     prim = stage.GetPrimAtPath("/Obj")
-    shapes = read_collision_shapes(prim, prefer_collision=False)
-    boxes = read_box_shapes(prim)
-    assert boxes is not None and len(boxes) == len(shapes) == 3
-    for (size, pose), shape in zip(boxes, shapes, strict=True):
-        assert size == shape.params["size"] and np.array_equal(pose, shape.pose)
+    cubes = [stage.GetPrimAtPath(f"/Obj/part_{n}/cube") for n in range(3)]
+    boxes = [read_axis_aligned_box(cube) for cube in cubes]
+    fast = read_collision_shapes(prim, prefer_collision=False)
+    monkeypatch.setattr(geometry, "read_axis_aligned_box", lambda prim, cache=None: None)
+    shapes = read_collision_shapes(prim, prefer_collision=False)  # the general path only
+    assert len(boxes) == len(fast) == len(shapes) == 3 and None not in boxes
+    for box, quick, shape in zip(boxes, fast, shapes, strict=True):
+        assert box.kind == quick.kind == shape.kind == "box" and box.path == shape.path
+        assert box.params == quick.params == shape.params
+        assert np.array_equal(box.pose, shape.pose) and np.array_equal(quick.pose, shape.pose)
 
 
 @pytest.mark.parametrize(
@@ -232,4 +240,5 @@ def test_box_shapes_leave_anything_else_to_the_full_reader(edit: str) -> None:
         cube.GetSizeAttr().Set(0.0)
     else:
         cube.AddTranslateOp().Set(Gf.Vec3d(1e12 if edit == "far" else float("nan"), 0, 0))
-    assert read_box_shapes(stage.GetPrimAtPath("/Obj")) is None
+    declined = {"sphere": "/Obj/ball", "mesh": "/Obj/mesh"}.get(edit, "/Obj/cube")
+    assert read_axis_aligned_box(stage.GetPrimAtPath(declined)) is None

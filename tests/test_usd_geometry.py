@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
+from pxr import Usd, UsdGeom
 
 from usdgrip.errors import GripperError
 from usdgrip.usd.geometry import (
@@ -391,3 +392,30 @@ def test_object_prim_that_is_itself_a_mesh(open_usda):
     assert local.source_paths == ("/Root/Obj",)
     np.testing.assert_allclose(local.vertices.min(0), [0, 0, 0])
     np.testing.assert_allclose(world.vertices.min(0), [0, 0, 2])
+
+
+@pytest.mark.parametrize("width", [0, 3, 15, 16, 17, 40])
+def test_shapes_keep_the_prim_range_order_on_either_side_of_the_hand_walk(width: int) -> None:
+    """Small subtrees are walked by hand, larger ones by one PrimRange: the same shapes in the
+    same order either way, guides, inactive prims and their subtrees left out."""
+    stage = Usd.Stage.CreateInMemory()
+    UsdGeom.Xform.Define(stage, "/Obj")
+    for n in range(width):
+        part = UsdGeom.Xform.Define(stage, f"/Obj/part_{n}")
+        UsdGeom.Cube.Define(stage, f"/Obj/part_{n}/cube")
+        UsdGeom.Sphere.Define(stage, f"/Obj/part_{n}/nested/ball")
+        if n % 5 == 1:
+            part.CreatePurposeAttr(UsdGeom.Tokens.guide)
+        if n % 7 == 3:
+            stage.GetPrimAtPath(f"/Obj/part_{n}/nested").SetActive(False)
+    expected = [
+        str(prim.GetPath())
+        for prim in Usd.PrimRange(stage.GetPrimAtPath("/Obj"))
+        if prim.IsA(UsdGeom.Gprim)
+        and UsdGeom.Imageable(prim).ComputePurpose() != UsdGeom.Tokens.guide
+    ]
+    shapes = read_collision_shapes(stage.GetPrimAtPath("/Obj"), prefer_collision=False)
+    assert [shape.path for shape in shapes] == expected
+    assert len(expected) == 2 * width - sum(1 for n in range(width) if n % 5 == 1) * 2 - sum(
+        1 for n in range(width) if n % 7 == 3 and n % 5 != 1
+    )

@@ -28,7 +28,7 @@ from usdgrip.slot_checks import (
     get_up_range_problem,
     get_world_axes_problem,
 )
-from usdgrip.usd.geometry import read_box_shapes, read_collision_shapes
+from usdgrip.usd.geometry import read_collision_shapes
 from usdgrip.usd.grasp_lines import compute_object_surface
 from usdgrip.usd.slots import get_instance_name_problem
 from usdgrip.usd.stage import (
@@ -303,20 +303,17 @@ def check_slot_misses_object(context: SlotContext) -> Iterator[Finding]:
         and next(iter(prim.GetFilteredChildren(TRAVERSAL)), None) is None
     ):
         return  # no geometry at or under the prim: nothing to meet
-    cache = context.xform_cache
-    shapes, surface = None, None
     try:
-        boxes = read_box_shapes(prim, cache)  # plain Cubes, cheaply; None: read them in full
-        if boxes is None:
-            shapes = read_collision_shapes(prim, prefer_collision=False, xform_cache=cache)
-            if all(s.kind == "box" for s in shapes):
-                boxes = [(s.params["size"], s.pose) for s in shapes]
-            else:  # the triangles at once (no box's tessellation can fail)
-                surface = compute_object_surface(prim, shapes)
+        shapes = read_collision_shapes(
+            prim, prefer_collision=False, xform_cache=context.xform_cache
+        )  # axis-aligned Cubes without numpy (read_axis_aligned_box)
+        boxes = [(s.params["size"], s.pose) for s in shapes if s.kind == "box"]
+        # The triangles at once unless every shape is a box (no box's tessellation can fail).
+        surface = None if len(boxes) == len(shapes) else compute_object_surface(prim, shapes)
     except GripperError as error:  # geometry that cannot be read or placed
         yield Finding(f"the slots cannot be checked against the object's surface: {error}")
         return
-    if boxes == []:
+    if not shapes:
         return  # no Mesh, Cube, Sphere, Cylinder or Capsule: nothing to meet
     mpu = context.meters_per_unit or get_meters_per_unit(prim.GetStage())
     if get_meters_per_unit_problem(mpu) is not None:
@@ -338,8 +335,6 @@ def check_slot_misses_object(context: SlotContext) -> Iterator[Finding]:
     if surface is None:
         if check_slots_meet_boxes(centers, span_axes, up_ranges, world, mpu, boxes):
             return
-        if shapes is None:
-            shapes = read_collision_shapes(prim, prefer_collision=False, xform_cache=cache)
         surface = compute_object_surface(prim, shapes)
     misses, outside = compute_slot_surface_problems(
         centers, span_axes, up_ranges, world, mpu, surface.vertices, surface.faces

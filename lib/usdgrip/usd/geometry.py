@@ -65,7 +65,7 @@ __all__ = [
     "check_manifold",
     "compute_fan_triangles",
     "compute_shape_mesh",
-    "read_box_shapes",
+    "read_axis_aligned_box",
     "read_collision_shapes",
     "read_object_mesh",
     "read_up_axis",
@@ -135,8 +135,8 @@ class SceneShape:
 
 #: Whether a prim passes TRAVERSAL (a PrimRange visits its root only then).
 _traversed = TRAVERSAL.__call__
-#: Prims :func:`_iter_gprims` visits one by one before it hands the rest of the walk to
-#: PrimRanges (cheaper per prim, dearer to build: a small object is walked faster by hand).
+#: Prims :func:`_iter_gprims` walks by hand before it hands a larger subtree to one
+#: PrimRange (cheaper per prim, dearer to build: a small object is walked faster by hand).
 _WALKED_BY_HAND = 16
 
 
@@ -145,23 +145,21 @@ def _iter_gprims(root: Usd.Prim, schema: type) -> Iterator[Usd.Prim]:
 
     In ``Usd.PrimRange(root, TRAVERSAL)``'s order (depth first, parents first).
     """
+    walked: list[Usd.Prim] = []
     stack = [root] if _traversed(root) else []
-    by_hand = 0
-    while stack:
+    while stack and len(walked) < _WALKED_BY_HAND:
         top = stack.pop()
-        if by_hand < _WALKED_BY_HAND:
-            by_hand += 1
-            stack.extend(reversed(top.GetFilteredChildren(TRAVERSAL)))
-            prims: Iterable[Usd.Prim] = (top,)
-        else:  # the rest of this subtree, in the same order
-            prims = Usd.PrimRange(top, TRAVERSAL)
-        for prim in prims:
-            if not prim.IsA(schema):
-                continue
-            # Purpose is inherited: a mesh under a guide Xform is a guide too.
-            if UsdGeom.Imageable(prim).ComputePurpose() == UsdGeom.Tokens.guide:
-                continue
-            yield prim
+        walked.append(top)
+        stack.extend(reversed(top.GetFilteredChildren(TRAVERSAL)))
+    # A larger subtree: one range for all of it (one per prim left would cost more).
+    prims: Iterable[Usd.Prim] = Usd.PrimRange(root, TRAVERSAL) if stack else walked
+    for prim in prims:
+        if not prim.IsA(schema):
+            continue
+        # Purpose is inherited: a mesh under a guide Xform is a guide too.
+        if UsdGeom.Imageable(prim).ComputePurpose() == UsdGeom.Tokens.guide:
+            continue
+        yield prim
 
 
 def compute_fan_triangles(counts: NDArray[np.int64], indices: NDArray[np.int64]) -> Triangles:
@@ -493,51 +491,42 @@ def read_collision_shapes(
     return [shape for shape in shapes if shape is not None]
 
 
-def read_box_shapes(
-    root: Usd.Prim, xform_cache: UsdGeom.XformCache | None = None
-) -> list[tuple[tuple[float, float, float], list[list[float]]]] | None:
-    """``read_collision_shapes(root, prefer_collision=False)`` for the commonest object, cheaply.
+def read_axis_aligned_box(
+    prim: Usd.Prim, xform_cache: UsdGeom.XformCache | None = None
+) -> SceneShape | None:
+    """:func:`read_collision_shape` of a Cube placed along the world axes, without numpy.
 
-    When every shape at or under ``root`` is a Cube placed by a translation and positive
-    scales along the world axes (a prop blocked out in any unit): each one's
-    ``(params["size"], pose)`` as that reader gives them (the same floats: size times the
-    world axis scales, a rigid pose that is a translation), as plain lists, without building
-    the shapes. ``None`` for anything else (another shape, a rotation, a mirror, a value or
-    transform the reader refuses): read the shapes with :func:`read_collision_shapes`.
+    The commonest shape (a prop or table blocked out in any unit) when its world transform
+    is a translation and positive scales along the world axes: the same floats the general
+    path gives (size times the world axis scales, a rigid pose that is the translation).
+    ``None`` for anything else (another prim type, a rotation, a mirror, a value or transform
+    the general path refuses): that path then reads it, or says why not.
     """
+    if get_primitive_kind(prim) != "box":
+        return None
+    try:
+        size = read_primitive_params(prim, "box")["size"]
+    except GripperError:
+        return None  # the general path says why (after the transform's own problems)
     cache = UsdGeom.XformCache(Usd.TimeCode.Default()) if xform_cache is None else xform_cache
-    boxes = []
-    mpu = None
-    for prim in _iter_gprims(root, UsdGeom.Gprim):
-        kind = _shape_kind(prim)
-        if kind is None:
-            continue
-        if kind != "box":
-            return None
-        try:
-            size = read_primitive_params(prim, kind)["size"]
-        except GripperError:
-            return None  # the full reader says why
-        if mpu is None:
-            mpu = get_meters_per_unit(prim.GetStage())
-        # Gf rows are the local axes, the last one the translation (compute_world_transform's
-        # transpose, before its metres-per-unit scaling); through the buffer, as one list.
-        rows = memoryview(cache.GetLocalToWorldTransform(prim)).tolist()
-        (a, b, c, _), (d, e, f, _), (g, h, i, _), (x, y, z, _) = rows
-        if mpu != 1.0:
-            a, e, i, x, y, z = a * mpu, e * mpu, i * mpu, x * mpu, y * mpu, z * mpu
-        if not (b == c == d == f == g == h == 0.0 and a > 0 and e > 0 and i > 0):
-            return None  # rotated, sheared or mirrored: compute_rigid_part's SVD decides
-        if not (
-            math.isfinite(a + e + i + x + y + z)
-            and max(abs(x), abs(y), abs(z)) <= (MAX_WORLD_OFFSET_M)
-        ):
-            return None  # get_world_transform_problem's refusal
-        # _read_primitive's per-axis scale (a column norm: sqrt of the one non-zero square).
-        scale = (math.sqrt(a * a), math.sqrt(e * e), math.sqrt(i * i))
-        pose = [[1.0, 0.0, 0.0, x], [0.0, 1.0, 0.0, y], [0.0, 0.0, 1.0, z], [0.0, 0.0, 0.0, 1.0]]
-        boxes.append((tuple(v * k for v, k in zip(size, scale, strict=True)), pose))
-    return boxes
+    # Gf rows are the local axes, the last one the translation (compute_world_transform's
+    # transpose, before its metres-per-unit scaling); through the buffer, as one list.
+    rows = memoryview(cache.GetLocalToWorldTransform(prim)).tolist()
+    (a, b, c, _), (d, e, f, _), (g, h, i, _), (x, y, z, _) = rows
+    mpu = get_meters_per_unit(prim.GetStage())
+    if mpu != 1.0:
+        a, e, i, x, y, z = a * mpu, e * mpu, i * mpu, x * mpu, y * mpu, z * mpu
+    if not (b == c == d == f == g == h == 0.0 and a > 0 and e > 0 and i > 0):
+        return None  # rotated, sheared or mirrored: compute_rigid_part's SVD decides
+    if not (
+        math.isfinite(a + e + i + x + y + z) and max(abs(x), abs(y), abs(z)) <= MAX_WORLD_OFFSET_M
+    ):
+        return None  # get_world_transform_problem's refusal
+    # _read_primitive's per-axis scale (a column norm: sqrt of the one non-zero square).
+    scale = (math.sqrt(a * a), math.sqrt(e * e), math.sqrt(i * i))
+    pose = np.array([[1.0, 0.0, 0.0, x], [0.0, 1.0, 0.0, y], [0.0, 0.0, 1.0, z], [0, 0, 0, 1.0]])
+    box = tuple(v * k for v, k in zip(size, scale, strict=True))
+    return SceneShape(str(prim.GetPath()), "box", {"size": box}, pose)
 
 
 def read_collision_shape(
@@ -557,6 +546,8 @@ def read_collision_shape(
     kind = _shape_kind(prim) if kind is None else kind
     if kind is None:
         return None
+    if kind == "box" and (box := read_axis_aligned_box(prim, xform_cache)) is not None:
+        return box
     world = compute_world_transform(prim, xform_cache=xform_cache)
     problem = get_world_transform_problem(prim, world)
     if problem is not None:
