@@ -399,22 +399,22 @@ def run_and_exit() -> None:
 
     code = main()
     run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
-    if run_exit_handlers is None or threading.active_count() > 1:
-        sys.exit(code)
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except (OSError, ValueError):
+    if run_exit_handlers is None or threading.active_count() > 1 or not _flush_outputs():
         sys.exit(code)
     run_exit_handlers()
+    _flush_outputs()  # a handler's last words to a stream gone: the exit status stands
+    os._exit(code)
+
+
+def _flush_outputs() -> bool:
+    """Flush ``sys.stdout`` and ``sys.stderr``; False when one cannot be flushed."""
     try:
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
                 stream.flush()
     except (OSError, ValueError):
-        pass  # a handler's last words to a stream gone: the exit status stands
-    os._exit(code)
+        return False
+    return True
 
 
 if __name__ == "__main__":
