@@ -101,19 +101,23 @@ class SiteContext:
     def articulation(self) -> GripperArticulation:
         """The site's articulation (:func:`~usdgrip.usd.articulation.read_gripper_articulation`).
 
-        Measured along the site's grasp frame; a stage without physics costs no walk.
+        Measured along the site's grasp frame, made from the site as read only when the
+        asset has rigid bodies; a stage without physics costs no walk.
         """
-        site = self.site
-        frame = None
-        if site.forward_axis is not None and site.forward_axis.direction is not None:
-            frame = compute_site_frame(site.world_transform, site.forward_axis, site.grip_line)
         return read_gripper_articulation(
             self.prim,
-            grasp_frame=None if frame is None else frame.matrix,
+            read_frame=self._read_frame,
             xform_cache=self.xform_cache,
             scope_cache=self.scope_cache,
             is_site=True,
         )
+
+    def _read_frame(self) -> np.ndarray | None:
+        """The site's grasp frame from :attr:`site` (``None`` without a usable forward axis)."""
+        site = self.site
+        if site.forward_axis is None or site.forward_axis.direction is None:
+            return None
+        return compute_site_frame(site.world_transform, site.forward_axis, site.grip_line).matrix
 
     @cached_property
     def site(self) -> GripperSite:
@@ -414,10 +418,12 @@ class StageContext:
 
         So the articulation rules walk nothing of their own
         (:func:`usdgrip.usd.articulation.fill_physics_scopes`); in a subtree run
-        (:attr:`root`) each asset's physics is walked once when a site reads it.
+        (:attr:`root`) each asset's physics is walked once when a site reads it. A walk
+        that found none (or whose layer texts spell no physics schema) fills every asset's
+        as empty, so no site reads the texts again.
         """
         cache: dict = {}
-        if self.physics and self.root is None and self.scan.physics_prims:
+        if self.physics and self.root is None:
             fill_physics_scopes(self.stage, self.scan.physics_prims, cache)
         return cache
 

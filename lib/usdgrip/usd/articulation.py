@@ -12,7 +12,7 @@ are :mod:`usdgrip.gripper_kinematics`' and are filled in here. ``docs/grippers.m
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -256,6 +256,7 @@ def read_gripper_articulation(
     prim: Usd.Prim,
     *,
     grasp_frame: Mat4 | None = None,
+    read_frame: Callable[[], Mat4 | None] | None = None,
     geometry: bool = True,
     xform_cache: UsdGeom.XformCache | None = None,
     scope_cache: MutableMapping[str, Any] | None = None,
@@ -275,6 +276,9 @@ def read_gripper_articulation(
     Args:
         prim: a gripper site, or a prim of the gripper asset (for a gripper with no site).
         grasp_frame: the site's world grasp frame G when the caller has read it.
+        read_frame: for a site, how the caller reads G when it is needed (an asset with
+            rigid bodies) instead of :func:`read_gripper_site`; a record of an asset
+            without bodies then has no frame (``grasp_frame`` ``None``).
         geometry: read the colliders' triangles (``False``: only which links have colliders;
             no opening is computed).
         xform_cache: shared by reads of one unchanged stage.
@@ -313,7 +317,10 @@ def read_gripper_articulation(
     )
     if is_site and grasp_frame is None:
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            grasp_frame = read_gripper_site(prim, strict=False).grasp_frame
+            if read_frame is not None:
+                grasp_frame = read_frame()
+            else:
+                grasp_frame = read_gripper_site(prim, strict=False).grasp_frame
         base = replace(base, grasp_frame=grasp_frame)
     joint_prims = [stage.GetPrimAtPath(p) for p in scope.joints]
     palm = ancestor

@@ -451,16 +451,16 @@ def _mark_if_counted(
     found: dict[Sdf.Path, list],
     texts: _LayerTexts,
     kind: str,
-    stack_sizes: Callable[[Usd.Prim], list[int]],
+    holdings: Callable[[Usd.Prim], tuple[int, bool]],
 ) -> bool:
     """Flag as maybe-sites the ``found`` prims that hold a marker of ``kind``, if no other can.
 
     Proof by counting: every spec of a marker property (``props``) or of a prim
     named like a marker child (``children``) names it in its layer's text, so the
     occurrences of the kind's tokens bound the number of such specs. When no arc
-    can map a spec to another path (the caller checks) and the stacks of the
-    markers of the ``found`` prims (``stack_sizes``: one size per marker the prim
-    holds) add up to that bound, no other prim holds one.
+    can map a spec to another path (the caller checks) and the specs the ``found``
+    prims hold (``holdings``: how many, and whether they mark the prim as the walk
+    would) add up to that bound, no other prim holds one.
 
     Returns:
         True when proven (the holders are flagged); False, flagging nothing, otherwise.
@@ -472,10 +472,10 @@ def _mark_if_counted(
     for entry in entries:
         if counted == expected:
             break  # every spec is accounted for: the other prims hold none
-        sizes = stack_sizes(entry[0])
-        if sizes:
+        specs, marks = holdings(entry[0])
+        counted += specs
+        if marks:
             holders.append(entry)
-            counted += sum(sizes)
     if counted != expected:
         return False
     for entry in holders:
@@ -483,9 +483,29 @@ def _mark_if_counted(
     return True
 
 
-def _marker_property_stacks(prim: Usd.Prim) -> list[int]:
+def _marker_property_specs(prim: Usd.Prim) -> tuple[int, bool]:
+    """Specs of the marker properties ``prim`` holds, and whether it holds one."""
     names = _SITE_PROPS.intersection(prim.GetAuthoredPropertyNames())
-    return [len(prim.GetProperty(name).GetPropertyStack()) for name in names]
+    return sum(len(prim.GetProperty(name).GetPropertyStack()) for name in names), bool(names)
+
+
+def _marker_child_specs(prim: Usd.Prim) -> tuple[int, bool]:
+    """Specs of ``prim``'s children named like a marker child, and whether one is traversed.
+
+    Every such child counts for the proof (an inactive one or a class too: its specs are
+    in the texts); only one the walk visits (:data:`TRAVERSAL`) marks ``prim``, as there.
+    """
+    specs, marks = 0, False
+    for name in _MARKER_CHILD_NAMES:
+        child = prim.GetChild(name)
+        if child:
+            specs += len(child.GetPrimStack())
+            marks = marks or (child.IsActive() and child.IsLoaded() and not child.IsAbstract())
+    return specs, marks
+
+
+#: What a found prim holds of each countable marker kind, for :func:`_mark_if_counted`.
+_HOLDINGS = {"props": _marker_property_specs, "children": _marker_child_specs}
 
 
 def find_marked_prims(
@@ -576,27 +596,31 @@ def scan_stage(
         "physics": physics,
     }
 
-    # Marker properties are proven absent elsewhere by counting (after the walk) when the
-    # texts allow it: without a composition arc that may move a spec or a variant set that
-    # may hold one not composed, and with no more marker property names than the prims
-    # found could hold.
-    countable = (
-        "props" in kinds
-        and texts is not None
-        and not _has_remapping_arcs(texts)
-        and not texts.contains(_VARIANT_TOKEN)
-        and _props_may_be_counted(texts, kinds)
+    # Marker properties and marker children are proven absent elsewhere by counting (after
+    # the walk) when the texts allow it: without a composition arc that may move a spec or a
+    # variant set that may hold one not composed, and with no more marker names than the
+    # prims found could hold.
+    provable = (
+        texts is not None and not _has_remapping_arcs(texts) and not texts.contains(_VARIANT_TOKEN)
     )
+    countable = "props" in kinds and provable and _props_may_be_counted(texts, kinds)
+    children_countable = "children" in kinds and provable and _children_may_be_counted(texts, kinds)
 
     def python_walk() -> StageScan:
-        # The count replaces the per-prim property query (half the walk's cost), except
-        # in a subtree walk (a count is of the whole stage's texts).
-        count = countable and root is None
-        found = _walk(stage, kinds - {"props"} if count else kinds, root=root, **options)
+        # A count replaces a per-prim query (the property names: half the walk's cost; the
+        # name: a third of the rest), except in a subtree walk (a count is of the whole
+        # stage's texts). Children first: a site only they mark may hold marker properties.
+        counted = [
+            kind
+            for kind, ok in (("children", children_countable), ("props", countable))
+            if ok and root is None
+        ]
+        found = _walk(stage, kinds.difference(counted), root=root, **options)
         marked = found.marked
-        if count:
+        if counted:
             entries = {prim.GetPath(): [prim, site, slot] for prim, site, slot in marked}
-            _prove_props(stage, entries, texts)
+            for kind in counted:
+                _prove_by_count(stage, entries, texts, kind)
             marked = list(map(tuple, entries.values()))
         return found._replace(marked=sorted(marked, key=lambda e: e[0].GetPath()))
 
@@ -651,7 +675,7 @@ def scan_stage(
                     entry[1] |= maybe_site
                     entry[2] |= maybe_slot
     if "props" in kinds:
-        _prove_props(stage, found, texts)
+        _prove_by_count(stage, found, texts, "props")
     marked = [tuple(found[path]) for path in sorted(found)]
     return StageScan(marked, line_prims, has_rigid, [], collider_prims, [])
 
@@ -668,21 +692,37 @@ def _mark_parent(found: dict[Sdf.Path, list], child: Sdf.Path, get_prim: Callabl
         entry[1] = True
 
 
-def _prove_props(stage: Usd.Stage, found: dict[Sdf.Path, list], texts: _LayerTexts) -> None:
-    """Flag the ``found`` prims holding marker properties; walk for them when unproven.
+def _prove_by_count(
+    stage: Usd.Stage, found: dict[Sdf.Path, list], texts: _LayerTexts, kind: str
+) -> None:
+    """Flag the ``found`` prims holding markers of ``kind`` (``props`` or ``children``).
 
-    The one exception to the one walk: when the count cannot place every marker property
-    (a property-marked prim the walk did not find), they are queried per prim.
+    The one exception to the one walk: when the count cannot place every marker (a
+    marked prim the walk did not find), they are queried per prim.
     """
-    if _mark_if_counted(found, texts, "props", _marker_property_stacks):
+    if _mark_if_counted(found, texts, kind, _HOLDINGS[kind]):
         return
-    for prim, maybe_site, maybe_slot in _walk(stage, {"props"}).marked:
+    for prim, maybe_site, maybe_slot in _walk(stage, {kind}).marked:
         entry = found.get(prim.GetPath())
         if entry is None:
             found[prim.GetPath()] = [prim, maybe_site, maybe_slot]
         else:
             entry[1] |= maybe_site
             entry[2] |= maybe_slot
+
+
+def _children_may_be_counted(texts: _LayerTexts, kinds: frozenset[str]) -> bool:
+    """Whether the marker-children proof may hold: no child name more often than the site API.
+
+    The walk without names finds the API sites, whose marker children the proof counts;
+    more occurrences of a marker child's name than of the site API (legacy sites marked
+    only by a child) would likely fail the proof after the walk, so the names are then
+    queried in the walk itself. A guess either way: the proof decides what is found.
+    """
+    if "api" not in kinds:
+        return False
+    sites = texts.count(SITE_API.encode())
+    return all(texts.count(token) <= sites for token in MARKER_TOKENS["children"])
 
 
 def _props_may_be_counted(texts: _LayerTexts, kinds: frozenset[str]) -> bool:
