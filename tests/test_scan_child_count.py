@@ -37,6 +37,10 @@ SLOTTED = """
     }}
 """
 
+#: An API site without marker children: with one, a slotted object's child name is not more
+#: frequent than the API, so the count (not the names walk) decides.
+BARE = 'def Xform "bare" (prepend apiSchemas = ["GripperSiteAPI"])\n    {\n    }\n'
+
 
 def _body(*extra: str, sites: int = 3) -> str:
     parts = [SITE.format(i=i) for i in range(sites)]
@@ -50,7 +54,9 @@ def _definition(stage: Usd.Stage) -> list[tuple[str, bool, bool]]:
 
 
 def _scanned(stage: Usd.Stage, scan: str = "traverse") -> list[tuple[str, bool, bool]]:
-    return sorted((str(p.GetPath()), s, m) for p, s, m in discovery.find_marked_prims(stage, scan=scan))
+    return sorted(
+        (str(p.GetPath()), s, m) for p, s, m in discovery.find_marked_prims(stage, scan=scan)
+    )
 
 
 @pytest.fixture
@@ -70,18 +76,19 @@ def walks(monkeypatch) -> list[frozenset[str]]:
 CASES = {
     "api sites only": _body(),
     "slotted with an active child": _body(
-        SLOTTED.format(i=0, child='def Scope "gripper_grip_line"\n        {\n        }')
+        BARE, SLOTTED.format(i=0, child='def Scope "gripper_grip_line"\n        {\n        }')
     ),
     "slotted with an inactive child": _body(
+        BARE,
         SLOTTED.format(
             i=0, child='def Scope "gripper_grip_line" (active = false)\n        {\n        }'
-        )
+        ),
     ),
     "slotted with a class child": _body(
-        SLOTTED.format(i=0, child='class Scope "gripper_forward_axis"\n        {\n        }')
+        BARE, SLOTTED.format(i=0, child='class Scope "gripper_forward_axis"\n        {\n        }')
     ),
     "slotted with an over child": _body(
-        SLOTTED.format(i=0, child='over "gripper_forward_axis"\n        {\n        }')
+        BARE, SLOTTED.format(i=0, child='over "gripper_forward_axis"\n        {\n        }')
     ),
     "legacy site marked by a child": _body(
         'def Xform "legacy"\n    {\n        def BasisCurves "gripper_forward_axis"\n'
@@ -93,8 +100,7 @@ CASES = {
         'def Xform "legacy"\n    {\n        def BasisCurves "gripper_forward_axis"\n'
         "        {\n        }\n    }\n",
     ),
-    "a root prim named like a child": _body(sites=4)
-    + 'def Xform "gripper_forward_axis"\n{\n}\n',
+    "a root prim named like a child": _body(sites=4) + 'def Xform "gripper_forward_axis"\n{\n}\n',
     "the name in a string value": _body(
         'def Xform "note"\n    {\n        string doc = "see gripper_grip_line"\n    }\n', sites=4
     ),
@@ -201,3 +207,19 @@ def test_validate_reports_the_same_with_either_scan(open_usda, body):
     stage = open_usda(body)
     fast = [i.to_dict() for i in validate(stage).issues]
     assert fast == [i.to_dict() for i in validate(stage, scan="traverse").issues]
+
+
+@pytest.mark.parametrize(
+    ("case", "marked"),
+    [
+        ("slotted with an active child", (True, True)),
+        ("slotted with an inactive child", (False, True)),
+        ("slotted with a class child", (False, True)),
+        ("slotted with an over child", (True, True)),
+    ],
+)
+def test_the_count_marks_a_slotted_object_only_by_a_traversed_child(open_usda, walks, case, marked):
+    stage = open_usda(CASES[case])
+    found = {p: (s, m) for p, s, m in _scanned(stage)}
+    assert walks == [frozenset({"api"})]  # the count decided, not a names walk
+    assert found["/W/object_0"] == marked
