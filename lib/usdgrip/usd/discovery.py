@@ -451,7 +451,7 @@ def _mark_if_counted(
     found: dict[Sdf.Path, list],
     texts: _LayerTexts,
     kind: str,
-    holdings: Callable[[Usd.Prim], tuple[int, bool]],
+    holdings: Callable[[Usd.Prim, bool], tuple[int, bool]],
 ) -> bool:
     """Flag as maybe-sites the ``found`` prims that hold a marker of ``kind``, if no other can.
 
@@ -459,8 +459,8 @@ def _mark_if_counted(
     named like a marker child (``children``) names it in its layer's text, so the
     occurrences of the kind's tokens bound the number of such specs. When no arc
     can map a spec to another path (the caller checks) and the specs the ``found``
-    prims hold (``holdings``: how many, and whether they mark the prim as the walk
-    would) add up to that bound, no other prim holds one.
+    prims hold (``holdings(prim, is_maybe_site)``: how many, and whether they mark the
+    prim as the walk would) add up to that bound, no other prim holds one.
 
     Returns:
         True when proven (the holders are flagged); False, flagging nothing, otherwise.
@@ -472,7 +472,7 @@ def _mark_if_counted(
     for entry in entries:
         if counted == expected:
             break  # every spec is accounted for: the other prims hold none
-        specs, marks = holdings(entry[0])
+        specs, marks = holdings(entry[0], entry[1])
         counted += specs
         if marks:
             holders.append(entry)
@@ -483,19 +483,20 @@ def _mark_if_counted(
     return True
 
 
-def _marker_property_specs(prim: Usd.Prim) -> tuple[int, bool]:
+def _marker_property_specs(prim: Usd.Prim, _marked: bool = False) -> tuple[int, bool]:
     """Specs of the marker properties ``prim`` holds, and whether it holds one."""
     names = _SITE_PROPS.intersection(prim.GetAuthoredPropertyNames())
     return sum(len(prim.GetProperty(name).GetPropertyStack()) for name in names), bool(names)
 
 
-def _marker_child_specs(prim: Usd.Prim) -> tuple[int, bool]:
+def _marker_child_specs(prim: Usd.Prim, marked: bool = False) -> tuple[int, bool]:
     """Specs of ``prim``'s children named like a marker child, and whether one is traversed.
 
     Every such child counts for the proof (an inactive one or a class too: its specs are
-    in the texts); only one the walk visits (:data:`TRAVERSAL`) marks ``prim``, as there.
+    in the texts); only one the walk visits (:data:`TRAVERSAL`) marks ``prim``, as there
+    (not asked when ``marked``: the prim is a maybe-site already).
     """
-    specs, marks = 0, False
+    specs, marks = 0, marked
     for name in _MARKER_CHILD_NAMES:
         child = prim.GetChild(name)
         if child:
