@@ -171,20 +171,27 @@ class _LayerTexts:
 
 
 def _layer_text(layer: Sdf.Layer) -> bytes | None:
-    """Text of a layer for marker hints, or ``None`` when there is no cheap text (binary)."""
+    r"""Text of a layer for marker hints, or ``None`` when there is no cheap text (binary).
+
+    Also ``None`` for a text with a backslash: the usda parser decodes escapes in quoted
+    names (``"gripper\x5fforward_axis"`` is ``gripper_forward_axis``, ``"Gripper\x53iteAPI"``
+    the site API), so a token may occur on the stage without occurring in the text.
+    """
     if layer.anonymous or layer.dirty:
-        return layer.ExportToString().encode()
-    real = layer.realPath
-    if not real:
-        return None
-    try:
-        with open(real, "rb") as handle:
-            if handle.read(6) != b"#usda ":
-                return None  # crate or package: query every prim
-            handle.seek(0)
-            return handle.read()
-    except OSError:
-        return None
+        text = layer.ExportToString().encode()
+    else:
+        real = layer.realPath
+        if not real:
+            return None
+        try:
+            with open(real, "rb") as handle:
+                if handle.read(6) != b"#usda ":
+                    return None  # crate or package: query every prim
+                handle.seek(0)
+                text = handle.read()
+        except OSError:
+            return None
+    return None if b"\\" in text else text
 
 
 def compute_token_hints(stage: Usd.Stage, tokens: Sequence[bytes]) -> tuple[bool, ...]:
