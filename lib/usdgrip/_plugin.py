@@ -131,10 +131,24 @@ def register_schema_plugin() -> None:
     (Kit's schema extensions): building it here would hide every schema
     registered after this one.
     """
-    from pxr import Plug
+    from pxr import Plug, Tf
 
     registry = Plug.Registry()
-    if registry.GetPluginWithName(SCHEMA_PLUGIN_NAME) is None:
+    try:
+        registered = registry.GetPluginWithName(SCHEMA_PLUGIN_NAME)
+    except Tf.ErrorException as exc:
+        # The first query loads the plugins on PXR_PLUGINPATH_NAME; a broken one (two
+        # types of one alias, a bad plugInfo.json) raises its errors here. Plug loads the
+        # others: say so and go on.
+        warnings.warn(
+            "usdgrip: a USD plugin on PXR_PLUGINPATH_NAME reported errors while loading "
+            f"({' '.join(str(exc).split())}); usdgrip continues without what it failed to "
+            "declare",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        registered = registry.GetPluginWithName(SCHEMA_PLUGIN_NAME)
+    if registered is None:
         registry.RegisterPlugins(str(schema_dir()))
 
 

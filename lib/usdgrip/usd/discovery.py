@@ -7,6 +7,7 @@ do the rest; :func:`compute_site_markers` then names the exact markers of a prim
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
@@ -154,7 +155,15 @@ class _LayerTexts:
         return cls(texts)
 
     def contains(self, token: bytes) -> bool:
-        """True when ``token`` occurs in some text."""
+        """True when ``token`` may occur on the stage: it, or a schema bringing it, is in a text.
+
+        A schema name (``GripperSiteAPI``) reaches a prim unspelled when another schema
+        has it built in or it is auto-applied (:func:`_schema_spellings`).
+        """
+        spellings = _schema_spellings(token)
+        return spellings is None or any(map(self._contains, spellings))
+
+    def _contains(self, token: bytes) -> bool:
         if token in self._counts:
             return self._counts[token] > 0
         found = self._present.get(token)
@@ -168,6 +177,53 @@ class _LayerTexts:
         if found is None:
             found = self._counts[token] = sum(text.count(token) for text in self._texts)
         return found
+
+
+def _schema_spellings(token: bytes) -> tuple[bytes, ...] | None:
+    """``token`` and the names of the registered schemas that bring it onto a prim unspelled.
+
+    A schema brings ``token`` when a schema it has built in (a typed schema's or an API
+    schema's ``apiSchemas``) is named with it: a codeless ``FancyGripper`` built on
+    ``GripperSiteAPI`` makes its prims sites though no layer spells the API. ``None`` (it
+    may occur anywhere) when an auto-applied API schema is named with it.
+    """
+    return _spell(token, len(_SCHEMA_BASE.GetAllDerivedTypes()))
+
+
+@functools.cache
+def _spell(token: bytes, generation: int) -> tuple[bytes, ...] | None:
+    brought, auto = _schemas_bringing(generation)
+    text = token.decode("utf-8", "replace")
+    if any(text in name for name in auto):
+        return None
+    return (token, *(name.encode() for name, apis in brought if any(text in a for a in apis)))
+
+
+_SCHEMA_BASE = Tf.Type.FindByName("UsdSchemaBase")
+
+
+@functools.cache
+def _schemas_bringing(generation: int) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple]:
+    """``((schema, its built-in API schemas), ...)`` and the auto-applied API schemas.
+
+    ``generation`` (the number of schema types) is the cache key: a plugin registered
+    later makes a new table.
+    """
+    registry = Usd.SchemaRegistry()
+    brought = []
+    for schema_type in _SCHEMA_BASE.GetAllDerivedTypes():
+        name = registry.GetSchemaTypeName(schema_type)
+        if not name:
+            continue
+        definition = registry.FindConcretePrimDefinition(
+            name
+        ) or registry.FindAppliedAPIPrimDefinition(name)
+        if definition is None:
+            continue
+        apis = tuple(a for a in definition.GetAppliedAPISchemas() if a != name)
+        if apis:
+            brought.append((name, apis))
+    return tuple(brought), tuple(Usd.SchemaRegistry.GetAutoApplyAPISchemas())
 
 
 def _layer_text(layer: Sdf.Layer) -> bytes | None:
