@@ -93,16 +93,18 @@ CHILD = textwrap.dedent(
 )
 
 
-def test_sites_of_a_schema_built_on_the_site_api_are_validated(tmp_path: Path):
-    plugin = tmp_path / "fancy"
+def _run_with_plugin(
+    tmp_path: Path, plug_info: dict, args: list[str]
+) -> subprocess.CompletedProcess:
+    """``python ARGS`` in a child whose PXR_PLUGINPATH_NAME holds a plugin of ``plug_info``."""
+    plugin = tmp_path / "plugin"
     plugin.mkdir()
-    (plugin / "plugInfo.json").write_text(json.dumps(PLUG_INFO))
+    (plugin / "plugInfo.json").write_text(json.dumps(plug_info))
     (plugin / "generatedSchema.usda").write_text(SCHEMA)
-    (tmp_path / "asset.usda").write_text(STAGE)
     paths = [str(plugin), *filter(None, [os.environ.get("PXR_PLUGINPATH_NAME")])]
     env = {**os.environ, "PXR_PLUGINPATH_NAME": os.pathsep.join(paths)}
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tmp_path / "asset.usda")],
+    return subprocess.run(
+        [sys.executable, *args],
         capture_output=True,
         text=True,
         env=env,
@@ -110,6 +112,11 @@ def test_sites_of_a_schema_built_on_the_site_api_are_validated(tmp_path: Path):
         timeout=120,
         check=False,
     )
+
+
+def test_sites_of_a_schema_built_on_the_site_api_are_validated(tmp_path: Path):
+    (tmp_path / "asset.usda").write_text(STAGE)
+    done = _run_with_plugin(tmp_path, PLUG_INFO, ["-c", CHILD, str(tmp_path / "asset.usda")])
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     # The registry saw the schemas: their prims carry the site API.
@@ -125,26 +132,13 @@ def test_a_broken_plugin_of_another_tool_costs_a_warning_not_the_import(tmp_path
     broken = json.loads(json.dumps(PLUG_INFO))
     types = broken["Plugins"][0]["Info"]["Types"]
     types["FancyGripper"] = types.pop("FancyFancyGripper")  # a type named like its alias
-    plugin = tmp_path / "broken"
-    plugin.mkdir()
-    (plugin / "plugInfo.json").write_text(json.dumps(broken))
-    (plugin / "generatedSchema.usda").write_text(SCHEMA)
     asset = tmp_path / "asset.usda"
     asset.write_text(
         '#usda 1.0\n(\n    metersPerUnit = 1\n    upAxis = "Z"\n)\n'
         'def Xform "obj" (prepend apiSchemas = ["GripperSlotAPI:a"])\n{\n'
         "    double gripperSlot:a:upRange = -1\n}\n"
     )
-    env = {**os.environ, "PXR_PLUGINPATH_NAME": str(plugin)}
-    done = subprocess.run(
-        [sys.executable, "-m", "usdgrip", "validate", str(asset)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
+    done = _run_with_plugin(tmp_path, broken, ["-m", "usdgrip", "validate", str(asset)])
     assert done.returncode == 1, done.stderr  # the slot's finding, not a crash
     assert "GS.002" in done.stdout
     assert "Traceback" not in done.stderr
