@@ -24,6 +24,7 @@ from usdgrip.grasping.physics import (
 )
 from usdgrip.grasping.physics import candidate_trials as evaluate_module
 from usdgrip.grasping.physics import decompose as decompose_module
+from usdgrip.grasping.physics.engines import EngineRecord
 
 GRIPPER = PhysicsGripper.proxy(max_opening=0.085, pad_width=0.02, grip_force=50.0)
 #: G frame approaching straight down (-Z), closing along world X.
@@ -485,3 +486,61 @@ def test_a_simulation_worker_loads_neither_pxr_nor_pydantic_glfw_or_scipy():
         assert results.recv() == ("1", "disable")
     finally:
         children.end(process, tasks, results, grace=5)
+
+
+def _ready_worker(monkeypatch: pytest.MonkeyPatch) -> trial_workers.TrialWorker:
+    """One live worker that has said ready (as `evaluate --jobs 2`'s early one has)."""
+    monkeypatch.setenv(trial_workers.MAX_JOBS_ENV, "2")
+    monkeypatch.setattr(trial_workers, "MIN_PARALLEL_TRIALS", 0)
+    trial_workers.stop_workers()
+    (worker,) = trial_workers.start_workers(1)
+    assert worker.connection.poll(120) and worker.connection.recv() == trial_workers.READY
+    worker.ready = True
+    return worker
+
+
+def test_ready_workers_get_the_world_before_this_process_builds_its_engine(monkeypatch):
+    # The worker simulates its first chunks while this process builds its own model.
+    worker = _ready_worker(monkeypatch)
+    seen = []
+    original = EngineRecord.build
+
+    def build(self, *args):
+        seen.append((worker.world is not None, len(worker.chunks)))
+        return original(self, *args)
+
+    monkeypatch.setattr(EngineRecord, "build", build)  # this process only
+    poses = np.stack([pose(DOWN_X, (x, 0, 0.02)) for x in np.linspace(-0.03, 0.03, 6)])
+    try:
+        parallel = evaluate_candidates(box_object(), GRIPPER, poses, jobs=2)
+    finally:
+        trial_workers.stop_workers()
+    assert seen == [(True, 2)]
+    serial = evaluate_candidates(box_object(), GRIPPER, poses)
+    assert [r.trial_outcomes for r in parallel] == [r.trial_outcomes for r in serial]
+
+
+def test_a_model_this_process_cannot_build_fails_and_the_next_call_is_answered(monkeypatch):
+    # The worker already holds chunks of the failed call: their answers are dropped.
+    _ready_worker(monkeypatch)
+    original = EngineRecord.build
+
+    def refuse(self, *args):
+        raise ValueError("no model here")
+
+    failed = np.stack([pose(DOWN_X, (x, 0, 0.02)) for x in np.linspace(-0.03, 0.0, 6)])
+    poses = np.stack([pose(DOWN_X, (x, 0.002, 0.02)) for x in np.linspace(0.0, 0.03, 6)])
+    try:
+        monkeypatch.setattr(EngineRecord, "build", refuse)
+        with pytest.raises(ValueError, match="no model here"):
+            evaluate_candidates(box_object(), GRIPPER, failed, jobs=2)
+        monkeypatch.setattr(EngineRecord, "build", original)
+        again = evaluate_candidates(box_object(), GRIPPER, poses, jobs=2)
+    finally:
+        trial_workers.stop_workers()
+    serial = evaluate_candidates(box_object(), GRIPPER, poses)
+    assert [r.index for r in again] == list(range(6))
+    np.testing.assert_array_equal([r.displacement for r in again], [r.displacement for r in serial])
+    # a mix-up of the two calls would show: their candidates' displacements differ
+    other = evaluate_candidates(box_object(), GRIPPER, failed)
+    assert all(a.displacement != b.displacement for a, b in zip(other, serial, strict=True))

@@ -307,6 +307,23 @@ def evaluate_candidates(
         return []
     hands = hand_poses.shape[1]
     record = get_engine(engine)
+    if not record.batched:
+        jobs = min(jobs, workers_module.max_workers()[0])
+        if workers_module.worth_workers(jobs, total, params.trials, hands):
+            world = (engine, obj, gripper, scene, hands, params)
+            try:
+                return _evaluate_parallel(
+                    lambda: record.build(obj, gripper, scene, hands, params),
+                    world,
+                    hand_poses,
+                    seed,
+                    jobs,
+                    progress,
+                    cancel,
+                )
+            except (KeyboardInterrupt, SystemExit, interrupts.Terminated):
+                workers_module.stop_workers(grace=0)  # interrupted: no worker outlives the command
+                raise
     built = record.build(obj, gripper, scene, hands, params)  # compile errors surface here
     if record.batched:
         if cancel is not None and cancel():
@@ -316,15 +333,7 @@ def evaluate_candidates(
         if progress is not None:
             progress(total, total)
         return results
-    jobs = min(jobs, workers_module.max_workers()[0])
-    if not workers_module.worth_workers(jobs, total, params.trials, hands):
-        return _evaluate_serial(built, hand_poses, seed, progress, cancel)
-    world = (engine, obj, gripper, scene, hands, params)
-    try:
-        return _evaluate_parallel(built, world, hand_poses, seed, jobs, progress, cancel)
-    except (KeyboardInterrupt, SystemExit, interrupts.Terminated):
-        workers_module.stop_workers(grace=0)  # interrupted: no worker outlives the command
-        raise
+    return _evaluate_serial(built, hand_poses, seed, progress, cancel)
 
 
 def _evaluate_serial(
@@ -346,7 +355,7 @@ def _evaluate_serial(
 
 
 def _evaluate_parallel(
-    simulator: GraspEngine,
+    build: Callable[[], GraspEngine],
     world: tuple[Any, ...],
     hand_poses: HandPoses,
     seed: int,
@@ -357,9 +366,11 @@ def _evaluate_parallel(
     """This process plus ``jobs - 1`` simulation workers share small chunks of candidates.
 
     The workers (:mod:`~usdgrip.grasping.physics.trial_workers`, started early by the
-    command where it can) get the built world once and then chunks, two in flight each.
-    The calling process evaluates one candidate at a time meanwhile (their start-up is
-    hidden behind useful work), and when no chunk is left it re-runs a candidate a worker
+    command where it can) get the world once and then chunks, two in flight each; the
+    ready ones get theirs before this process builds its own engine with ``build()``
+    (compile errors surface there), so they simulate meanwhile. Then this process
+    evaluates one candidate at a time (the workers' start-up is hidden behind useful
+    work), and when no chunk is left it re-runs a candidate a worker
     still holds: results are deterministic per candidate, so whichever copy finishes first
     is the answer, and a slow worker never delays the end. A worker that dies or fails
     is dropped; its chunks go back to the queue.
@@ -412,6 +423,9 @@ def _evaluate_parallel(
         i = next(i for i in chunk if i not in done)
         done[i] = evaluate_one(simulator, hand_poses[i], i, seed)
 
+    for worker in list(pool):  # the ready workers start while this process builds
+        serve(worker)
+    simulator = build()
     while len(done) < total:
         interrupts.check()
         before = len(done)
