@@ -9,6 +9,14 @@ serial part the jobs=1 run reports (everything but the simulation) and the load 
 before, at most and after. ``--baseline OTHER/lib`` runs another checkout's code (the last
 release's) in the same rounds, so a slowdown of either jobs value shows.
 
+The commands run with Python's bytecode cache, as a user's do (an installed wheel is
+compiled at install; a checkout's first run writes ``__pycache__``): the cache lives in
+the run's temporary folder (``PYTHONPYCACHEPREFIX``; nothing is written into either
+checkout) and the warm-up fills it, also where the environment sets
+``PYTHONDONTWRITEBYTECODE`` (this sandbox does: every command then compiles usdgrip's
+modules from source, about 0.1-0.15 s of each one's serial part). ``--no-bytecode-cache``
+measures that way instead.
+
 Usage::
 
     .venv/bin/python bench/bench_evaluate_jobs.py            # 3 pairs
@@ -35,7 +43,7 @@ GRIPPER = f"{ROOT / 'examples' / 'gripper.usda'}:/Gripper/tcp"
 TARGET = 1.7
 
 
-def run(command: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+def run(command: list[str], env: dict[str, str]) -> tuple[float, str]:
     """Wall seconds of one command and what it printed."""
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
@@ -53,18 +61,29 @@ def main() -> int:
         help="another checkout's lib/ folder (e.g. the last release's): its commands run in "
         "the same rounds (PYTHONPATH=LIB), each jobs value compared with it",
     )
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="run the commands as the environment says (no cache when PYTHONDONTWRITEBYTECODE "
+        "is set: every module compiled from source in every command)",
+    )
     args = parser.parse_args()
     base = [sys.executable, "-m", "usdgrip"]
-    variants = {"this": None}
-    if args.baseline:
-        lib = str(Path(args.baseline).resolve())
-        variants["baseline"] = {**os.environ, "PYTHONPATH": lib}
     with tempfile.TemporaryDirectory() as folder:
+        common = dict(os.environ)
+        if not args.no_bytecode_cache:
+            common.pop("PYTHONDONTWRITEBYTECODE", None)
+            common["PYTHONPYCACHEPREFIX"] = str(Path(folder) / "pycache")
+        variants: dict[str, dict[str, str]] = {"this": common}
+        if args.baseline:
+            lib = str(Path(args.baseline).resolve())
+            variants["baseline"] = {**common, "PYTHONPATH": lib}
         grasps = str(Path(folder) / "mug.yaml")
         subprocess.run(
             [*base, "plan", MUG, "--object", "/Mug", "--gripper", GRIPPER, "--table",
              "--max-candidates", str(args.candidates), "-o", grasps, "-q"],
             check=True,
+            env=common,
         )  # fmt: skip
         evaluate = [*base, "evaluate", MUG, "--object", "/Mug", "--gripper", GRIPPER,
                     "--grasps", grasps, "--table", "--trials", str(args.trials),
@@ -95,7 +114,8 @@ def main() -> int:
         f"--jobs 2 / --jobs 1: ratio of medians {median['this', 1] / median['this', 2]:.2f}x, "
         f"median of the pairs' ratios {statistics.median(pairs):.2f}x (target >= {TARGET}x); "
         f"serial part of a jobs=1 run (start-up, reading, models, writing, exit) median "
-        f"{statistics.median(serial):.2f} s"
+        f"{statistics.median(serial):.2f} s; "
+        + ("no bytecode cache" if args.no_bytecode_cache else "bytecode cached")
     )
     if args.baseline:
         for jobs in (1, 2):

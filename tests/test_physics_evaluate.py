@@ -24,6 +24,7 @@ from usdgrip.grasping.physics import (
 )
 from usdgrip.grasping.physics import candidate_trials as evaluate_module
 from usdgrip.grasping.physics import decompose as decompose_module
+from usdgrip.grasping.physics.engines import EngineRecord
 
 GRIPPER = PhysicsGripper.proxy(max_opening=0.085, pad_width=0.02, grip_force=50.0)
 #: G frame approaching straight down (-Z), closing along world X.
@@ -245,6 +246,8 @@ def test_worker_processes_give_the_same_results_as_one_process(monkeypatch, call
     )
     assert seen[-1] == (6, 6)
     assert len({r.outcome for r in serial}) > 1  # the candidates differ: a mix-up would show
+    # the worker answered (one that fails is dropped, and this process does its share)
+    assert [w.alive() for w in trial_workers._POOL] == [True]
 
 
 def test_progress_and_cancel(monkeypatch):
@@ -485,3 +488,111 @@ def test_a_simulation_worker_loads_neither_pxr_nor_pydantic_glfw_or_scipy():
         assert results.recv() == ("1", "disable")
     finally:
         children.end(process, tasks, results, grace=5)
+
+
+def _ready_worker(monkeypatch: pytest.MonkeyPatch) -> trial_workers.TrialWorker:
+    """One live worker that has said ready (as `evaluate --jobs 2`'s early one has)."""
+    monkeypatch.setenv(trial_workers.MAX_JOBS_ENV, "2")
+    monkeypatch.setattr(trial_workers, "MIN_PARALLEL_TRIALS", 0)
+    trial_workers.stop_workers()
+    (worker,) = trial_workers.start_workers(1)
+    assert worker.connection.poll(120) and worker.connection.recv() == trial_workers.READY
+    worker.ready = True
+    return worker
+
+
+def test_ready_workers_get_the_world_before_this_process_builds_its_engine(monkeypatch):
+    # The worker simulates its first chunks while this process builds its own model.
+    worker = _ready_worker(monkeypatch)
+    seen = []
+    original = EngineRecord.build
+
+    def build(self, *args):
+        seen.append((worker.world is not None, len(worker.chunks)))
+        return original(self, *args)
+
+    monkeypatch.setattr(EngineRecord, "build", build)  # this process only
+    poses = np.stack([pose(DOWN_X, (x, 0, 0.02)) for x in np.linspace(-0.03, 0.03, 6)])
+    try:
+        parallel = evaluate_candidates(box_object(), GRIPPER, poses, jobs=2)
+    finally:
+        trial_workers.stop_workers()
+    assert seen == [(True, 2)]
+    serial = evaluate_candidates(box_object(), GRIPPER, poses)
+    assert [r.trial_outcomes for r in parallel] == [r.trial_outcomes for r in serial]
+
+
+def test_a_model_this_process_cannot_build_fails_and_the_next_call_is_answered(monkeypatch):
+    # The worker already holds chunks of the failed call: their answers are dropped.
+    _ready_worker(monkeypatch)
+    original = EngineRecord.build
+
+    def refuse(self, *args):
+        raise ValueError("no model here")
+
+    failed = np.stack([pose(DOWN_X, (x, 0, 0.02)) for x in np.linspace(-0.03, 0.0, 6)])
+    poses = np.stack([pose(DOWN_X, (x, 0.002, 0.02)) for x in np.linspace(0.0, 0.03, 6)])
+    try:
+        monkeypatch.setattr(EngineRecord, "build", refuse)
+        with pytest.raises(ValueError, match="no model here"):
+            evaluate_candidates(box_object(), GRIPPER, failed, jobs=2)
+        monkeypatch.setattr(EngineRecord, "build", original)
+        again = evaluate_candidates(box_object(), GRIPPER, poses, jobs=2)
+    finally:
+        trial_workers.stop_workers()
+    serial = evaluate_candidates(box_object(), GRIPPER, poses)
+    assert [r.index for r in again] == list(range(6))
+    np.testing.assert_array_equal([r.displacement for r in again], [r.displacement for r in serial])
+    # a mix-up of the two calls would show: their candidates' displacements differ
+    other = evaluate_candidates(box_object(), GRIPPER, failed)
+    assert all(a.displacement != b.displacement for a, b in zip(other, serial, strict=True))
+
+
+#: A worker that says ready and then answers every chunk with an error.
+FAILING_WORKER = (
+    "import sys; from multiprocessing.connection import Connection\n"
+    "tasks, results = (Connection(int(fd)) for fd in sys.argv[1:3])\n"
+    "results.send('ready')\n"
+    "while True:\n"
+    "    task = tasks.recv()\n"
+    "    if task[0] == 'chunk':\n"
+    "        results.send((task[1], 'RuntimeError: no engine here'))\n"
+)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("caller_works", [True, False])
+def test_a_worker_that_fails_its_chunks_is_dropped_and_they_are_run_here(monkeypatch, caller_works):
+    # The chunk it failed goes back to the queue with the others it held (it was lost, and
+    # the call never ended).
+    monkeypatch.setattr(evaluate_module, "_CALLER_WORKS", caller_works)
+    monkeypatch.setattr(trial_workers, "_ENTRY", FAILING_WORKER)
+    _ready_worker(monkeypatch)  # it gets the first chunks
+    poses = np.stack([pose(DOWN_X, (x, 0, 0.02)) for x in np.linspace(-0.03, 0.03, 5)])
+    params = EvaluationParams(trials=2)
+    try:
+        parallel = evaluate_candidates(box_object(), GRIPPER, poses, params=params, jobs=2)
+        if not caller_works:  # this process waited for its answers: it is dropped
+            assert trial_workers._POOL == []
+    finally:
+        trial_workers.stop_workers()
+    serial = evaluate_candidates(box_object(), GRIPPER, poses, params=params)
+    assert [r.trial_outcomes for r in parallel] == [r.trial_outcomes for r in serial]
+
+
+@pytest.mark.parametrize(
+    ("total", "trials", "jobs"),
+    [(2, 4, 2), (3, 1, 2), (5, 2, 8), (50, 4, 2), (64, 3, 2), (1000, 4, 4), (100_000, 2, 2)],
+)
+def test_the_work_is_split_into_whole_candidates_then_the_tail_trial_by_trial(total, trials, jobs):
+    chunks = evaluate_module.plan_chunks(total, trials, jobs)
+    tasks = [task for chunk in chunks for task in chunk]
+    covered = [(i, t) for i, first, end in tasks for t in range(first, end)]
+    assert covered == [(i, t) for i in range(total) for t in range(trials)]  # once, in order
+    tail = min(total, jobs) if trials > 1 else 0
+    split = [task for task in tasks if task[2] - task[1] < trials]
+    assert split == [(i, t, t + 1) for i in range(total - tail, total) for t in range(trials)]
+    assert all(len(chunk) == 1 for chunk in chunks if chunk[0] in split)
+    # whole candidates in chunks of total / (32 jobs): small enough to keep every process fed
+    whole = [len(chunk) for chunk in chunks if chunk[0] not in split]
+    assert max(whole, default=1) == max(1, (total - tail) // (jobs * 32))

@@ -239,6 +239,24 @@ def evaluate_one(
     return summarize_trials(index, engine.run_batch(batch)[0])
 
 
+#: A share of one candidate's trials: ``(candidate index, first trial, end trial)``.
+TrialTask = tuple[int, int, int]
+
+
+def run_trials(
+    engine: GraspEngine, hand_poses: NDArray[np.float64], task: TrialTask, seed: int
+) -> list[TrialResult]:
+    """Trials ``first..end-1`` of candidate ``index`` (hands at ``hand_poses`` ``(H, 4, 4)``).
+
+    The same results as those trials of :func:`evaluate_one`: every trial's perturbation
+    comes from the candidate's own stream, and each trial starts from a reset simulation.
+    """
+    index, first, end = task
+    batch = compute_trial_batch(hand_poses[None], [index], seed, engine.params)
+    share = TrialBatch(*(array[:, first:end] for array in batch))
+    return engine.run_batch(share)[0]
+
+
 # ---------------------------------------------------------------- worker processes
 #: Whether the calling process evaluates chunks too (tests turn it off to check the workers).
 _CALLER_WORKS = True
@@ -307,6 +325,23 @@ def evaluate_candidates(
         return []
     hands = hand_poses.shape[1]
     record = get_engine(engine)
+    if not record.batched:
+        jobs = min(jobs, workers_module.max_workers()[0])
+        if workers_module.worth_workers(jobs, total, params.trials, hands):
+            world = (engine, obj, gripper, scene, hands, params)
+            try:
+                return _evaluate_parallel(
+                    lambda: record.build(obj, gripper, scene, hands, params),
+                    world,
+                    hand_poses,
+                    seed,
+                    jobs,
+                    progress,
+                    cancel,
+                )
+            except (KeyboardInterrupt, SystemExit, interrupts.Terminated):
+                workers_module.stop_workers(grace=0)  # interrupted: no worker outlives the command
+                raise
     built = record.build(obj, gripper, scene, hands, params)  # compile errors surface here
     if record.batched:
         if cancel is not None and cancel():
@@ -316,15 +351,7 @@ def evaluate_candidates(
         if progress is not None:
             progress(total, total)
         return results
-    jobs = min(jobs, workers_module.max_workers()[0])
-    if not workers_module.worth_workers(jobs, total, params.trials, hands):
-        return _evaluate_serial(built, hand_poses, seed, progress, cancel)
-    world = (engine, obj, gripper, scene, hands, params)
-    try:
-        return _evaluate_parallel(built, world, hand_poses, seed, jobs, progress, cancel)
-    except (KeyboardInterrupt, SystemExit, interrupts.Terminated):
-        workers_module.stop_workers(grace=0)  # interrupted: no worker outlives the command
-        raise
+    return _evaluate_serial(built, hand_poses, seed, progress, cancel)
 
 
 def _evaluate_serial(
@@ -346,7 +373,7 @@ def _evaluate_serial(
 
 
 def _evaluate_parallel(
-    simulator: GraspEngine,
+    build: Callable[[], GraspEngine],
     world: tuple[Any, ...],
     hand_poses: HandPoses,
     seed: int,
@@ -357,26 +384,42 @@ def _evaluate_parallel(
     """This process plus ``jobs - 1`` simulation workers share small chunks of candidates.
 
     The workers (:mod:`~usdgrip.grasping.physics.trial_workers`, started early by the
-    command where it can) get the built world once and then chunks, two in flight each.
-    The calling process evaluates one candidate at a time meanwhile (their start-up is
-    hidden behind useful work), and when no chunk is left it re-runs a candidate a worker
-    still holds: results are deterministic per candidate, so whichever copy finishes first
-    is the answer, and a slow worker never delays the end. A worker that dies or fails
-    is dropped; its chunks go back to the queue.
+    command where it can) get the world once and then chunks, two in flight each; the
+    ready ones get theirs before this process builds its own engine with ``build()``
+    (compile errors surface there), so they simulate meanwhile. Then this process
+    evaluates one task at a time (the workers' start-up is hidden behind useful work).
+    The last ``jobs`` candidates are shared trial by trial (:func:`plan_chunks`), so the
+    processes finish within about one trial of each other, and when no task is left this
+    process re-runs one a worker still holds: results are deterministic per trial, so
+    whichever copy finishes first is the answer, and a slow worker never delays the end.
+    A worker that dies or fails is dropped; its chunks go back to the queue.
     """
     from multiprocessing.connection import wait
 
-    total = len(hand_poses)
+    total, trials = len(hand_poses), world[-1].trials  # world ends with its params
     pool = workers_module.start_workers(min(jobs - 1, total - 1))
-    size = max(1, total // (jobs * 32))  # small: the last chunks are what may be re-run
-    queue = deque(range(start, min(start + size, total)) for start in range(0, total, size))
+    queue = deque(plan_chunks(total, trials, jobs))
+    parts: dict[int, dict[int, TrialResult]] = {}  # trials finished, by candidate and trial
     done: dict[int, CandidateEvaluation] = {}
     mine: set[int] = set()  # this call's chunk tags
+
+    def finished(task: TrialTask) -> bool:
+        index, first, end = task
+        return index in done or all(t in parts.get(index, ()) for t in range(first, end))
+
+    def record(task: TrialTask, results: Sequence[TrialResult]) -> None:
+        index, first, _ = task
+        got = parts.setdefault(index, {})
+        for trial, result in enumerate(results, first):
+            got.setdefault(trial, result)
+        if index not in done and len(got) == trials:
+            done[index] = summarize_trials(index, [got[t] for t in range(trials)])
+            del parts[index]
 
     def drop(worker: workers_module.TrialWorker) -> None:
         for tag, chunk in worker.chunks.items():
             if tag in mine:
-                queue.appendleft(range(chunk[0], chunk[-1] + 1))
+                queue.appendleft(chunk)
         worker.chunks.clear()
         pool.remove(worker)
         workers_module.drop_worker(worker)
@@ -389,13 +432,14 @@ def _evaluate_parallel(
                     worker.ready = True
                     continue
                 tag, answer = message
-                worker.chunks.pop(tag, None)
-                if tag not in mine:
+                chunk = worker.chunks.pop(tag, None)
+                if tag not in mine or chunk is None:
                     continue
-                if isinstance(answer, str):
+                if isinstance(answer, str):  # it failed: the chunk is done elsewhere
+                    queue.appendleft(chunk)
                     raise OSError(answer)
-                for result in answer:
-                    done.setdefault(result.index, result)
+                for task, results in zip(chunk, answer, strict=True):
+                    record(task, results)
             while worker.ready and queue and len(worker.chunks) < 2:
                 if worker.world is not world:
                     worker.tasks.send(("world", *world))
@@ -403,29 +447,33 @@ def _evaluate_parallel(
                 chunk = queue.popleft()
                 tag = next(_TAGS)
                 mine.add(tag)
-                worker.chunks[tag] = list(chunk)
-                worker.tasks.send(("chunk", tag, list(chunk), hand_poses[chunk], seed))
+                worker.chunks[tag] = chunk
+                poses = hand_poses[[index for index, _, _ in chunk]]
+                worker.tasks.send(("chunk", tag, chunk, poses, seed))
         except (EOFError, OSError):
             drop(worker)
 
-    def run_one_here(chunk: Sequence[int]) -> None:
-        i = next(i for i in chunk if i not in done)
-        done[i] = evaluate_one(simulator, hand_poses[i], i, seed)
+    def run_one_here(chunk: Sequence[TrialTask]) -> None:
+        task = next(t for t in chunk if not finished(t))
+        record(task, run_trials(simulator, hand_poses[task[0]], task, seed))
 
+    for worker in list(pool):  # the ready workers start while this process builds
+        serve(worker)
+    simulator = build()
     while len(done) < total:
         interrupts.check()
         before = len(done)
         for worker in list(pool):
             serve(worker)
-        queue = deque(c for c in queue if not all(i in done for i in c))
+        queue = deque(c for c in queue if not all(finished(t) for t in c))
         stragglers = [
             c
             for w in pool
             for tag, c in w.chunks.items()
-            if tag in mine and not all(i in done for i in c)
+            if tag in mine and not all(finished(t) for t in c)
         ]
-        # One candidate at a time here, so a worker that starts or finishes a chunk
-        # is fed after one candidate, not after a whole chunk of this thread's.
+        # One task at a time here, so a worker that starts or finishes a chunk is fed
+        # after one task, not after a whole chunk of this process's.
         if queue and (_CALLER_WORKS or not pool):
             chunk = queue.popleft()
             run_one_here(chunk)
@@ -440,3 +488,24 @@ def _evaluate_parallel(
         if cancel is not None and len(done) < total and cancel():
             raise EvaluationCancelled([done[i] for i in sorted(done)])
     return [done[i] for i in range(total)]
+
+
+def plan_chunks(total: int, trials: int, jobs: int) -> list[list[TrialTask]]:
+    """The chunks ``jobs`` processes share: runs of whole candidates, then the tail by trial.
+
+    Chunks hold about ``total / (32 jobs)`` candidates (at least one): small, so the
+    processes stay fed. The last ``jobs`` candidates (all of them, for fewer) are split
+    into one task per trial, so when the work runs out every process finishes within
+    about one trial of the others instead of one candidate.
+    """
+    tail = min(total, jobs) if trials > 1 else 0
+    whole = total - tail
+    size = max(1, whole // (jobs * 32))
+    chunks = [
+        [(index, 0, trials) for index in range(start, min(start + size, whole))]
+        for start in range(0, whole, size)
+    ]
+    chunks += [
+        [(index, trial, trial + 1)] for index in range(whole, total) for trial in range(trials)
+    ]
+    return chunks

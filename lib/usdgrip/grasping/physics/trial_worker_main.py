@@ -13,13 +13,15 @@ def main(argv: list[str]) -> int:
     """Serve world and chunk messages until the task pipe closes.
 
     ``("world", engine, obj, gripper, scene, hands, params)`` builds the engine;
-    ``("chunk", tag, indices, poses, seed)`` is answered ``(tag, evaluations or error text)``.
+    ``("chunk", tag, tasks, poses, seed)`` (tasks ``(candidate, first trial, end trial)``,
+    poses one ``(H, 4, 4)`` per task) is answered ``(tag, trial results per task or error
+    text)``.
     """
     if not children.die_with_parent():  # the parent died before prctl took effect
         return 0
     tasks = Connection(int(argv[0]), writable=False)
     results = Connection(int(argv[1]), readable=False)
-    from usdgrip.grasping.physics.candidate_trials import evaluate_one
+    from usdgrip.grasping.physics.candidate_trials import run_trials
     from usdgrip.grasping.physics.engines import get_engine
 
     get_engine("mujoco").load()
@@ -41,12 +43,12 @@ def main(argv: list[str]) -> int:
             except Exception as exc:  # said with the chunks that need it
                 engine, failure = None, f"{type(exc).__name__}: {exc}"
             continue
-        _, tag, indices, poses, seed = task
+        _, tag, shares, poses, seed = task
         try:
             if engine is None:
                 raise RuntimeError(failure)
             answer: Any = [
-                evaluate_one(engine, p, i, seed) for i, p in zip(indices, poses, strict=True)
+                run_trials(engine, p, share, seed) for share, p in zip(shares, poses, strict=True)
             ]
         except Exception as exc:  # the parent runs the chunk itself
             answer = f"{type(exc).__name__}: {exc}"

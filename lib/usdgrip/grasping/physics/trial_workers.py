@@ -123,7 +123,7 @@ class TrialWorker:
         self.ready = False
         self.world: object = None
         """The world it holds (its ``(engine, obj, ...)`` tuple, compared by identity)."""
-        self.chunks: dict[int, list[int]] = {}
+        self.chunks: dict[int, list[tuple[int, int, int]]] = {}
         """Chunks sent and not answered, by tag (a finished call's answers are dropped)."""
 
     def alive(self) -> bool:
