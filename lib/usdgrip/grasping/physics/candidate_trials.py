@@ -235,8 +235,8 @@ def evaluate_one(
     engine: GraspEngine, hand_poses: NDArray[np.float64], index: int, seed: int
 ) -> CandidateEvaluation:
     """All trials of candidate ``index`` with hands at ``hand_poses`` ``(H, 4, 4)``."""
-    batch = compute_trial_batch(hand_poses[None], [index], seed, engine.params)
-    return summarize_trials(index, engine.run_batch(batch)[0])
+    task = (index, 0, engine.params.trials)
+    return summarize_trials(index, run_trials(engine, hand_poses, task, seed))
 
 
 #: A share of one candidate's trials: ``(candidate index, first trial, end trial)``.
@@ -248,13 +248,15 @@ def run_trials(
 ) -> list[TrialResult]:
     """Trials ``first..end-1`` of candidate ``index`` (hands at ``hand_poses`` ``(H, 4, 4)``).
 
-    The same results as those trials of :func:`evaluate_one`: every trial's perturbation
-    comes from the candidate's own stream, and each trial starts from a reset simulation.
+    Any share gives the same results for its trials as the whole run of the candidate
+    (:func:`evaluate_one`): every trial's perturbation comes from the candidate's own
+    stream, and each trial starts from a reset simulation.
     """
     index, first, end = task
     batch = compute_trial_batch(hand_poses[None], [index], seed, engine.params)
-    share = TrialBatch(*(array[:, first:end] for array in batch))
-    return engine.run_batch(share)[0]
+    if (first, end) != (0, engine.params.trials):
+        batch = TrialBatch(*(array[:, first:end] for array in batch))
+    return engine.run_batch(batch)[0]
 
 
 # ---------------------------------------------------------------- worker processes
