@@ -287,10 +287,7 @@ def _floor_pass(stage) -> tuple[list, list]:
     from usdgrip.lambdasim import CUSTOM_DATA_PATH
     from usdgrip.usd.discovery import (
         MARKER_TOKENS,
-        _compute_hints,
         _compute_included_paths,
-        _has_remapping_arcs,
-        _LayerTexts,
         _make_membership_queries,
         read_prim_facts,
     )
@@ -303,10 +300,11 @@ def _floor_pass(stage) -> tuple[list, list]:
         SLOT_NAMESPACE,
     )
     from usdgrip.usd.stage import TRAVERSAL
+    from usdgrip.usd.text_proofs import LayerTexts, compute_hints, has_remapping_arcs
 
-    texts = _LayerTexts.read(stage)
-    _compute_hints(texts)
-    _has_remapping_arcs(texts)
+    texts = LayerTexts.read(stage)
+    compute_hints(texts)
+    has_remapping_arcs(texts)
     for kind in ("props", "children"):
         sum(texts.count(token) for token in MARKER_TOKENS[kind])
     (query,) = _make_membership_queries(stage, [f"//{{hasAPI({SITE_API}, {SLOT_API})}}"])

@@ -7,7 +7,6 @@ do the rest; :func:`compute_site_markers` then names the exact markers of a prim
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
@@ -18,68 +17,29 @@ from usdgrip.lambdasim import (
     CUSTOM_DATA_PATH,
 )
 from usdgrip.usd.names import (
-    FORWARD_AXIS_NAMES,
-    GRIP_LINE_NAMES,
-    MAX_OPENING_ATTRS,
     SITE_API,
     SLOT_API,
-    SOCKET_TYPE_ATTRS,
 )
-from usdgrip.usd.stage import TRAVERSAL, prim_get_authored_names, prim_get_children_names
-
-# --- gripper sites ----------------------------------------------------------
-
-
-def compute_site_markers(prim: Usd.Prim, facts: PrimFacts | None = None) -> tuple[str, ...]:
-    """Return the discovery markers (SPEC §2) that make ``prim`` a gripper site; empty if none.
-
-    ``facts``: the prim's :func:`read_prim_facts`, when the caller has them already.
-    """
-    facts = read_prim_facts(prim) if facts is None else facts
-    markers: list[str] = []
-    if SITE_API in prim.GetAppliedSchemas():
-        markers.append(SITE_API)
-    # Attributes are looked up only when authored.
-    authored = _SITE_PROPS.intersection(facts.authored)
-    for attr_name, marker in SOCKET_TYPE_ATTRS.items():
-        if attr_name in authored:
-            attr = prim.GetAttribute(attr_name)
-            if attr and attr.Get() == "Gripper":
-                markers.append(marker)
-    for attr_name in MAX_OPENING_ATTRS:
-        if attr_name in authored and prim.GetAttribute(attr_name).IsAuthored():
-            markers.append(attr_name)
-    for child_name in _MARKER_CHILD_NAMES:
-        if child_name in facts.children:
-            markers.append(f"child:{child_name}")
-    return tuple(markers)
-
-
-class PrimFacts(NamedTuple):
-    """What site discovery and reading ask of a prim, asked once (see :func:`read_prim_facts`)."""
-
-    path: str
-    """The prim path as text."""
-    authored: frozenset[str]
-    """Names of the prim's authored properties."""
-    children: list[str]
-    """Names of all its children (any specifier, active or not, an instance's through its
-    prototype), as ``GetChild`` finds them."""
-
-
-def read_prim_facts(prim: Usd.Prim) -> PrimFacts:
-    """The prim's path, authored property names and child names, in three queries."""
-    return PrimFacts(
-        prim.GetPath().pathString,
-        frozenset(prim_get_authored_names(prim)),
-        prim_get_children_names(prim, _ALL_CHILDREN),
-    )
-
-
-#: Every child, as ``GetChild`` finds it: an instance's children are its prototype's
-#: (``GetAllChildrenNames`` alone lists none for an instance).
-_ALL_CHILDREN = Usd.TraverseInstanceProxies(Usd.PrimAllPrimsPredicate)
-
+from usdgrip.usd.site_markers import (
+    MARKER_CHILD_NAMES,
+    SITE_MARKER_PROPS,
+)
+from usdgrip.usd.site_markers import MARKER_TOKENS as MARKER_TOKENS
+from usdgrip.usd.site_markers import PrimFacts as PrimFacts
+from usdgrip.usd.site_markers import compute_site_markers as compute_site_markers
+from usdgrip.usd.site_markers import read_prim_facts as read_prim_facts
+from usdgrip.usd.stage import TRAVERSAL
+from usdgrip.usd.text_proofs import (
+    MARKER_HOLDINGS,
+    LayerTexts,
+    children_may_be_counted,
+    compute_hints,
+    has_remapping_arcs,
+    mark_if_counted,
+    props_may_be_counted,
+)
+from usdgrip.usd.text_proofs import compute_marker_hints as compute_marker_hints
+from usdgrip.usd.text_proofs import compute_token_hints as compute_token_hints
 
 # --- finding marked prims fast ------------------------------------------------
 #
@@ -89,16 +49,7 @@ _ALL_CHILDREN = Usd.TraverseInstanceProxies(Usd.PrimAllPrimsPredicate)
 # up on a pxr object costs more than calling it); the exact markers are then
 # computed for the few prims flagged.
 
-#: Marker kind -> tokens that must occur in some used layer for the kind to mark a prim.
-MARKER_TOKENS: dict[str, tuple[bytes, ...]] = {
-    "api": (SITE_API.encode(), SLOT_API.encode()),
-    "props": (b"maxOpening", b"socketType"),  # the usual one first: hints stop at a hit
-    "children": (FORWARD_AXIS_NAMES[0].encode(), GRIP_LINE_NAMES[0].encode()),
-    "custom": (CUSTOM_DATA_PATH.split(":")[0].encode(),),
-}
-_SITE_PROPS = frozenset((*SOCKET_TYPE_ATTRS, *MAX_OPENING_ATTRS))
-_MARKER_CHILD_NAMES = (FORWARD_AXIS_NAMES[0], GRIP_LINE_NAMES[0])
-_MARKER_CHILDREN = frozenset(_MARKER_CHILD_NAMES)
+_MARKER_CHILDREN = frozenset(MARKER_CHILD_NAMES)
 _MARKER_CHILD_GLOB = "gripper_*"  # matches every name of _MARKER_CHILDREN
 _SLOT_PREFIX = f"{SLOT_API}:"
 _RIGID_BODY_API = "PhysicsRigidBodyAPI"
@@ -129,154 +80,6 @@ def is_physics_prim(type_name: str, schemas: Sequence[str]) -> bool:
         or type_name == "NewtonActuator"
         or not _PHYSICS_SCHEMAS.isdisjoint(schemas)
     )
-
-
-class _LayerTexts:
-    """The texts of a stage's used layers, searched for tokens (each token counted once).
-
-    usda files are read from disk (not mapped: a file truncated meanwhile must not
-    crash the process), unsaved or anonymous layers exported to text.
-    """
-
-    def __init__(self, texts: list[bytes]) -> None:
-        self._texts = texts
-        self._counts: dict[bytes, int] = {}
-        self._present: dict[bytes, bool] = {}
-
-    @classmethod
-    def read(cls, stage: Usd.Stage) -> _LayerTexts | None:
-        """The texts of every used layer, or ``None`` when one has no cheap text (binary)."""
-        texts = []
-        for layer in stage.GetUsedLayers():
-            text = _layer_text(layer)
-            if text is None:
-                return None
-            texts.append(text)
-        return cls(texts)
-
-    def contains(self, token: bytes) -> bool:
-        """True when ``token`` may occur on the stage: it, or a schema bringing it, is in a text.
-
-        A schema name (``GripperSiteAPI``) reaches a prim unspelled when another schema
-        has it built in or it is auto-applied (:func:`_schema_spellings`).
-        """
-        spellings = _schema_spellings(token)
-        return spellings is None or any(map(self._contains, spellings))
-
-    def _contains(self, token: bytes) -> bool:
-        if token in self._counts:
-            return self._counts[token] > 0
-        found = self._present.get(token)
-        if found is None:  # an absent token costs a scan of every text: once
-            found = self._present[token] = any(token in text for text in self._texts)
-        return found
-
-    def count(self, token: bytes) -> int:
-        """Occurrences of ``token`` in all texts."""
-        found = self._counts.get(token)
-        if found is None:
-            found = self._counts[token] = sum(text.count(token) for text in self._texts)
-        return found
-
-
-def _schema_spellings(token: bytes) -> tuple[bytes, ...] | None:
-    """``token`` and the names of the registered schemas that bring it onto a prim unspelled.
-
-    A schema brings ``token`` when a schema it has built in (a typed schema's or an API
-    schema's ``apiSchemas``) is named with it: a codeless ``FancyGripper`` built on
-    ``GripperSiteAPI`` makes its prims sites though no layer spells the API. ``None`` (it
-    may occur anywhere) when an auto-applied API schema is named with it.
-    """
-    return _spell(token, len(_SCHEMA_BASE.GetAllDerivedTypes()))
-
-
-@functools.cache
-def _spell(token: bytes, generation: int) -> tuple[bytes, ...] | None:
-    brought, auto = _schemas_bringing(generation)
-    text = token.decode("utf-8", "replace")
-    if any(text in name for name in auto):
-        return None
-    return (token, *(name.encode() for name, apis in brought if any(text in a for a in apis)))
-
-
-_SCHEMA_BASE = Tf.Type.FindByName("UsdSchemaBase")
-
-
-@functools.cache
-def _schemas_bringing(generation: int) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple]:
-    """``((schema, its built-in API schemas), ...)`` and the auto-applied API schemas.
-
-    ``generation`` (the number of schema types) is the cache key: a plugin registered
-    later makes a new table.
-    """
-    registry = Usd.SchemaRegistry()
-    brought = []
-    for schema_type in _SCHEMA_BASE.GetAllDerivedTypes():
-        name = registry.GetSchemaTypeName(schema_type)
-        if not name:
-            continue
-        definition = registry.FindConcretePrimDefinition(
-            name
-        ) or registry.FindAppliedAPIPrimDefinition(name)
-        if definition is None:
-            continue
-        apis = tuple(a for a in definition.GetAppliedAPISchemas() if a != name)
-        if apis:
-            brought.append((name, apis))
-    return tuple(brought), tuple(Usd.SchemaRegistry.GetAutoApplyAPISchemas())
-
-
-def _layer_text(layer: Sdf.Layer) -> bytes | None:
-    r"""Text of a layer for marker hints, or ``None`` when there is no cheap text (binary).
-
-    Also ``None`` for a text with a backslash: the usda parser decodes escapes in quoted
-    names (``"gripper\x5fforward_axis"`` is ``gripper_forward_axis``, ``"Gripper\x53iteAPI"``
-    the site API), so a token may occur on the stage without occurring in the text.
-    """
-    if layer.anonymous or layer.dirty:
-        text = layer.ExportToString().encode()
-    else:
-        real = layer.realPath
-        if not real:
-            return None
-        try:
-            with open(real, "rb") as handle:
-                if handle.read(6) != b"#usda ":
-                    return None  # crate or package: query every prim
-                handle.seek(0)
-                text = handle.read()
-        except OSError:
-            return None
-    return None if b"\\" in text else text
-
-
-def compute_token_hints(stage: Usd.Stage, tokens: Sequence[bytes]) -> tuple[bool, ...]:
-    """For each of ``tokens``, whether it may occur on ``stage``.
-
-    False only when no used layer's text contains it (a binary layer makes every
-    token possible): the same layer-text hint as :func:`compute_marker_hints`.
-    """
-    texts = _LayerTexts.read(stage)
-    return tuple(texts is None or texts.contains(token) for token in tokens)
-
-
-def compute_marker_hints(stage: Usd.Stage) -> frozenset[str]:
-    """Kinds of discovery markers (keys of :data:`MARKER_TOKENS`) that can occur on ``stage``.
-
-    A kind whose tokens appear in no used layer cannot mark any prim. usda
-    files are read from disk, unsaved or anonymous layers exported to text;
-    a binary layer enables every kind.
-    """
-    return _compute_hints(_LayerTexts.read(stage))
-
-
-def _compute_hints(
-    texts: _LayerTexts | None, kinds: Iterable[str] = MARKER_TOKENS
-) -> frozenset[str]:
-    """The ``kinds`` whose tokens occur in ``texts`` (every kind when there is no text)."""
-    if texts is None:
-        return frozenset(kinds)
-    return frozenset(kind for kind in kinds if any(texts.contains(t) for t in MARKER_TOKENS[kind]))
 
 
 def _classify_schemas(schemas: Iterable[str]) -> tuple[bool, bool]:
@@ -341,7 +144,7 @@ def _walk(
     get_path = Usd.Prim.GetPath
     has_custom = Usd.Prim.HasCustomDataKey
     has_variants = Usd.Prim.HasVariantSets
-    no_site_props = _SITE_PROPS.isdisjoint
+    no_site_props = SITE_MARKER_PROPS.isdisjoint
     starts = str.startswith
     children = _MARKER_CHILDREN if use_children else frozenset()
     use_names, key, prefix = use_children or lines, CUSTOM_DATA_PATH, GRASP_LINE_PREFIX
@@ -437,17 +240,6 @@ def iter_marked_prims(
             yield prim, markers, maybe_slot
 
 
-#: Tokens of composition arcs that can give a prim opinions from a spec at another path
-#: (or several prims from one spec), plus value clips: with none of them in any used
-#: layer, every property spec belongs to the one stage prim at its own path.
-_REMAPPING_TOKENS = (
-    b"references",
-    b"payload",
-    b"inherits",
-    b"specializes",
-    b"relocates",
-    b"clips",
-)
 _SCAN_COLLECTION = "usdgripScan"
 
 
@@ -505,73 +297,6 @@ def _compute_included_paths(
         return None
 
 
-def _has_remapping_arcs(texts: _LayerTexts) -> bool:
-    """True when some used layer may hold an arc that maps a spec to another prim path."""
-    return any(texts.contains(token) for token in _REMAPPING_TOKENS)
-
-
-def _mark_if_counted(
-    found: dict[Sdf.Path, list],
-    texts: _LayerTexts,
-    kind: str,
-    holdings: Callable[[Usd.Prim, bool], tuple[int, bool]],
-) -> bool:
-    """Flag as maybe-sites the ``found`` prims that hold a marker of ``kind``, if no other can.
-
-    Proof by counting: every spec of a marker property (``props``) or of a prim
-    named like a marker child (``children``) names it in its layer's text, so the
-    occurrences of the kind's tokens bound the number of such specs. When no arc
-    can map a spec to another path (the caller checks) and the specs the ``found``
-    prims hold (``holdings(prim, is_maybe_site)``: how many, and whether they mark the
-    prim as the walk would) add up to that bound, no other prim holds one.
-
-    Returns:
-        True when proven (the holders are flagged); False, flagging nothing, otherwise.
-    """
-    entries = sorted(found.values(), key=lambda entry: not entry[1])  # sites first: likely holders
-    expected = sum(texts.count(token) for token in MARKER_TOKENS[kind])
-    counted = 0
-    holders = []
-    for entry in entries:
-        if counted == expected:
-            break  # every spec is accounted for: the other prims hold none
-        specs, marks = holdings(entry[0], entry[1])
-        counted += specs
-        if marks:
-            holders.append(entry)
-    if counted != expected:
-        return False
-    for entry in holders:
-        entry[1] = True
-    return True
-
-
-def _marker_property_specs(prim: Usd.Prim, _marked: bool = False) -> tuple[int, bool]:
-    """Specs of the marker properties ``prim`` holds, and whether it holds one."""
-    names = _SITE_PROPS.intersection(prim.GetAuthoredPropertyNames())
-    return sum(len(prim.GetProperty(name).GetPropertyStack()) for name in names), bool(names)
-
-
-def _marker_child_specs(prim: Usd.Prim, marked: bool = False) -> tuple[int, bool]:
-    """Specs of ``prim``'s children named like a marker child, and whether one is traversed.
-
-    Every such child counts for the proof (an inactive one or a class too: its specs are
-    in the texts); only one the walk visits (:data:`TRAVERSAL`) marks ``prim``, as there
-    (not asked when ``marked``: the prim is a maybe-site already).
-    """
-    specs, marks = 0, marked
-    for name in _MARKER_CHILD_NAMES:
-        child = prim.GetChild(name)
-        if child:
-            specs += len(child.GetPrimStack())
-            marks = marks or (child.IsActive() and child.IsLoaded() and not child.IsAbstract())
-    return specs, marks
-
-
-#: What a found prim holds of each countable marker kind, for :func:`_mark_if_counted`.
-_HOLDINGS = {"props": _marker_property_specs, "children": _marker_child_specs}
-
-
 def find_marked_prims(
     stage: Usd.Stage, kinds: frozenset[str] | None = None, *, scan: str = "collection"
 ) -> list[tuple[Usd.Prim, bool, bool]]:
@@ -610,7 +335,7 @@ def scan_stage(
       (plus ``PhysicsRigidBodyAPI`` with ``lines``), with ``//grasp_identifier*`` (grasp
       lines) and ``//gripper_*`` (marker children) as a union where those can occur.
       Marker properties elsewhere are ruled out by counting their names in the layer
-      texts (:func:`_mark_if_counted`).
+      texts (:func:`~usdgrip.usd.text_proofs.mark_if_counted`).
     - one Python traversal (:func:`_walk`), when ``scan="traverse"``, when a ``root`` is
       given, when the session layer cannot be edited, or when the texts say the
       expression cannot find everything: a binary layer, LambdaSim ``customData``, variant
@@ -641,8 +366,8 @@ def scan_stage(
     """
     if scan not in ("collection", "traverse"):
         raise ValueError(f"scan is {scan!r}; expected 'collection' or 'traverse'")
-    texts = _LayerTexts.read(stage)
-    kinds = _compute_hints(texts, MARKER_TOKENS if kinds is None else kinds)
+    texts = LayerTexts.read(stage)
+    kinds = compute_hints(texts, MARKER_TOKENS if kinds is None else kinds)
 
     def may_occur(token: bytes) -> bool:
         return texts is None or texts.contains(token)
@@ -665,10 +390,10 @@ def scan_stage(
     # variant set that may hold one not composed, and with no more marker names than the
     # prims found could hold.
     provable = (
-        texts is not None and not _has_remapping_arcs(texts) and not texts.contains(_VARIANT_TOKEN)
+        texts is not None and not has_remapping_arcs(texts) and not texts.contains(_VARIANT_TOKEN)
     )
-    countable = "props" in kinds and provable and _props_may_be_counted(texts, kinds)
-    children_countable = "children" in kinds and provable and _children_may_be_counted(texts, kinds)
+    countable = "props" in kinds and provable and props_may_be_counted(texts, kinds)
+    children_countable = "children" in kinds and provable and children_may_be_counted(texts, kinds)
 
     def python_walk() -> StageScan:
         # A count replaces a per-prim query (the property names: half the walk's cost; the
@@ -757,14 +482,14 @@ def _mark_parent(found: dict[Sdf.Path, list], child: Sdf.Path, get_prim: Callabl
 
 
 def _prove_by_count(
-    stage: Usd.Stage, found: dict[Sdf.Path, list], texts: _LayerTexts, kind: str
+    stage: Usd.Stage, found: dict[Sdf.Path, list], texts: LayerTexts, kind: str
 ) -> None:
     """Flag the ``found`` prims holding markers of ``kind`` (``props`` or ``children``).
 
     The one exception to the one walk: when the count cannot place every marker (a
     marked prim the walk did not find), they are queried per prim.
     """
-    if _mark_if_counted(found, texts, kind, _HOLDINGS[kind]):
+    if mark_if_counted(found, texts, kind, MARKER_HOLDINGS[kind]):
         return
     for prim, maybe_site, maybe_slot in _walk(stage, {kind}).marked:
         entry = found.get(prim.GetPath())
@@ -773,35 +498,6 @@ def _prove_by_count(
         else:
             entry[1] |= maybe_site
             entry[2] |= maybe_slot
-
-
-def _children_may_be_counted(texts: _LayerTexts, kinds: frozenset[str]) -> bool:
-    """Whether the marker-children proof may hold: no child name more often than the site API.
-
-    The walk without names finds the API sites, whose marker children the proof counts;
-    more occurrences of a marker child's name than of the site API (legacy sites marked
-    only by a child) would likely fail the proof after the walk, so the names are then
-    queried in the walk itself. A guess either way: the proof decides what is found.
-    """
-    if "api" not in kinds:
-        return False
-    sites = texts.count(SITE_API.encode())
-    return all(texts.count(token) <= sites for token in MARKER_TOKENS["children"])
-
-
-def _props_may_be_counted(texts: _LayerTexts, kinds: frozenset[str]) -> bool:
-    """Whether the marker-property proof may hold: no more property names than likely holders.
-
-    The holders are the sites the expression finds, by the site API or by a marker
-    child, each named in the texts at least once; with more marker property names than
-    those names the proof would likely fail after the expression, so the Python walk is
-    taken at once. A guess either way (a prim may hold two marker properties): the proof
-    decides what is found.
-    """
-    holders = texts.count(SITE_API.encode()) if "api" in kinds else 0
-    if "children" in kinds:
-        holders += sum(texts.count(t) for t in MARKER_TOKENS["children"])
-    return sum(texts.count(t) for t in MARKER_TOKENS["props"]) <= holders
 
 
 def iter_site_prims(stage: Usd.Stage) -> Iterator[tuple[Usd.Prim, tuple[str, ...]]]:
