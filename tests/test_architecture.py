@@ -316,6 +316,18 @@ def find_shared_stems(found: Package) -> dict[str, list[str]]:
     return {stem: sorted(ms) for stem, ms in by_stem.items() if len(ms) > 1}
 
 
+#: A module longer than this is split along its jobs (issue 20: every module <= ~600 lines).
+MAX_MODULE_LINES = 600
+
+
+def find_long_modules(found: Package, limit: int = MAX_MODULE_LINES) -> dict[str, int]:
+    """Module -> its line count, for the modules longer than ``limit`` lines."""
+    counts = {
+        m: len(path.read_text(encoding="utf-8").splitlines()) for m, path in found.files.items()
+    }
+    return {m: n for m, n in sorted(counts.items()) if n > limit}
+
+
 # --- the house ----------------------------------------------------------------------------
 
 FOUND = scan_package(LIB, PACKAGE)
@@ -366,6 +378,13 @@ def test_no_private_name_imported_across_modules():
 def test_no_two_modules_share_a_file_stem():
     shared = {s: ms for s, ms in find_shared_stems(FOUND).items() if s not in KNOWN_SHARED_STEMS}
     assert not shared, f"name each module for its job: {shared}"
+
+
+def test_every_module_is_at_most_600_lines():
+    long = find_long_modules(FOUND)
+    assert not long, (
+        f"split along its jobs (docs/architecture.md, at most {MAX_MODULE_LINES} lines): {long}"
+    )
 
 
 def test_known_exceptions_still_happen():
@@ -437,6 +456,15 @@ def test_the_checker_finds_each_kind_of_break(tmp_path):
     }
     assert found.imports["fakepkg.y.util"] == {"fakepkg.y.helpers", "fakepkg.low"}
     assert find_shared_stems(found) == {"util": ["fakepkg.x.util", "fakepkg.y.util"]}
+
+
+def test_the_checker_counts_module_lines(tmp_path):
+    (tmp_path / "fakepkg").mkdir()
+    (tmp_path / "fakepkg" / "__init__.py").write_text("")
+    (tmp_path / "fakepkg" / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES)
+    (tmp_path / "fakepkg" / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    found = scan_package(tmp_path, "fakepkg")
+    assert find_long_modules(found) == {"fakepkg.long": MAX_MODULE_LINES + 1}
 
 
 def test_the_package_exports_count_as_imports(tmp_path):
