@@ -163,27 +163,30 @@ def write_bench_stage(
     return written
 
 
-def _child(path: str) -> int:
+def _child(path: str, rules: str | None = None) -> int:
     """``--child FILE``: time bare traversal and ``usdgrip.validate(stage)`` per stdin line.
 
     Uses only what every release has (``import usdgrip``, ``usdgrip.validate``), so the
     same code times any checkout: the parent puts that checkout's ``lib/`` first on
-    ``PYTHONPATH``.
+    ``PYTHONPATH``. ``rules`` (comma-separated codes): validate only those. The ready line
+    names the rules the checkout ran.
     """
     from pxr import Usd
 
     import usdgrip  # registers the schema before the stage is opened
 
+    selected = rules.split(",") if rules else None
     stage = Usd.Stage.Open(path)
-    usdgrip.validate(stage)  # warm: first touch of the stage's memory, lazy imports
-    print(json.dumps({"ready": usdgrip.__file__}), flush=True)
+    # warm: first touch of the stage's memory, lazy imports
+    ran = usdgrip.validate(stage, selected).rules
+    print(json.dumps({"ready": usdgrip.__file__, "rules": list(ran)}), flush=True)
     for _ in sys.stdin:
         start = time.perf_counter()
         for _ in stage.Traverse():
             pass
         bare = time.perf_counter() - start
         start = time.perf_counter()
-        report = usdgrip.validate(stage)
+        report = usdgrip.validate(stage, selected)
         took = time.perf_counter() - start
         print(
             json.dumps({"bare": bare, "validate": took, "issues": len(report.issues)}), flush=True
@@ -191,30 +194,44 @@ def _child(path: str) -> int:
     return 0
 
 
-def compare_checkouts(path: Path, checkouts: list[str], repeat: int) -> dict[str, dict]:
-    """Best bare and ``validate(stage)`` times of each checkout, rounds interleaved."""
+def _start_child(path: Path, checkout: str, rules: list[str] | None = None) -> tuple:
+    """A ``--child`` process importing usdgrip from ``checkout``'s ``lib/``, and its ready line."""
+    lib = Path(checkout).resolve() / "lib"
+    if not (lib / "usdgrip").is_dir():
+        raise SystemExit(f"--compare {checkout}: no lib/usdgrip in it (a usdgrip checkout?)")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(lib), os.environ.get("PYTHONPATH", "")]),
+    }
+    command = [sys.executable, __file__, "--child", str(path)]
+    if rules:
+        command += ["--child-rules", ",".join(rules)]
+    child = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
+    ready = json.loads(child.stdout.readline() or "{}")
+    if "ready" not in ready:
+        raise SystemExit(f"--compare {checkout}: the child did not start")
+    return child, ready
+
+
+def compare_checkouts(
+    path: Path, checkouts: list[str], repeat: int, same_rules: bool = False
+) -> dict[str, dict]:
+    """Best bare and ``validate(stage)`` times of each checkout, rounds interleaved.
+
+    ``same_rules``: also time this checkout running only the rules each other checkout
+    runs (what it checks too), labelled ``this checkout, the rules of CHECKOUT``.
+    """
     here = str(Path(__file__).resolve().parents[1])
     children = {}
     for checkout in [here, *checkouts]:
-        lib = Path(checkout).resolve() / "lib"
-        if not (lib / "usdgrip").is_dir():
-            raise SystemExit(f"--compare {checkout}: no lib/usdgrip in it (a usdgrip checkout?)")
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(lib), os.environ.get("PYTHONPATH", "")]),
-        }
-        child = subprocess.Popen(
-            [sys.executable, __file__, "--child", str(path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        ready = json.loads(child.stdout.readline() or "{}")
-        if "ready" not in ready:
-            raise SystemExit(f"--compare {checkout}: the child did not start")
+        child, ready = _start_child(path, checkout)
         label = "this checkout" if checkout == here else checkout
         children[label] = (child, ready["ready"])
+        if same_rules and checkout != here:
+            child, ready = _start_child(path, here, ready["rules"])
+            children[f"this checkout, the rules of {checkout}"] = (child, ready["ready"])
     best: dict[str, dict] = {
         label: {"bare": float("inf"), "validate": float("inf")} for label in children
     }
@@ -376,11 +393,18 @@ def main(argv: list[str] | None = None) -> int:
         help="also time usdgrip.validate(stage) of another usdgrip checkout (its lib/), "
         "interleaved with this one's, on the same file (repeatable)",
     )
+    parser.add_argument(
+        "--same-rules",
+        action="store_true",
+        help="with --compare: also time this checkout running only the rules each compared "
+        "checkout runs (the same checks; later rules left out)",
+    )
     parser.add_argument("--no-nvidia", action="store_true", help="skip the NVIDIA engine")
     parser.add_argument("--child", metavar="FILE", help=argparse.SUPPRESS)
+    parser.add_argument("--child-rules", metavar="CODES", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        return _child(args.child)
+        return _child(args.child, args.child_rules)
     if args.small:
         args.prims, args.sites, args.slotted = 10_000, 100, 100
 
@@ -488,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"usdgrip.validate(stage) per checkout, child processes, {args.repeat} "
                 "interleaved rounds (best of each; ratio: best validate / best bare):"
             )
-            compared = compare_checkouts(path, args.compare, args.repeat)
+            compared = compare_checkouts(path, args.compare, args.repeat, args.same_rules)
             # The children traverse the same file: the best bare of all is the common baseline.
             bare = min(entry["bare"] for entry in compared.values())
             here = compared["this checkout"]["validate"]
