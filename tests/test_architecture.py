@@ -43,6 +43,8 @@ PURE = (
     "usdgrip.site_records",
     "usdgrip.frames",
     "usdgrip.fileio",
+    "usdgrip.file_names",
+    "usdgrip.input_reading",
     "usdgrip.contracts",
     "usdgrip.jsontext",
     "usdgrip.yamltext",

@@ -262,9 +262,9 @@ def test_the_targets_parser_is_vectorised_and_gives_the_same_poses():
 
 @pytest.fixture
 def short_wait(monkeypatch):
-    from usdgrip import fileio
+    from usdgrip import input_reading
 
-    monkeypatch.setattr(fileio, "INPUT_WAIT_S", 0.3, raising=False)
+    monkeypatch.setattr(input_reading, "INPUT_WAIT_S", 0.3, raising=False)
 
 
 @pytest.mark.timeout(60)  # before the fix, opening the pipe blocked forever
