@@ -16,7 +16,8 @@ in one run:
   traversal in one child process per checkout (this one included), each importing
   usdgrip from its checkout's ``lib/``, timed in interleaved rounds on the same file:
   the ratio to bare of another commit (``git worktree add /tmp/prev <commit>``) and of
-  this one, measured in the same run.
+  this one, measured in the same run; with ``--same-rules`` also this checkout running
+  only the rules each compared checkout runs (the same checks, later rules left out).
 
 Targets (issue 3): usdgrip within 8x of bare traversal, and >= 5x faster than
 the NVIDIA engine. A breakdown splits usdgrip's time into the candidate scan
